@@ -1,0 +1,1 @@
+"""Kazma's core: settings, stores, the agent runtime and time-travel capture."""

@@ -1,0 +1,145 @@
+"""The supervisor graph: supervisor -> tool worker -> supervisor ... -> respond.
+
+One graph run is one turn on the chat's LangGraph thread. Gated tools stop at a
+LangGraph ``interrupt`` whose resume value is the approval card's decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+from pydantic import ValidationError
+
+from kazma_core.agent.offline_model import FACTS_HEADER
+from kazma_core.agent.tools import TOOLS, ToolContext
+from kazma_core.stores.app_sqlite import AppStore
+
+SYSTEM_PROMPT = (
+    "You are Kazma, a helpful assistant. Use the tools when they help: remember and forget facts, "
+    "calculate, write files in the workspace (the user approves each write), take notes."
+)
+
+
+class AgentState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    plan: list[str]
+    routing: dict[str, Any]
+    cost: dict[str, float]
+    scratchpad: dict[str, Any]
+    turn_index: int
+    questions: list[str]
+    iteration: int
+    model: str
+    gates: list[dict[str, Any]]
+
+
+@dataclass
+class TurnDeps:
+    """Run-scoped context of one turn (LangGraph Runtime context; never stored in state)."""
+
+    chat_id: str
+    turn_index: int
+    store: AppStore
+    model: BaseChatModel
+    workspace: Path
+    max_iterations: int
+    approval_ttl: float
+
+
+def _add_cost(cost: dict[str, float] | None, message: AIMessage) -> dict[str, float]:
+    total = dict(cost or {})
+    usage = message.usage_metadata or {}
+    total["input_tokens"] = total.get("input_tokens", 0) + usage.get("input_tokens", 0)
+    total["output_tokens"] = total.get("output_tokens", 0) + usage.get("output_tokens", 0)
+    total["model_calls"] = total.get("model_calls", 0) + 1
+    return total
+
+
+async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str, Any]:
+    deps = runtime.context
+    iteration = state.get("iteration", -1) + 1
+    facts = await deps.store.facts(deps.chat_id)
+    system = SYSTEM_PROMPT
+    if facts:
+        system += "\n" + FACTS_HEADER + "\n" + "\n".join(f"- {f.text}" for f in facts)
+    can_use_tools = iteration < deps.max_iterations
+    model = deps.model.bind_tools([t.schema() for t in TOOLS.values()]) if can_use_tools else deps.model
+    reply = await model.ainvoke([SystemMessage(system), *state.get("messages", [])])
+    if not isinstance(reply, AIMessage):
+        reply = AIMessage(content=str(reply.content))
+    calls = reply.tool_calls if can_use_tools else []
+    return {
+        "messages": [reply],
+        "iteration": iteration,
+        "plan": [f"{c['name']}" for c in calls] or ["answer"],
+        "routing": {"next": "tools" if calls else "respond", "tools": [c["name"] for c in calls]},
+        "cost": _add_cost(state.get("cost"), reply),
+    }
+
+
+async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str, Any]:
+    deps = runtime.context
+    last = state["messages"][-1]
+    if not isinstance(last, AIMessage):
+        return {}
+    scratch = dict(state.get("scratchpad") or {})
+    ctx = ToolContext(deps.chat_id, deps.turn_index, deps.store, deps.workspace, scratch)
+    results: list[ToolMessage] = []
+    gates = list(state.get("gates") or [])
+    for call in last.tool_calls:
+        spec = TOOLS.get(call["name"])
+        call_id = call.get("id") or ""
+        if spec is None:
+            results.append(ToolMessage(f"There is no tool named {call['name']}.", tool_call_id=call_id, status="error"))
+            continue
+        try:
+            args = spec.args.model_validate(call["args"])
+        except ValidationError as err:
+            results.append(ToolMessage(f"Bad arguments for {spec.name}: {err.errors()[0]['msg']}", tool_call_id=call_id, status="error"))
+            continue
+        if spec.gated:
+            card = await deps.store.open_card(
+                deps.chat_id, deps.turn_index, call_id, spec.name, args.model_dump(), deps.approval_ttl
+            )
+            answer = interrupt({"card_id": card.id, "tool": spec.name, "args": args.model_dump()})
+            decision = answer.get("decision") if isinstance(answer, dict) else str(answer)
+            gates.append({"card_id": card.id, "tool": spec.name, "decision": decision})
+            if decision != "approve":
+                reason = "it expired" if decision == "expired" else "it was denied"
+                results.append(
+                    ToolMessage(f"Not done: {spec.name} needed approval and {reason}.", tool_call_id=call_id, name=spec.name)
+                )
+                continue
+        text = await spec.run(ctx, args)
+        extra = {"side_effect": {"kind": spec.side_effect, "tool": spec.name, "args": args.model_dump()}} if spec.side_effect else {}
+        results.append(ToolMessage(text, tool_call_id=call_id, name=spec.name, additional_kwargs=extra))
+    return {"messages": results, "scratchpad": scratch, "gates": gates}
+
+
+async def respond(state: AgentState) -> dict[str, Any]:
+    return {"routing": {"next": "done", "tools": []}, "plan": []}
+
+
+def _route(state: AgentState) -> Literal["tool_worker", "respond"]:
+    return "tool_worker" if state.get("routing", {}).get("next") == "tools" else "respond"
+
+
+def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:
+    graph = StateGraph(AgentState, context_schema=TurnDeps)
+    graph.add_node("supervisor", supervisor)
+    graph.add_node("tool_worker", tool_worker)
+    graph.add_node("respond", respond)
+    graph.add_edge(START, "supervisor")
+    graph.add_conditional_edges("supervisor", _route)
+    graph.add_edge("tool_worker", "supervisor")
+    graph.add_edge("respond", END)
+    return graph.compile(checkpointer=checkpointer)

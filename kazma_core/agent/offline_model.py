@@ -1,0 +1,111 @@
+"""The built-in offline model: deterministic, tool-calling, no key and no network.
+
+It reads the turn's user message and the tool results since, and either asks for the
+next tool call or answers. Its commands (one per message) are listed in the README.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+
+FACTS_HEADER = "Known facts:"
+
+_COMMANDS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^remember:\s*(?P<fact>.+)$", re.S | re.I), "remember"),
+    (re.compile(r"^forget:\s*(?P<fact>.+)$", re.S | re.I), "forget"),
+    (re.compile(r"^calc\s+(?P<expression>.+)$", re.S | re.I), "calculator"),
+    (re.compile(r"^steps\s+(?P<n>\d{1,5})\s*$", re.I), "steps"),
+    (re.compile(r"^write\s+(?P<path>[^:\n]+):\s?(?P<text>.*)$", re.S | re.I), "write_file"),
+    (re.compile(r"^sleep\s+(?P<seconds>\d+(?:\.\d+)?)\s*$", re.I), "sleep"),
+    (re.compile(r"^big\s+(?P<kb>\d{1,6})\s*$", re.I), "big"),
+]
+
+
+def _text(message: BaseMessage) -> str:
+    return message.content if isinstance(message.content, str) else str(message.content)
+
+
+def _words(messages: Sequence[BaseMessage]) -> int:
+    return sum(len(_text(m).split()) for m in messages)
+
+
+class OfflineChatModel(BaseChatModel):
+    """Answers from rules, so a fresh install works offline and tests are exact."""
+
+    model_name: str = "kazma-offline"
+
+    @property
+    def _llm_type(self) -> str:
+        return "kazma-offline"
+
+    def bind_tools(
+        self, tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        # The rules know the tool names already; binding keeps the LangChain contract.
+        return self.bind(**kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        message = self._respond(messages)
+        message.usage_metadata = {
+            "input_tokens": _words(messages),
+            "output_tokens": len(_text(message).split()) + len(message.tool_calls),
+            "total_tokens": _words(messages) + len(_text(message).split()) + len(message.tool_calls),
+        }
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _respond(self, messages: list[BaseMessage]) -> AIMessage:
+        last_human = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+        question = _text(messages[last_human]).strip() if last_human >= 0 else ""
+        results = [m for m in messages[last_human + 1 :] if isinstance(m, ToolMessage)]
+        call_id = f"call_{last_human}_{len(results)}"
+        for pattern, tool in _COMMANDS:
+            match = pattern.match(question)
+            if match:
+                return self._command(tool, match.groupdict(), results, call_id)
+        return AIMessage(content=self._plain(question, messages))
+
+    def _command(self, tool: str, args: dict[str, str], results: list[ToolMessage], call_id: str) -> AIMessage:
+        def call(name: str, arguments: dict[str, Any]) -> AIMessage:
+            return AIMessage(content="", tool_calls=[{"name": name, "args": arguments, "id": call_id, "type": "tool_call"}])
+
+        if tool == "steps":
+            total = int(args["n"])
+            if len(results) < total:
+                return call("note", {"text": f"step {len(results) + 1} of {total}"})
+            return AIMessage(content=f"Done: {total} steps.")
+        if results:
+            return AIMessage(content=_text(results[-1]))
+        if tool == "remember" or tool == "forget":
+            return call(tool, {"fact": args["fact"].strip()})
+        if tool == "calculator":
+            return call(tool, {"expression": args["expression"].strip()})
+        if tool == "write_file":
+            return call(tool, {"path": args["path"].strip(), "text": args["text"]})
+        if tool == "sleep":
+            return call(tool, {"seconds": float(args["seconds"])})
+        return call("big", {"kb": int(args["kb"])})
+
+    @staticmethod
+    def _plain(question: str, messages: list[BaseMessage]) -> str:
+        facts: list[str] = []
+        for m in messages:
+            if isinstance(m, SystemMessage) and FACTS_HEADER in _text(m):
+                body = _text(m).split(FACTS_HEADER, 1)[1]
+                facts = [line[2:].strip() for line in body.splitlines() if line.startswith("- ")]
+        known = f" I know: {'; '.join(facts)}." if facts else " I know no facts yet."
+        return f'You said: "{question}".{known}'

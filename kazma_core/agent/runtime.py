@@ -1,0 +1,172 @@
+"""Runs turns: the lease, the transcript, the graph, capture of each step, approval cards."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.types import Command
+
+from kazma_core.agent.checkpoints import prune
+from kazma_core.agent.graph import TurnDeps
+from kazma_core.errors import ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed
+from kazma_core.events import EventBus
+from kazma_core.leases import chat_lease
+from kazma_core.settings import Settings
+from kazma_core.stores.app_sqlite import AppStore, Card
+from kazma_core.time_travel import SnapshotRecorder
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_CHARS = 32_000
+CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the turn's last step
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    turn_index: int
+    status: Literal["done", "awaiting_approval"]
+    gates: list[dict[str, Any]] = field(default_factory=list)
+
+
+def gates_of(cards: list[Card]) -> list[dict[str, Any]]:
+    return [c.to_dict() for c in cards]
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        settings: Settings,
+        store: AppStore,
+        saver: AsyncSqliteSaver,
+        graph: Any,
+        model: BaseChatModel,
+        recorder: SnapshotRecorder,
+        events: EventBus,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.saver = saver
+        self.graph = graph
+        self.model = model
+        self.recorder = recorder
+        self.events = events
+
+    @property
+    def model_name(self) -> str:
+        return self.settings.model.name
+
+    def config(self, chat_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": chat_id}, "recursion_limit": 4 * self.settings.agent.max_iterations + 10}
+
+    async def send(self, chat_id: str, text: str, *, wait_for_lease: float = 0.0) -> TurnResult:
+        """Run one turn for a user message, or raise turn_running / approval_pending."""
+        text = text.strip()
+        if not text or len(text) > MAX_MESSAGE_CHARS:
+            raise InvalidInput(f"A message must have between 1 and {MAX_MESSAGE_CHARS} characters.")
+        await self.settle_expired(chat_id)
+        async with chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds, wait_for_lease):
+            pending = await self.store.cards(chat_id, "pending")
+            if pending:
+                raise ApprovalPending(
+                    "An approval is waiting in this chat. Approve or deny it (or let it expire), then send again.",
+                    gates=gates_of(pending),
+                )
+            turn_index = await self.store.begin_turn(chat_id, text)
+            self.events.publish(chat_id, "message", {"role": "user", "text": text, "turn_index": turn_index})
+            start = {
+                "messages": [HumanMessage(text)],
+                "turn_index": turn_index,
+                "questions": [text],
+                "iteration": -1,
+                "plan": [],
+                "routing": {},
+                "gates": [],
+                "model": self.model_name,
+            }
+            return await self._run(chat_id, turn_index, start)
+
+    async def decide(self, chat_id: str, card_id: str, decision: str, by: str) -> TurnResult:
+        """Approve or deny a waiting card; the turn it paused goes on."""
+        if decision not in ("approve", "deny"):
+            raise InvalidInput('The decision must be "approve" or "deny".')
+        card = await self.store.card(chat_id, card_id)
+        if card is None:
+            raise NotFound("There is no such approval in this chat. List the chat's approvals to see its cards.")
+        await self.settle_expired(chat_id)
+        async with chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds):
+            status = "approved" if decision == "approve" else "denied"
+            if not await self.store.close_card(card.id, status, by):
+                current = await self.store.card(chat_id, card_id)
+                raise ApprovalClosed(
+                    f"This approval is already {current.status if current else 'gone'}; "
+                    "nothing was done. Send your request again if you still want it."
+                )
+            self.events.publish(chat_id, "approval", {**card.to_dict(), "status": status})
+            return await self._run(chat_id, card.turn_index, Command(resume={"decision": decision}))
+
+    async def settle_expired(self, chat_id: str) -> None:
+        """Close cards past their time as expired, and let their paused turns finish."""
+        now = time.time()
+        for card in await self.store.cards(chat_id, "pending"):
+            if card.expires_at > now:
+                continue
+            try:
+                async with chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds):
+                    if await self.store.close_card(card.id, "expired", None):
+                        self.events.publish(chat_id, "approval", {**card.to_dict(), "status": "expired"})
+                        await self._run(chat_id, card.turn_index, Command(resume={"decision": "expired"}))
+            except KazmaError:
+                log.info("chat %s is busy; its expired card %s will be closed later", chat_id, card.id)
+
+    async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
+        deps = TurnDeps(
+            chat_id=chat_id,
+            turn_index=turn_index,
+            store=self.store,
+            model=self.model,
+            workspace=self.settings.workspace,
+            max_iterations=self.settings.agent.max_iterations,
+            approval_ttl=self.settings.agent.approval_ttl_seconds,
+        )
+        node: str | None = None
+        interrupted = False
+        state: dict[str, Any] = {}
+        try:
+            async for mode, chunk in self.graph.astream(
+                graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
+            ):
+                if mode == "updates":
+                    interrupted = interrupted or "__interrupt__" in chunk
+                    node = next((k for k in chunk if k in CAPTURED_NODES), None)
+                    continue
+                state = chunk
+                if node is not None:
+                    await self.recorder.capture(chat_id, state, last=CAPTURED_NODES[node])
+                    node = None
+        except KazmaError:
+            raise
+        except Exception as err:
+            log.exception("turn %s of chat %s failed", turn_index, chat_id)
+            raise TurnFailed(
+                f"The model could not answer ({type(err).__name__}: {err}). "
+                "Check the model settings and that its server is up, then send the message again."
+            ) from err
+        if interrupted:
+            cards = await self.store.cards(chat_id, "pending")
+            for card in cards:
+                self.events.publish(chat_id, "approval", card.to_dict())
+            return TurnResult("", turn_index, "awaiting_approval", gates_of(cards))
+        reply = next(
+            (str(m.content) for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)), ""
+        )
+        await self.store.add_transcript(chat_id, turn_index, "assistant", reply)
+        self.events.publish(chat_id, "message", {"role": "assistant", "text": reply, "turn_index": turn_index})
+        await prune(self.saver, chat_id, self.settings.history.checkpoints_per_chat)
+        return TurnResult(reply, turn_index, "done", [])

@@ -1,0 +1,45 @@
+"""Chats as their owners see them: ownership checks (failing closed), create, list, delete, forget."""
+
+from __future__ import annotations
+
+from kazma_core.errors import InvalidInput, NotFound
+from kazma_core.events import EventBus
+from kazma_core.stores.app_sqlite import AppStore, Chat, User
+from kazma_core.stores.snapshots import SnapshotStore
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+MAX_TITLE = 200
+NOT_YOURS = "There is no such chat among yours. Check the chat id, or list your chats."
+
+
+class ChatService:
+    def __init__(self, store: AppStore, snapshots: SnapshotStore, saver: AsyncSqliteSaver, events: EventBus) -> None:
+        self.store = store
+        self.snapshots = snapshots
+        self.saver = saver
+        self.events = events
+
+    async def owned(self, user: User, chat_id: str) -> Chat:
+        """The chat if it is this user's; not_found otherwise (a stranger learns nothing)."""
+        chat = await self.store.get_chat(chat_id) if isinstance(chat_id, str) and chat_id else None
+        if chat is None or chat.owner_id != user.id:
+            raise NotFound(NOT_YOURS)
+        return chat
+
+    async def create(self, user: User, title: str | None = None) -> Chat:
+        title = (title or "").strip() or "New chat"
+        if len(title) > MAX_TITLE:
+            raise InvalidInput(f"A chat title has at most {MAX_TITLE} characters.")
+        return await self.store.create_chat(user.id, title)
+
+    async def list(self, user: User) -> list[Chat]:
+        return await self.store.list_chats(user.id)
+
+    async def delete(self, user: User, chat_id: str) -> None:
+        """Delete a chat with its steps (they are copies of it) and its checkpoints."""
+        await self.owned(user, chat_id)
+        await self.snapshots.delete_chat(chat_id)
+        await self.saver.adelete_thread(chat_id)
+        await self.store.delete_chat(chat_id)
+        self.events.publish(chat_id, "reload", {"reason": "deleted"})

@@ -1,0 +1,49 @@
+"""The running core: settings, stores, the graph and the turn runner, opened and closed together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from kazma_core.agent.checkpoints import open_saver
+from kazma_core.agent.graph import build_graph
+from kazma_core.agent.models import build_model
+from kazma_core.agent.runtime import TurnRunner
+from kazma_core.chats import ChatService
+from kazma_core.events import EventBus
+from kazma_core.settings import Settings, ensure_data_dir
+from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.time_travel import SnapshotRecorder
+
+
+@dataclass
+class Core:
+    settings: Settings
+    store: AppStore
+    snapshots: SqliteSnapshotStore
+    saver: AsyncSqliteSaver
+    events: EventBus
+    recorder: SnapshotRecorder
+    turns: TurnRunner
+    chats: ChatService
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Core:
+        ensure_data_dir(settings)
+        store = AppStore(settings.kazma_db)
+        await store.count_users()  # creates and migrates kazma.db now, not on first use
+        snapshots = SqliteSnapshotStore(settings.snapshots_db)
+        saver = await open_saver(settings.checkpoints_db)
+        events = EventBus()
+        recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
+        graph = build_graph(saver)
+        turns = TurnRunner(settings, store, saver, graph, build_model(settings.model), recorder, events)
+        chats = ChatService(store, snapshots, saver, events)
+        return cls(settings, store, snapshots, saver, events, recorder, turns, chats)
+
+    async def close(self) -> None:
+        await self.snapshots.close()
+        await self.store.close()
+        await self.saver.conn.close()

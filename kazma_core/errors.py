@@ -1,0 +1,80 @@
+"""Typed errors: each carries a stable code and a sentence that tells a person what to do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class KazmaError(Exception):
+    """Base of every error a surface may show to a person."""
+
+    code: str = "error"
+    status: int = 400
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, **self.details}
+
+
+class NotFound(KazmaError):
+    code = "not_found"
+    status = 404
+
+
+class TurnRunning(KazmaError):
+    code = "turn_running"
+    status = 409
+
+
+class ApprovalPending(KazmaError):
+    code = "approval_pending"
+    status = 409
+
+
+class SnapshotTruncated(KazmaError):
+    code = "snapshot_truncated"
+    status = 409
+
+
+class AmbiguousStep(KazmaError):
+    code = "ambiguous_step"
+    status = 400
+
+
+class InvalidStep(KazmaError):
+    code = "invalid_step"
+    status = 400
+
+
+class StoreUnavailable(KazmaError):
+    code = "store_unavailable"
+    status = 503
+
+
+class InvalidInput(KazmaError):
+    code = "invalid_input"
+    status = 400
+
+
+class Unauthorized(KazmaError):
+    code = "unauthorized"
+    status = 401
+
+
+class ApprovalClosed(KazmaError):
+    code = "approval_closed"
+    status = 409
+
+
+class SettingsError(KazmaError):
+    code = "invalid_setting"
+    status = 400
+
+
+class TurnFailed(KazmaError):
+    code = "turn_failed"
+    status = 502

@@ -1,0 +1,50 @@
+"""The turn lease: a row in kazma.db that says "this chat is busy", across processes.
+
+A turn or a restore holds it; a heartbeat renews it; a crashed holder's lease expires,
+so a chat is never blocked for ever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+from kazma_core.errors import TurnRunning
+from kazma_core.stores.app_sqlite import AppStore
+
+HOLDER_PREFIX = f"{os.getpid()}-"
+
+
+@contextlib.asynccontextmanager
+async def chat_lease(
+    store: AppStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0
+) -> AsyncIterator[str]:
+    """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s)."""
+    holder = HOLDER_PREFIX + uuid.uuid4().hex
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    delay = 0.01
+    while not await store.acquire_lease(chat_id, holder, purpose, ttl):
+        if loop.time() >= deadline:
+            raise TurnRunning(
+                "A turn is running in this chat. Wait for its answer (or stop it), then try again."
+            )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+    async def heartbeat() -> None:
+        while True:
+            await asyncio.sleep(ttl / 3)
+            await store.renew_lease(chat_id, holder, ttl)
+
+    beat = asyncio.create_task(heartbeat())
+    try:
+        yield holder
+    finally:
+        beat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beat
+        await store.release_lease(chat_id, holder)

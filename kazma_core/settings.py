@@ -1,0 +1,278 @@
+"""Settings: defaults in config/kazma.toml, then a user file, the environment and kazma.db overrides.
+
+Priority, highest first: explicit arguments (command-line flags), overrides stored in
+kazma.db (what the Settings page edits), environment (``KAZMA_`` prefix, nesting with
+``__``), the user file (``KAZMA_CONFIG`` or ``~/.config/kazma/kazma.toml``), and the
+defaults file. Each field says whether it is read live or when the server starts.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from kazma_core.errors import SettingsError
+
+DEFAULTS_FILE = Path(__file__).resolve().parent.parent / "config" / "kazma.toml"
+USER_FILE = Path("~/.config/kazma/kazma.toml").expanduser()
+
+LIVE = {"live": True}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TimeTravelSettings(_Section):
+    enabled: bool = Field(description="Save steps at all")
+    max_snapshots: int = Field(ge=1, le=100_000, description="Newest steps kept per conversation")
+    max_global_snapshots: int = Field(ge=1, le=10_000_000, description="Newest steps kept in the whole database")
+    max_snapshot_bytes: int = Field(ge=4096, le=1 << 30, description="Largest step stored whole")
+    max_thread_bytes: int = Field(ge=1 << 16, le=1 << 40, description="Bytes of steps kept per conversation")
+    max_total_bytes: int = Field(ge=1 << 20, le=1 << 44, description="Bytes of steps kept in the whole database")
+    max_per_turn: int = Field(ge=2, le=10_000, description="Steps kept per turn: its first and its newest")
+    auto_maintain: bool = Field(description="Run the daily clean-up", json_schema_extra=LIVE)
+    retention_days: int = Field(ge=1, le=36_500, description="The clean-up deletes steps older than this", json_schema_extra=LIVE)
+
+
+class ModelSettings(_Section):
+    provider: Literal["offline", "openai"]
+    name: str = Field(min_length=1)
+    base_url: str
+    api_key: SecretStr
+    temperature: float = Field(ge=0.0, le=2.0)
+    timeout_seconds: float = Field(gt=0, le=3600)
+
+
+class ServerSettings(_Section):
+    host: str = Field(min_length=1)
+    port: int = Field(ge=1, le=65_535)
+    public_url: str
+
+
+class AgentSettings(_Section):
+    max_iterations: int = Field(ge=1, le=10_000)
+    approval_ttl_seconds: int = Field(ge=5, le=7 * 86_400, json_schema_extra=LIVE)
+    lease_seconds: int = Field(ge=2, le=3_600)
+    workspace_dir: str = Field(min_length=1)
+
+
+class HistorySettings(_Section):
+    checkpoints_per_chat: int = Field(ge=2, le=100_000, description="Chat step history kept per chat")
+
+
+class _Overrides(PydanticBaseSettingsSource):
+    """A source holding a nested dict (the kazma.db overrides)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], values: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self._values = values
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self._values.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KAZMA_", env_nested_delimiter="__", extra="forbid")
+
+    data_dir: Path
+    server: ServerSettings
+    model: ModelSettings
+    agent: AgentSettings
+    history: HistorySettings
+    time_travel: TimeTravelSettings
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        user_file = Path(os.environ["KAZMA_CONFIG"]) if os.environ.get("KAZMA_CONFIG") else USER_FILE
+        return (
+            init_settings,
+            _Overrides(settings_cls, _STORED.get("values", {})),
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=user_file),
+            TomlConfigSettingsSource(settings_cls, toml_file=DEFAULTS_FILE),
+        )
+
+    # Paths: every file derives from data_dir.
+    @property
+    def kazma_db(self) -> Path:
+        return self.data_dir / "kazma.db"
+
+    @property
+    def checkpoints_db(self) -> Path:
+        return self.data_dir / "checkpoints.db"
+
+    @property
+    def snapshots_db(self) -> Path:
+        return self.data_dir / "snapshots.db"
+
+    @property
+    def audit_db(self) -> Path:
+        return self.data_dir / "time_travel_audit.db"
+
+    @property
+    def workspace(self) -> Path:
+        return self.data_dir / self.agent.workspace_dir
+
+    @property
+    def base_url(self) -> str:
+        return self.server.public_url.rstrip("/") or f"http://{self.server.host}:{self.server.port}"
+
+
+# The overrides read from kazma.db while a Settings object is being built.
+_STORED: dict[str, dict[str, Any]] = {}
+
+
+def is_live(dotted: str) -> bool:
+    """Whether a setting (``section.name``) is read live rather than at start."""
+    field = _field(dotted.split("."))
+    extra = field.json_schema_extra if field is not None else None
+    return isinstance(extra, dict) and bool(extra.get("live"))
+
+
+def setting_names() -> list[str]:
+    """Every editable setting as ``section.name``."""
+    names = []
+    for section, info in Settings.model_fields.items():
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            names.extend(f"{section}.{name}" for name in ann.model_fields)
+    return names
+
+
+def _field(loc: list[str] | tuple[Any, ...]) -> Any:
+    model: Any = Settings
+    field = None
+    for part in loc:
+        fields = getattr(model, "model_fields", None)
+        if not fields or part not in fields:
+            return None
+        field = fields[part]
+        model = field.annotation
+    return field
+
+
+def _allowed(loc: tuple[Any, ...]) -> str:
+    field = _field(loc)
+    if field is None:
+        return ""
+    low = high = None
+    for meta in field.metadata:
+        low = getattr(meta, "ge", None) if getattr(meta, "ge", None) is not None else low
+        low = getattr(meta, "gt", None) if getattr(meta, "gt", None) is not None else low
+        high = getattr(meta, "le", None) if getattr(meta, "le", None) is not None else high
+    if low is not None and high is not None:
+        return f"; allowed: {low} to {high}"
+    ann = getattr(field.annotation, "__args__", None)
+    if ann:
+        return "; allowed: " + " | ".join(str(a) for a in ann)
+    if field.annotation is bool:
+        return "; allowed: true or false"
+    return ""
+
+
+def _describe(err: ValidationError) -> str:
+    first = err.errors()[0]
+    loc = tuple(str(p) for p in first["loc"])
+    name = ".".join(loc)
+    if first["type"] == "extra_forbidden":
+        return f"unknown setting {name}: remove it or check its spelling"
+    value = first.get("input")
+    shown = "" if isinstance(value, dict) else f" = {value!r}"
+    return f"invalid setting {name}{shown}: {first['msg'].lower()}{_allowed(loc)}"
+
+
+def read_overrides(kazma_db: Path) -> dict[str, Any]:
+    """The settings overrides stored in kazma.db, as a nested dict (empty when none)."""
+    if not kazma_db.exists():
+        return {}
+    try:
+        with sqlite3.connect(f"file:{kazma_db}?mode=ro", uri=True) as conn:
+            rows = conn.execute("SELECT key, value FROM settings_overrides").fetchall()
+    except sqlite3.Error:
+        return {}
+    import orjson
+
+    nested: dict[str, Any] = {}
+    for key, value in rows:
+        section, _, name = key.partition(".")
+        if name:
+            nested.setdefault(section, {})[name] = orjson.loads(value)
+    return nested
+
+
+def load_settings(**explicit: Any) -> Settings:
+    """Build the settings from every source; raise SettingsError with one line on a bad value."""
+    explicit = {k: v for k, v in explicit.items() if v is not None}
+    try:
+        first = Settings(**explicit)
+        _STORED["values"] = read_overrides(first.data_dir / "kazma.db")
+        try:
+            settings = Settings(**explicit)
+        finally:
+            _STORED.clear()
+    except ValidationError as err:
+        raise SettingsError(_describe(err)) from None
+    settings.data_dir = settings.data_dir.expanduser().resolve()
+    return settings
+
+
+def validate_override(dotted: str, value: Any) -> Any:
+    """Check one override (``section.name``) against its field; return the parsed value."""
+    section, _, name = dotted.partition(".")
+    model = Settings.model_fields.get(section)
+    cls = model.annotation if model else None
+    if not (isinstance(cls, type) and issubclass(cls, _Section) and name in cls.model_fields):
+        raise SettingsError(f"unknown setting {dotted}: pick one of {', '.join(setting_names())}")
+    try:
+        return _check(cls, name, value)
+    except ValidationError as err:
+        raise SettingsError(_describe_field(dotted, err)) from None
+
+
+def _check(cls: type[_Section], name: str, value: Any) -> Any:
+    from pydantic import create_model
+
+    probe = create_model("Probe", **{name: (cls.model_fields[name].annotation, cls.model_fields[name])})
+    return getattr(probe(**{name: value}), name)
+
+
+def _describe_field(dotted: str, err: ValidationError) -> str:
+    first = err.errors()[0]
+    return f"invalid setting {dotted} = {first.get('input')!r}: {first['msg'].lower()}{_allowed(tuple(dotted.split('.')))}"
+
+
+def ensure_data_dir(settings: Settings) -> None:
+    """Create the data folder and prove it is writable, or raise one clear line."""
+    path = settings.data_dir
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
+        settings.workspace.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SettingsError(
+            f"invalid setting data_dir = '{path}': the folder cannot be written ({err.strerror}); "
+            "choose a writable folder with --data-dir or KAZMA_DATA_DIR"
+        ) from None

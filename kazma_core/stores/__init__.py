@@ -1,0 +1,1 @@
+"""Stores: an interface per kind of data and a SQLite backend for each (PostgreSQL can follow)."""

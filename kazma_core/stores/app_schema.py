@@ -1,0 +1,98 @@
+"""kazma.db: the schema as numbered migrations (append only; never edit a shipped one)."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: users, chats, transcript, memory, approvals, leases, settings.
+    """
+    CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL DEFAULT 'user',
+        lang TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE tokens (
+        hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        expires_at REAL
+    );
+    CREATE TABLE identities (
+        platform_key TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE
+    );
+    CREATE TABLE chats (
+        id TEXT PRIMARY KEY,
+        owner_id TEXT NOT NULL REFERENCES users(id),
+        title TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        last_turn INTEGER NOT NULL DEFAULT 0,
+        forked_from_chat TEXT,
+        forked_from_step TEXT,
+        forked_from_turn INTEGER,
+        forked_from_iteration INTEGER
+    );
+    CREATE INDEX chats_owner ON chats(owner_id, created_at);
+    CREATE TABLE transcript (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX transcript_chat ON transcript(chat_id, id);
+    CREATE TABLE facts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        forgotten_turn INTEGER,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX facts_chat ON facts(chat_id, turn_index);
+    CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        args TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        decided_by TEXT,
+        decided_at REAL,
+        UNIQUE (chat_id, tool_call_id)
+    );
+    CREATE INDEX approvals_chat ON approvals(chat_id, status);
+    CREATE TABLE leases (
+        chat_id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    CREATE TABLE settings_overrides (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE restore_intents (
+        id TEXT PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        step_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE alerts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        acknowledged_at REAL
+    )
+    """,
+]

@@ -1,0 +1,367 @@
+"""kazma.db on SQLite: users, chats, transcript, facts, approval cards, turn leases, settings."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kazma_core.stores.app_schema import MIGRATIONS
+from kazma_core.stores.sqlite import SqliteDB
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    name: str
+    role: str
+    lang: str
+
+
+@dataclass(frozen=True)
+class Chat:
+    id: str
+    owner_id: str
+    title: str
+    created_at: float
+    last_turn: int
+    forked_from: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class TranscriptRow:
+    id: int
+    turn_index: int
+    role: str
+    text: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: int
+    turn_index: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Card:
+    id: str
+    chat_id: str
+    turn_index: int
+    tool_call_id: str
+    tool: str
+    args: dict[str, Any]
+    status: str
+    created_at: float
+    expires_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "card_id": self.id,
+            "tool": self.tool,
+            "args": self.args,
+            "status": self.status,
+            "turn_index": self.turn_index,
+            "expires_at": self.expires_at,
+        }
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _chat(row: sqlite3.Row) -> Chat:
+    forked = None
+    if row["forked_from_chat"]:
+        forked = {
+            "thread_id": row["forked_from_chat"],
+            "snapshot_id": row["forked_from_step"],
+            "turn_index": row["forked_from_turn"],
+            "iteration": row["forked_from_iteration"],
+        }
+    return Chat(row["id"], row["owner_id"], row["title"], row["created_at"], row["last_turn"], forked)
+
+
+def _card(row: sqlite3.Row) -> Card:
+    return Card(
+        row["id"], row["chat_id"], row["turn_index"], row["tool_call_id"], row["tool"],
+        orjson.loads(row["args"]), row["status"], row["created_at"], row["expires_at"],
+    )
+
+
+class AppStore:
+    """Everything in kazma.db except time-travel steps and the audit trail."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = SqliteDB(path, MIGRATIONS)
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    # users and tokens -------------------------------------------------------------
+    async def add_user(self, name: str, role: str = "user") -> User:
+        user = User(uuid.uuid4().hex, name, role, "")
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO users (id, name, role, lang, created_at) VALUES (?, ?, ?, '', ?)",
+                (user.id, name, role, time.time()),
+            )
+
+        await self.db.tx(write)
+        return user
+
+    async def user_by_name(self, name: str) -> User | None:
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone())
+        return User(row["id"], row["name"], row["role"], row["lang"]) if row else None
+
+    async def user_by_id(self, user_id: str) -> User | None:
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone())
+        return User(row["id"], row["name"], row["role"], row["lang"]) if row else None
+
+    async def count_users(self) -> int:
+        return await self.db.run(lambda c: c.execute("SELECT count(*) FROM users").fetchone()[0])
+
+    async def set_user_lang(self, user_id: str, lang: str) -> None:
+        await self.db.tx(lambda c: c.execute("UPDATE users SET lang = ? WHERE id = ?", (lang, user_id)))
+
+    async def issue_token(self, user_id: str, kind: str = "api", ttl: float | None = None) -> str:
+        token = secrets.token_urlsafe(32)
+        expires = time.time() + ttl if ttl else None
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO tokens (hash, user_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                (hash_token(token), user_id, kind, time.time(), expires),
+            )
+
+        await self.db.tx(write)
+        return token
+
+    async def user_for_token(self, token: str, kind: str = "api", consume: bool = False) -> User | None:
+        def read(conn: sqlite3.Connection) -> User | None:
+            row = conn.execute(
+                "SELECT u.* , t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id "
+                "WHERE t.hash = ? AND t.kind = ?",
+                (hash_token(token), kind),
+            ).fetchone()
+            if row is None or (row["expires_at"] is not None and row["expires_at"] < time.time()):
+                return None
+            if consume:
+                conn.execute("DELETE FROM tokens WHERE hash = ?", (hash_token(token),))
+            return User(row["id"], row["name"], row["role"], row["lang"])
+
+        return await self.db.tx(read)
+
+    async def link_identity(self, platform_key: str, user_id: str) -> None:
+        await self.db.tx(
+            lambda c: c.execute(
+                "INSERT INTO identities (platform_key, user_id) VALUES (?, ?) "
+                "ON CONFLICT(platform_key) DO UPDATE SET user_id = excluded.user_id",
+                (platform_key, user_id),
+            )
+        )
+
+    async def user_for_identity(self, platform_key: str) -> User | None:
+        row = await self.db.run(
+            lambda c: c.execute(
+                "SELECT u.* FROM identities i JOIN users u ON u.id = i.user_id WHERE i.platform_key = ?",
+                (platform_key,),
+            ).fetchone()
+        )
+        return User(row["id"], row["name"], row["role"], row["lang"]) if row else None
+
+    # chats --------------------------------------------------------------------------
+    async def create_chat(
+        self, owner_id: str, title: str, *, chat_id: str | None = None, forked_from: dict[str, Any] | None = None
+    ) -> Chat:
+        chat_id = chat_id or uuid.uuid4().hex
+        fork = forked_from or {}
+
+        def write(conn: sqlite3.Connection) -> Chat:
+            conn.execute(
+                "INSERT INTO chats (id, owner_id, title, created_at, last_turn, forked_from_chat, forked_from_step,"
+                " forked_from_turn, forked_from_iteration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    chat_id, owner_id, title, time.time(), fork.get("turn_index", 0),
+                    fork.get("thread_id"), fork.get("snapshot_id"), fork.get("turn_index"), fork.get("iteration"),
+                ),
+            )
+            return _chat(conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone())
+
+        return await self.db.tx(write)
+
+    async def get_chat(self, chat_id: str) -> Chat | None:
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone())
+        return _chat(row) if row else None
+
+    async def list_chats(self, owner_id: str) -> list[Chat]:
+        rows = await self.db.run(
+            lambda c: c.execute(
+                "SELECT * FROM chats WHERE owner_id = ? ORDER BY created_at DESC, id", (owner_id,)
+            ).fetchall()
+        )
+        return [_chat(r) for r in rows]
+
+    async def delete_chat(self, chat_id: str) -> None:
+        await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)))
+
+    async def begin_turn(self, chat_id: str, text: str) -> int:
+        """Number the next turn and write its user row, together."""
+
+        def write(conn: sqlite3.Connection) -> int:
+            conn.execute("UPDATE chats SET last_turn = last_turn + 1 WHERE id = ?", (chat_id,))
+            (turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (chat_id,)).fetchone()
+            conn.execute(
+                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES (?, ?, 'user', ?, ?)",
+                (chat_id, turn, text, time.time()),
+            )
+            return int(turn)
+
+        return await self.db.tx(write)
+
+    # transcript ---------------------------------------------------------------------
+    async def add_transcript(self, chat_id: str, turn_index: int, role: str, text: str) -> None:
+        await self.db.tx(
+            lambda c: c.execute(
+                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                (chat_id, turn_index, role, text, time.time()),
+            )
+        )
+
+    async def transcript(self, chat_id: str) -> list[TranscriptRow]:
+        rows = await self.db.run(
+            lambda c: c.execute(
+                "SELECT id, turn_index, role, text, created_at FROM transcript WHERE chat_id = ? ORDER BY id",
+                (chat_id,),
+            ).fetchall()
+        )
+        return [TranscriptRow(*tuple(r)) for r in rows]
+
+    # facts --------------------------------------------------------------------------
+    async def add_fact(self, chat_id: str, turn_index: int, text: str) -> None:
+        await self.db.tx(
+            lambda c: c.execute(
+                "INSERT INTO facts (chat_id, turn_index, text, created_at) VALUES (?, ?, ?, ?)",
+                (chat_id, turn_index, text, time.time()),
+            )
+        )
+
+    async def forget_fact(self, chat_id: str, turn_index: int, text: str) -> int:
+        """The agent's forget: marked with the turn, so a restore to before it brings the fact back."""
+        cur = await self.db.tx(
+            lambda c: c.execute(
+                "UPDATE facts SET forgotten_turn = ? WHERE chat_id = ? AND forgotten_turn IS NULL"
+                " AND lower(text) = lower(?)",
+                (turn_index, chat_id, text),
+            )
+        )
+        return cur.rowcount
+
+    async def facts(self, chat_id: str) -> list[Fact]:
+        rows = await self.db.run(
+            lambda c: c.execute(
+                "SELECT id, turn_index, text FROM facts WHERE chat_id = ? AND forgotten_turn IS NULL ORDER BY id",
+                (chat_id,),
+            ).fetchall()
+        )
+        return [Fact(*tuple(r)) for r in rows]
+
+    # approval cards -----------------------------------------------------------------
+    async def open_card(
+        self, chat_id: str, turn_index: int, tool_call_id: str, tool: str, args: dict[str, Any], ttl: float
+    ) -> Card:
+        """Create the card for a gated tool call, or return the one it already has."""
+
+        def write(conn: sqlite3.Connection) -> Card:
+            now = time.time()
+            conn.execute(
+                "INSERT OR IGNORE INTO approvals (id, chat_id, turn_index, tool_call_id, tool, args, status,"
+                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                (uuid.uuid4().hex[:12], chat_id, turn_index, tool_call_id, tool, orjson.dumps(args).decode(), now, now + ttl),
+            )
+            row = conn.execute(
+                "SELECT * FROM approvals WHERE chat_id = ? AND tool_call_id = ?", (chat_id, tool_call_id)
+            ).fetchone()
+            return _card(row)
+
+        return await self.db.tx(write)
+
+    async def cards(self, chat_id: str, status: str | None = None) -> list[Card]:
+        sql = "SELECT * FROM approvals WHERE chat_id = ?" + (" AND status = ?" if status else "") + " ORDER BY created_at"
+        args = (chat_id, status) if status else (chat_id,)
+        rows = await self.db.run(lambda c: c.execute(sql, args).fetchall())
+        return [_card(r) for r in rows]
+
+    async def card(self, chat_id: str, card_id: str) -> Card | None:
+        row = await self.db.run(
+            lambda c: c.execute("SELECT * FROM approvals WHERE chat_id = ? AND id = ?", (chat_id, card_id)).fetchone()
+        )
+        return _card(row) if row else None
+
+    async def close_card(self, card_id: str, status: str, by: str | None) -> bool:
+        """Move a pending card to its outcome; False when it was no longer pending."""
+        cur = await self.db.tx(
+            lambda c: c.execute(
+                "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'",
+                (status, by, time.time(), card_id),
+            )
+        )
+        return cur.rowcount == 1
+
+    # turn leases ----------------------------------------------------------------------
+    async def acquire_lease(self, chat_id: str, holder: str, purpose: str, ttl: float) -> bool:
+        def write(conn: sqlite3.Connection) -> bool:
+            now = time.time()
+            cur = conn.execute(
+                "INSERT INTO leases (chat_id, holder, purpose, expires_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(chat_id) DO UPDATE SET holder = excluded.holder, purpose = excluded.purpose,"
+                " expires_at = excluded.expires_at WHERE leases.expires_at < ?",
+                (chat_id, holder, purpose, now + ttl, now),
+            )
+            return cur.rowcount == 1
+
+        return await self.db.tx(write)
+
+    async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:
+        cur = await self.db.tx(
+            lambda c: c.execute(
+                "UPDATE leases SET expires_at = ? WHERE chat_id = ? AND holder = ?",
+                (time.time() + ttl, chat_id, holder),
+            )
+        )
+        return cur.rowcount == 1
+
+    async def release_lease(self, chat_id: str, holder: str) -> None:
+        await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = ? AND holder = ?", (chat_id, holder)))
+
+    async def lease(self, chat_id: str) -> tuple[str, str] | None:
+        """(holder, purpose) of the live lease on a chat, if any."""
+        row = await self.db.run(
+            lambda c: c.execute(
+                "SELECT holder, purpose FROM leases WHERE chat_id = ? AND expires_at >= ?", (chat_id, time.time())
+            ).fetchone()
+        )
+        return (row["holder"], row["purpose"]) if row else None
+
+    # settings overrides -------------------------------------------------------------
+    async def set_override(self, key: str, value: Any) -> None:
+        await self.db.tx(
+            lambda c: c.execute(
+                "INSERT INTO settings_overrides (key, value, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (key, orjson.dumps(value).decode(), time.time()),
+            )
+        )
+
+    async def overrides(self) -> dict[str, Any]:
+        rows = await self.db.run(lambda c: c.execute("SELECT key, value FROM settings_overrides").fetchall())
+        return {r["key"]: orjson.loads(r["value"]) for r in rows}

@@ -1,0 +1,117 @@
+"""The time-travel step store: its data shapes and the contract every backend keeps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The limits a write enforces inside its own transaction."""
+
+    max_snapshots: int
+    max_global_snapshots: int
+    max_per_turn: int
+    max_thread_bytes: int
+    max_total_bytes: int
+    max_snapshot_bytes: int
+
+
+@dataclass
+class NewStep:
+    """A step about to be written.
+
+    Messages are given by id with an encoder, so a backend serialises only the messages
+    it has not stored for this chat yet (each step holds the whole conversation).
+    """
+
+    id: str
+    chat_id: str
+    turn_index: int
+    iteration: int
+    created_at: float
+    model: str
+    questions: list[str]
+    fields: dict[str, Any]
+    message_ids: Sequence[str]
+    encode: Callable[[int], bytes]
+    # Called with every message body when the whole state is over max_snapshot_bytes;
+    # returns the bodies cut down. The step is then stored flagged truncated.
+    shrink: Callable[[list[bytes], int], list[bytes]] = field(default=lambda bodies, limit: bodies)
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What a list shows: stored beside the step, so listing never parses a state."""
+
+    id: str
+    chat_id: str
+    seq: int
+    turn_index: int
+    iteration: int
+    created_at: float
+    model: str
+    questions: list[str]
+    message_count: int
+    size: int
+    truncated: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "snapshot_id": self.id,
+            "thread_id": self.chat_id,
+            "turn_index": self.turn_index,
+            "iteration": self.iteration,
+            "created_at": self.created_at,
+            "model": self.model,
+            "questions": self.questions,
+            "message_count": self.message_count,
+            "size": self.size,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass(frozen=True)
+class Step:
+    info: StepInfo
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    chat_id: str
+    steps: int
+    bytes: int
+    last_at: float
+
+
+@dataclass(frozen=True)
+class PutResult:
+    info: StepInfo
+    evicted: list[str]
+
+
+class SnapshotStore(Protocol):
+    """A backend keeps every budget inside the write's transaction, with counters, never scans."""
+
+    async def put(self, step: NewStep, budgets: Budgets) -> PutResult: ...
+
+    async def list_steps(self, chat_id: str) -> list[StepInfo]: ...
+
+    async def get(self, chat_id: str, step_id: str) -> Step | None: ...
+
+    async def find(self, chat_id: str, prefix: str, limit: int = 10) -> list[StepInfo]: ...
+
+    async def threads(self) -> list[ThreadSummary]: ...
+
+    async def delete_chat(self, chat_id: str) -> int: ...
+
+    async def delete_after(self, chat_id: str, step_id: str) -> int: ...
+
+    async def delete_from_turn(self, chat_id: str, turn_index: int) -> int: ...
+
+    async def delete_older_than(self, cutoff: float) -> int: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,371 @@
+"""snapshots.db on SQLite.
+
+Each step stores its small fields and references to message bodies; a body is stored
+once per chat (content-addressed), so a conversation of n messages captured after
+every step costs O(n) bytes, not O(n^2). References are runs of body row ids, a few
+bytes for an append-only conversation. A write finds what is new by comparing with
+the chat's newest step: a message id names its content, so only messages past the
+newest step's tail are serialised. Budgets are enforced in the same transaction from
+the counters table, and freed bodies are collected at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+import orjson
+
+from kazma_core.errors import StoreUnavailable
+from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepInfo, ThreadSummary
+from kazma_core.stores.sqlite import SqliteDB
+
+T = TypeVar("T")
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE steps (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        chat_id TEXT NOT NULL,
+        turn_index INTEGER NOT NULL,
+        iteration INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        model TEXT NOT NULL,
+        questions TEXT NOT NULL,
+        message_count INTEGER NOT NULL,
+        state_bytes INTEGER NOT NULL,
+        msg_bytes INTEGER NOT NULL,
+        own_bytes INTEGER NOT NULL,
+        truncated INTEGER NOT NULL,
+        tail_key TEXT,
+        refs BLOB NOT NULL,
+        fields BLOB NOT NULL,
+        extra TEXT
+    );
+    CREATE INDEX steps_chat ON steps(chat_id, seq);
+    CREATE INDEX steps_turn ON steps(chat_id, turn_index, seq);
+    CREATE INDEX steps_prefix ON steps(chat_id, id);
+    CREATE INDEX steps_time ON steps(created_at);
+    CREATE TABLE bodies (
+        id INTEGER PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        digest BLOB NOT NULL,
+        body BLOB NOT NULL,
+        UNIQUE (chat_id, digest)
+    );
+    CREATE TABLE counters (
+        scope TEXT PRIMARY KEY,
+        steps INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        last_at REAL NOT NULL DEFAULT 0
+    );
+    INSERT INTO counters (scope) VALUES ('')
+    """,
+]
+
+GLOBAL = ""
+ROW_OVERHEAD = 96  # bytes a step row costs beyond its blobs (ids, numbers, index entries)
+INFO_COLUMNS = (
+    "id, chat_id, seq, turn_index, iteration, created_at, model, questions, message_count, state_bytes, truncated"
+)
+
+Runs = list[list[int]]
+
+
+def _runs_extend(runs: Runs, ids: Iterable[int]) -> Runs:
+    for i in ids:
+        if runs and runs[-1][0] + runs[-1][1] == i:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, 1])
+    return runs
+
+
+def _merge(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(intervals):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _subtract(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Parts of the merged intervals a not covered by the merged intervals b."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in a:
+        cur = lo
+        for blo, bhi in b:
+            if bhi < cur or blo > hi:
+                continue
+            if blo > cur:
+                out.append((cur, blo - 1))
+            cur = max(cur, bhi + 1)
+            if cur > hi:
+                break
+        if cur <= hi:
+            out.append((cur, hi))
+    return out
+
+
+def _intervals(refs: bytes) -> list[tuple[int, int]]:
+    return [(start, start + length - 1) for start, length in orjson.loads(refs)]
+
+
+def _info(row: sqlite3.Row) -> StepInfo:
+    return StepInfo(
+        id=row["id"], chat_id=row["chat_id"], seq=row["seq"], turn_index=row["turn_index"],
+        iteration=row["iteration"], created_at=row["created_at"], model=row["model"],
+        questions=orjson.loads(row["questions"]), message_count=row["message_count"],
+        size=row["state_bytes"], truncated=bool(row["truncated"]),
+    )
+
+
+def _bump(conn: sqlite3.Connection, scope: str, steps: int, nbytes: int, at: float = 0.0) -> None:
+    conn.execute(
+        "INSERT INTO counters (scope, steps, bytes, last_at) VALUES (?, ?, ?, ?) ON CONFLICT(scope) DO UPDATE SET"
+        " steps = steps + excluded.steps, bytes = bytes + excluded.bytes, last_at = max(last_at, excluded.last_at)",
+        (scope, steps, nbytes, at),
+    )
+
+
+def _counter(conn: sqlite3.Connection, scope: str) -> tuple[int, int]:
+    row = conn.execute("SELECT steps, bytes FROM counters WHERE scope = ?", (scope,)).fetchone()
+    return (row["steps"], row["bytes"]) if row else (0, 0)
+
+
+def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ...]) -> list[str]:
+    """Delete the matching steps, keep the counters right, and collect bodies no step uses."""
+    victims = conn.execute(f"SELECT seq, id, chat_id, own_bytes, refs FROM steps WHERE {where}", params).fetchall()
+    if not victims:
+        return []
+    per_chat: dict[str, list[tuple[int, int]]] = {}
+    for v in victims:
+        conn.execute("DELETE FROM steps WHERE seq = ?", (v["seq"],))
+        _bump(conn, v["chat_id"], -1, -v["own_bytes"])
+        _bump(conn, GLOBAL, -1, -v["own_bytes"])
+        per_chat.setdefault(v["chat_id"], []).extend(_intervals(v["refs"]))
+    for chat_id, dropped in per_chat.items():
+        kept: list[tuple[int, int]] = []
+        for row in conn.execute("SELECT refs FROM steps WHERE chat_id = ?", (chat_id,)):
+            kept.extend(_intervals(row["refs"]))
+        freed = 0
+        for lo, hi in _subtract(_merge(dropped), _merge(kept)):
+            (size,) = conn.execute(
+                "SELECT coalesce(sum(length(body)), 0) FROM bodies WHERE id BETWEEN ? AND ? AND chat_id = ?",
+                (lo, hi, chat_id),
+            ).fetchone()
+            conn.execute("DELETE FROM bodies WHERE id BETWEEN ? AND ? AND chat_id = ?", (lo, hi, chat_id))
+            freed += size
+        if freed:
+            _bump(conn, chat_id, 0, -freed)
+            _bump(conn, GLOBAL, 0, -freed)
+        if _counter(conn, chat_id)[0] <= 0:
+            conn.execute("DELETE FROM counters WHERE scope = ?", (chat_id,))
+    return [v["id"] for v in victims]
+
+
+def _intern(conn: sqlite3.Connection, chat_id: str, body: bytes) -> tuple[int, int]:
+    """Row id of this body in the chat, and the bytes added storing it (0 when already there)."""
+    digest = hashlib.blake2b(body, digest_size=16).digest()
+    cur = conn.execute("INSERT OR IGNORE INTO bodies (chat_id, digest, body) VALUES (?, ?, ?)", (chat_id, digest, body))
+    if cur.rowcount == 1:
+        return int(cur.lastrowid or 0), len(body)
+    (row_id,) = conn.execute("SELECT id FROM bodies WHERE chat_id = ? AND digest = ?", (chat_id, digest)).fetchone()
+    return int(row_id), 0
+
+
+def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult:
+    n = len(step.message_ids)
+    prev = conn.execute(
+        "SELECT message_count, tail_key, refs, truncated, msg_bytes FROM steps WHERE chat_id = ? ORDER BY seq DESC LIMIT 1",
+        (step.chat_id,),
+    ).fetchone()
+    runs: Runs = []
+    start = 0
+    msg_bytes = 0
+    if (
+        prev is not None
+        and not prev["truncated"]
+        and 0 < prev["message_count"] <= n
+        and step.message_ids[prev["message_count"] - 1] == prev["tail_key"]
+    ):
+        runs = orjson.loads(prev["refs"])
+        start = prev["message_count"]
+        msg_bytes = prev["msg_bytes"]
+    new_bodies = [step.encode(i) for i in range(start, n)]
+    fields = orjson.dumps(step.fields)
+    msg_bytes += sum(len(b) for b in new_bodies)
+    state_bytes = msg_bytes + n + len(fields) + len('{"messages":[]}')
+    truncated = state_bytes > budgets.max_snapshot_bytes
+    if truncated:
+        budget = max(budgets.max_snapshot_bytes - len(fields) - n - 16, 0)
+        new_bodies = step.shrink([step.encode(i) for i in range(n)], budget)
+        runs, msg_bytes = [], sum(len(b) for b in new_bodies)
+        state_bytes = msg_bytes + n + len(fields) + len('{"messages":[]}')
+    added = 0
+    new_ids = []
+    for body in new_bodies:
+        row_id, size = _intern(conn, step.chat_id, body)
+        new_ids.append(row_id)
+        added += size
+    refs = orjson.dumps(_runs_extend(runs, new_ids))
+    questions = orjson.dumps(step.questions)
+    own = len(fields) + len(refs) + len(questions) + ROW_OVERHEAD
+    cur = conn.execute(
+        "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, refs, fields) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            step.id, step.chat_id, step.turn_index, step.iteration, step.created_at, step.model,
+            questions, n, state_bytes, msg_bytes, own, int(truncated),
+            step.message_ids[-1] if n else None, refs, fields,
+        ),
+    )
+    seq = int(cur.lastrowid or 0)
+    _bump(conn, step.chat_id, 1, own + added, step.created_at)
+    _bump(conn, GLOBAL, 1, own + added, step.created_at)
+    evicted = _enforce(conn, step, seq, budgets)
+    info = StepInfo(
+        id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
+        created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
+        size=state_bytes, truncated=truncated,
+    )
+    return PutResult(info, evicted)
+
+
+def _enforce(conn: sqlite3.Connection, step: NewStep, seq: int, b: Budgets) -> list[str]:
+    """Drop what the budgets no longer allow, oldest first; the step just written stays."""
+    evicted: list[str] = []
+    chat = step.chat_id
+    (in_turn,) = conn.execute(
+        "SELECT count(*) FROM steps WHERE chat_id = ? AND turn_index = ?", (chat, step.turn_index)
+    ).fetchone()
+    for _ in range(max(in_turn - b.max_per_turn, 0)):
+        # A turn keeps its first step and its newest ones.
+        evicted += _delete_where(
+            conn,
+            "seq = (SELECT seq FROM steps WHERE chat_id = ? AND turn_index = ? ORDER BY seq LIMIT 1 OFFSET 1)",
+            (chat, step.turn_index),
+        )
+    oldest_in_chat = "seq = (SELECT seq FROM steps WHERE chat_id = ? AND seq < ? ORDER BY seq LIMIT 1)"
+    oldest_anywhere = "seq = (SELECT seq FROM steps WHERE seq < ? ORDER BY seq LIMIT 1)"
+    while _counter(conn, chat)[0] > b.max_snapshots or _counter(conn, chat)[1] > b.max_thread_bytes:
+        dropped = _delete_where(conn, oldest_in_chat, (chat, seq))
+        if not dropped:
+            break
+        evicted += dropped
+    while _counter(conn, GLOBAL)[0] > b.max_global_snapshots or _counter(conn, GLOBAL)[1] > b.max_total_bytes:
+        dropped = _delete_where(conn, oldest_anywhere, (seq,))
+        if not dropped:
+            break
+        evicted += dropped
+    return evicted
+
+
+def _read(conn: sqlite3.Connection, chat_id: str, step_id: str) -> Step | None:
+    row = conn.execute(
+        f"SELECT {INFO_COLUMNS}, refs, fields FROM steps WHERE chat_id = ? AND id = ?", (chat_id, step_id)
+    ).fetchone()
+    if row is None:
+        return None
+    runs = orjson.loads(row["refs"])
+    found: dict[int, bytes] = {}
+    for start, length in runs:
+        for body_id, body in conn.execute(
+            "SELECT id, body FROM bodies WHERE id BETWEEN ? AND ? AND chat_id = ?", (start, start + length - 1, chat_id)
+        ):
+            found[body_id] = body
+    bodies = [found[start + k] for start, length in runs for k in range(length)]
+    state = orjson.loads(b'{"messages":[' + b",".join(bodies) + b"]}")
+    state.update(orjson.loads(row["fields"]))
+    return Step(_info(row), state)
+
+
+class SqliteSnapshotStore:
+    """The SnapshotStore contract on one SQLite file (secure_delete on: a deleted step's text is gone)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = SqliteDB(path, MIGRATIONS, secure_delete=True)
+
+    async def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return await self.db.tx(fn)
+        except sqlite3.Error as err:
+            raise self._unavailable(err) from err
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return await self.db.run(fn)
+        except sqlite3.Error as err:
+            raise self._unavailable(err) from err
+
+    def _unavailable(self, err: Exception) -> StoreUnavailable:
+        return StoreUnavailable(
+            f"The saved steps cannot be read right now ({err}). Check the disk and {self.path.name}, then try again."
+        )
+
+    async def put(self, step: NewStep, budgets: Budgets) -> PutResult:
+        return await self._tx(lambda c: _put(c, step, budgets))
+
+    async def list_steps(self, chat_id: str) -> list[StepInfo]:
+        rows = await self._run(
+            lambda c: c.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE chat_id = ? ORDER BY seq", (chat_id,)).fetchall()
+        )
+        return [_info(r) for r in rows]
+
+    async def get(self, chat_id: str, step_id: str) -> Step | None:
+        return await self._run(lambda c: _read(c, chat_id, step_id))
+
+    async def find(self, chat_id: str, prefix: str, limit: int = 10) -> list[StepInfo]:
+        """Steps of one chat whose id starts with prefix: a range on the index, so no wildcard exists."""
+        if not prefix:
+            return []
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        rows = await self._run(
+            lambda c: c.execute(
+                f"SELECT {INFO_COLUMNS} FROM steps WHERE chat_id = ? AND id >= ? AND id < ? ORDER BY seq LIMIT ?",
+                (chat_id, prefix, upper, limit),
+            ).fetchall()
+        )
+        return [_info(r) for r in rows]
+
+    async def threads(self) -> list[ThreadSummary]:
+        rows = await self._run(
+            lambda c: c.execute(
+                "SELECT scope, steps, bytes, last_at FROM counters WHERE scope != '' AND steps > 0 ORDER BY last_at DESC"
+            ).fetchall()
+        )
+        return [ThreadSummary(r["scope"], r["steps"], r["bytes"], r["last_at"]) for r in rows]
+
+    async def usage(self, chat_id: str | None = None) -> tuple[int, int]:
+        """(steps, bytes) kept for one chat, or for the whole store."""
+        return await self._run(lambda c: _counter(c, GLOBAL if chat_id is None else chat_id))
+
+    async def delete_chat(self, chat_id: str) -> int:
+        return len(await self._tx(lambda c: _delete_where(c, "chat_id = ?", (chat_id,))))
+
+    async def delete_after(self, chat_id: str, step_id: str) -> int:
+        return len(
+            await self._tx(
+                lambda c: _delete_where(
+                    c, "chat_id = ? AND seq > (SELECT seq FROM steps WHERE id = ? AND chat_id = ?)",
+                    (chat_id, step_id, chat_id),
+                )
+            )
+        )
+
+    async def delete_from_turn(self, chat_id: str, turn_index: int) -> int:
+        return len(await self._tx(lambda c: _delete_where(c, "chat_id = ? AND turn_index >= ?", (chat_id, turn_index))))
+
+    async def delete_older_than(self, cutoff: float) -> int:
+        return len(await self._tx(lambda c: _delete_where(c, "created_at < ?", (cutoff,))))
+
+    async def close(self) -> None:
+        await self.db.close()

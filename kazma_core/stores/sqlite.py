@@ -1,0 +1,97 @@
+"""One SQLite file, one connection, one thread: a whole transaction runs in a single hop.
+
+aiosqlite sends every statement across threads on its own; a capture or a restore is
+several statements that must commit together, so each store hands a whole function to
+its thread instead, and the event loop waits once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+Migration = str
+
+
+def open_sqlite(path: Path, *, secure_delete: bool = False) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    if secure_delete:
+        conn.execute("PRAGMA secure_delete=ON")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:
+    """Apply the numbered migrations this file has not seen yet (PRAGMA user_version)."""
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    for number, script in enumerate(migrations[version:], start=version + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in filter(str.strip, script.split(";")):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+class SqliteDB:
+    """A SQLite file served by one worker thread."""
+
+    def __init__(self, path: Path, migrations: Sequence[Migration], *, secure_delete: bool = False) -> None:
+        self.path = path
+        self._migrations = migrations
+        self._secure_delete = secure_delete
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
+        self._conn: sqlite3.Connection | None = None
+
+    def _open(self) -> sqlite3.Connection:
+        if self._conn is None:
+            conn = open_sqlite(self.path, secure_delete=self._secure_delete)
+            try:
+                migrate(conn, self._migrations)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run fn with the connection on the store's thread (reads, or writes in autocommit)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: fn(self._open()))
+
+    async def tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run fn inside one IMMEDIATE transaction: all of it commits, or none of it."""
+
+        def job(conn: sqlite3.Connection) -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+        return await self.run(job)
+
+    async def close(self) -> None:
+        def shut(_: sqlite3.Connection) -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        if self._conn is not None:
+            await asyncio.get_running_loop().run_in_executor(self._pool, shut, None)
+        self._pool.shutdown(wait=True)

@@ -1,0 +1,123 @@
+"""Capture: after each supervisor iteration, save the agent's whole state as a step.
+
+Rules, in order: the ``enabled`` switch; the long-turn rule (every step up to the
+20th, then every 10th, always the turn's last); the size rule (a state over
+``max_snapshot_bytes`` is stored with long texts cut and marked, flagged truncated);
+then the write, which keeps every budget inside its transaction. Only a committed
+step is announced; a failed capture is counted and logged and the turn goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from langchain_core.messages import BaseMessage, message_to_dict
+
+from kazma_core.events import EventBus
+from kazma_core.metrics import CAPTURE_TOTAL
+from kazma_core.settings import TimeTravelSettings
+from kazma_core.stores.snapshots import Budgets, NewStep, SnapshotStore, StepInfo
+
+log = logging.getLogger(__name__)
+
+KEEP_EVERY_STEP_UP_TO = 20
+THEN_KEEP_EVERY = 10
+CUT_START = 4096
+CUT_FLOOR = 64
+CUT_MARK = "… [cut by Kazma: {n} more characters]"
+
+# Fields of the state saved beside its messages.
+STATE_FIELDS = ("plan", "routing", "cost", "scratchpad", "turn_index", "questions", "iteration", "model", "gates")
+
+
+def keeps(iteration: int, last: bool) -> bool:
+    """The long-turn rule, for iteration (0-based) of a turn."""
+    number = iteration + 1
+    return last or number <= KEEP_EVERY_STEP_UP_TO or number % THEN_KEEP_EVERY == 0
+
+
+def _cut(value: Any, limit: int) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + CUT_MARK.format(n=len(value) - limit)
+    if isinstance(value, dict):
+        return {k: _cut(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut(v, limit) for v in value]
+    return value
+
+
+def cut_long_texts(bodies: list[bytes], budget: int) -> list[bytes]:
+    """Cut long strings, shorter each round, until the bodies fit the budget (or the floor is hit)."""
+    parsed = [orjson.loads(b) for b in bodies]
+    limit = CUT_START
+    while True:
+        out = [orjson.dumps(_cut(p, limit)) for p in parsed]
+        if sum(len(b) for b in out) <= budget or limit <= CUT_FLOOR:
+            return out
+        limit //= 2
+
+
+def encode_message(message: BaseMessage | dict[str, Any]) -> bytes:
+    return orjson.dumps(message if isinstance(message, dict) else message_to_dict(message))
+
+
+def _message_id(message: BaseMessage | dict[str, Any], index: int) -> str:
+    if isinstance(message, dict):
+        return str(message.get("data", {}).get("id") or f"#{index}")
+    return message.id or f"#{index}"
+
+
+class SnapshotRecorder:
+    def __init__(self, store: SnapshotStore, settings: TimeTravelSettings, events: EventBus) -> None:
+        self.store = store
+        self.settings = settings
+        self.events = events
+
+    @property
+    def budgets(self) -> Budgets:
+        s = self.settings
+        return Budgets(
+            max_snapshots=s.max_snapshots,
+            max_global_snapshots=s.max_global_snapshots,
+            max_per_turn=s.max_per_turn,
+            max_thread_bytes=s.max_thread_bytes,
+            max_total_bytes=s.max_total_bytes,
+            max_snapshot_bytes=s.max_snapshot_bytes,
+        )
+
+    async def capture(self, chat_id: str, state: dict[str, Any], *, last: bool) -> StepInfo | None:
+        """Save one step; return what was stored, or None when it was skipped or failed."""
+        iteration = int(state.get("iteration", 0))
+        if not self.settings.enabled or not keeps(iteration, last):
+            CAPTURE_TOTAL.labels(result="skipped").inc()
+            return None
+        messages: Sequence[Any] = state.get("messages", [])
+        step = NewStep(
+            id=uuid.uuid4().hex,
+            chat_id=chat_id,
+            turn_index=int(state.get("turn_index", 0)),
+            iteration=iteration,
+            created_at=time.time(),
+            model=str(state.get("model", "")),
+            questions=list(state.get("questions", [])),
+            fields={k: state.get(k) for k in STATE_FIELDS if k in state},
+            message_ids=[_message_id(m, i) for i, m in enumerate(messages)],
+            encode=lambda i: encode_message(messages[i]),
+            shrink=cut_long_texts,
+        )
+        try:
+            result = await self.store.put(step, self.budgets)
+        except Exception:
+            # Capture must never break or lose the turn: count it, log it, go on.
+            log.exception("time travel: could not save step %s of chat %s", iteration, chat_id)
+            CAPTURE_TOTAL.labels(result="failed").inc()
+            return None
+        info = result.info
+        CAPTURE_TOTAL.labels(result="truncated" if info.truncated else "stored").inc()
+        self.events.publish(chat_id, "snapshot", info.to_dict())
+        return info
