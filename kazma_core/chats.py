@@ -43,3 +43,10 @@ class ChatService:
         await self.saver.adelete_thread(chat_id)
         await self.store.delete_chat(chat_id)
         self.events.publish(chat_id, "reload", {"reason": "deleted"})
+
+    async def forget(self, user: User, chat_id: str) -> None:
+        """Forget what Kazma learned in a chat: its facts, and every step (each holds the conversation)."""
+        await self.owned(user, chat_id)
+        await self.snapshots.delete_chat(chat_id)
+        await self.store.delete_facts(chat_id)
+        self.events.publish(chat_id, "reload", {"reason": "forgotten"})

@@ -6,6 +6,7 @@ LangGraph ``interrupt`` whose resume value is the approval card's decision.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
@@ -18,6 +19,8 @@ from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import ValidationError
+
+log = logging.getLogger(__name__)
 
 from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.tools import TOOLS, ToolContext
@@ -119,7 +122,13 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
                     ToolMessage(f"Not done: {spec.name} needed approval and {reason}.", tool_call_id=call_id, name=spec.name)
                 )
                 continue
-        text = await spec.run(ctx, args)
+        try:
+            text = await spec.run(ctx, args)
+        except Exception as err:
+            # A broken tool is the tool's answer, not the turn's end: the model sees it and goes on.
+            log.exception("tool %s failed in chat %s", spec.name, deps.chat_id)
+            results.append(ToolMessage(f"{spec.name} failed: {err}", tool_call_id=call_id, name=spec.name, status="error"))
+            continue
         extra = {"side_effect": {"kind": spec.side_effect, "tool": spec.name, "args": args.model_dump()}} if spec.side_effect else {}
         results.append(ToolMessage(text, tool_call_id=call_id, name=spec.name, additional_kwargs=extra))
     return {"messages": results, "scratchpad": scratch, "gates": gates}
@@ -127,6 +136,23 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
 
 async def respond(state: AgentState) -> dict[str, Any]:
     return {"routing": {"next": "done", "tools": []}, "plan": []}
+
+
+def closing_messages(messages: list[AnyMessage], note: str | None = None) -> list[AnyMessage]:
+    """What makes a history a finished turn: a result for every tool call left without one,
+    and an answer after them (``note``) when the history does not end with one."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    out: list[AnyMessage] = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            for call in m.tool_calls:
+                if call.get("id") and call["id"] not in answered:
+                    out.append(ToolMessage("Not done: the turn ended before this tool ran.", tool_call_id=call["id"], status="error"))
+                    answered.add(call["id"])
+    ends_answered = bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
+    if note is not None and (out or not ends_answered):
+        out.append(AIMessage(content=note))
+    return out
 
 
 def _route(state: AgentState) -> Literal["tool_worker", "respond"]:

@@ -88,6 +88,8 @@ class OfflineChatModel(BaseChatModel):
             if len(results) < total:
                 return call("note", {"text": f"step {len(results) + 1} of {total}"})
             return AIMessage(content=f"Done: {total} steps.")
+        if results and tool == "big":
+            return AIMessage(content=f"Received {len(_text(results[-1])) // 1024} KB of text.")
         if results:
             return AIMessage(content=_text(results[-1]))
         if tool == "remember" or tool == "forget":

@@ -13,7 +13,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 
 from kazma_core.agent.checkpoints import prune
-from kazma_core.agent.graph import TurnDeps
+from kazma_core.agent.graph import TurnDeps, closing_messages
 from kazma_core.errors import ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
@@ -125,6 +125,16 @@ class TurnRunner:
             except KazmaError:
                 log.info("chat %s is busy; its expired card %s will be closed later", chat_id, card.id)
 
+    async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str) -> None:
+        """Leave the history a finished turn, so the next message does not replay a broken one."""
+        config = self.config(chat_id)
+        snapshot = await self.graph.aget_state(config)
+        closing = closing_messages(list(snapshot.values.get("messages", [])), f"(No answer: {reason})")
+        if closing:
+            await self.graph.aupdate_state(config, {"messages": closing}, as_node="respond")
+        await self.store.add_transcript(chat_id, turn_index, "error", reason)
+        self.events.publish(chat_id, "message", {"role": "error", "text": reason, "turn_index": turn_index})
+
     async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
         deps = TurnDeps(
             chat_id=chat_id,
@@ -154,18 +164,18 @@ class TurnRunner:
             raise
         except Exception as err:
             log.exception("turn %s of chat %s failed", turn_index, chat_id)
-            raise TurnFailed(
+            failure = TurnFailed(
                 f"The model could not answer ({type(err).__name__}: {err}). "
                 "Check the model settings and that its server is up, then send the message again."
-            ) from err
+            )
+            await self._close_failed_turn(chat_id, turn_index, failure.message)
+            raise failure from err
         if interrupted:
             cards = await self.store.cards(chat_id, "pending")
             for card in cards:
                 self.events.publish(chat_id, "approval", card.to_dict())
             return TurnResult("", turn_index, "awaiting_approval", gates_of(cards))
-        reply = next(
-            (str(m.content) for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)), ""
-        )
+        reply = next((m.text for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)), "")
         await self.store.add_transcript(chat_id, turn_index, "assistant", reply)
         self.events.publish(chat_id, "message", {"role": "assistant", "text": reply, "turn_index": turn_index})
         await prune(self.saver, chat_id, self.settings.history.checkpoints_per_chat)

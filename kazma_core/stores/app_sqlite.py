@@ -127,6 +127,12 @@ class AppStore:
         row = await self.db.run(lambda c: c.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone())
         return User(row["id"], row["name"], row["role"], row["lang"]) if row else None
 
+    async def owner(self) -> User | None:
+        row = await self.db.run(
+            lambda c: c.execute("SELECT * FROM users WHERE role = 'owner' ORDER BY created_at LIMIT 1").fetchone()
+        )
+        return User(row["id"], row["name"], row["role"], row["lang"]) if row else None
+
     async def count_users(self) -> int:
         return await self.db.run(lambda c: c.execute("SELECT count(*) FROM users").fetchone()[0])
 
@@ -263,6 +269,12 @@ class AppStore:
                 " AND lower(text) = lower(?)",
                 (turn_index, chat_id, text),
             )
+        )
+        return cur.rowcount
+
+    async def delete_facts(self, chat_id: str, from_turn: int = 0) -> int:
+        cur = await self.db.tx(
+            lambda c: c.execute("DELETE FROM facts WHERE chat_id = ? AND turn_index >= ?", (chat_id, from_turn))
         )
         return cur.rowcount
 

@@ -1,0 +1,134 @@
+"""The `kazma` command: serve, users."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import sys
+from typing import Any
+
+from kazma_core.errors import KazmaError, SettingsError
+from kazma_core.settings import Settings, ensure_data_dir, load_settings
+from kazma_core.stores.app_sqlite import AppStore
+
+LOGIN_TTL = 86_400
+PLATFORMS = ("telegram", "discord", "slack")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    server: dict[str, Any] = {}
+    if getattr(args, "host", None):
+        server["host"] = args.host
+    if getattr(args, "port", None):
+        server["port"] = args.port
+    settings = load_settings(data_dir=getattr(args, "data_dir", None), **({"server": server} if server else {}))
+    ensure_data_dir(settings)
+    return settings
+
+
+async def _login_url(settings: Settings) -> str:
+    """Make the owner on first start; a fresh one-time login link on every start."""
+    store = AppStore(settings.kazma_db)
+    try:
+        owner = await store.owner() or await store.add_user(
+            "owner" if await store.user_by_name("owner") is None else f"owner-{secrets.token_hex(3)}", role="owner"
+        )
+        token = await store.issue_token(owner.id, "login", ttl=LOGIN_TTL)
+        return f"{settings.base_url}/login?token={token}"
+    finally:
+        await store.close()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from kazma_ui.web.app import create_app
+
+    settings = _settings(args)
+    url = asyncio.run(_login_url(settings))
+    print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
+    print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
+    config = uvicorn.Config(create_app(settings), host=settings.server.host, port=settings.server.port, log_level="info")
+    uvicorn.Server(config).run()
+    return 0
+
+
+async def _users_add(settings: Settings, name: str, role: str) -> str:
+    store = AppStore(settings.kazma_db)
+    try:
+        user = await store.user_by_name(name) or await store.add_user(name, role)
+        return await store.issue_token(user.id, "api")
+    finally:
+        await store.close()
+
+
+def cmd_users_add(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    token = asyncio.run(_users_add(settings, args.name, args.role))
+    print(f"API token for {args.name} (send as Authorization: Bearer <token>):")
+    print(token)
+    return 0
+
+
+async def _users_link(settings: Settings, name: str, identity: str) -> str:
+    platform, _, rest = identity.partition(":")
+    parts = rest.split(":")
+    if platform not in PLATFORMS or not all(parts) or len(parts) != (2 if platform == "slack" else 1):
+        raise KazmaError(
+            f"{identity!r} is not a platform identity: use telegram:<id>, discord:<id> or slack:<team>:<id>."
+        )
+    store = AppStore(settings.kazma_db)
+    try:
+        user = await store.user_by_name(name)
+        if user is None:
+            raise KazmaError(f"There is no user {name!r}. Create it first: kazma users add {name}")
+        await store.link_identity(identity, user.id)
+        return f"Linked {identity} to {name}."
+    finally:
+        await store.close()
+
+
+def cmd_users_link(args: argparse.Namespace) -> int:
+    print(asyncio.run(_users_link(_settings(args), args.name, args.identity)))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="kazma", description="Kazma: a self-hosted chat agent with time travel.")
+    sub = top.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="start the web/API server (and configured chat-app bots)")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--data-dir")
+    serve.set_defaults(func=cmd_serve)
+
+    users = sub.add_parser("users", help="manage users").add_subparsers(dest="users_command", required=True)
+    add = users.add_parser("add", help="create a user (or reuse one) and print a new API token")
+    add.add_argument("name")
+    add.add_argument("--role", default="user", choices=("user", "owner"))
+    add.add_argument("--data-dir")
+    add.set_defaults(func=cmd_users_add)
+    link = users.add_parser("link", help="link a platform identity to a user")
+    link.add_argument("name")
+    link.add_argument("identity", help="telegram:<id>, discord:<id> or slack:<team>:<id>")
+    link.add_argument("--data-dir")
+    link.set_defaults(func=cmd_users_link)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SettingsError as err:
+        print(f"kazma: {err.message}", file=sys.stderr)
+        return 2
+    except KazmaError as err:
+        print(f"kazma: {err.message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""The FastAPI application: core lifecycle, error shapes, sign-in, routers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from kazma_core.core import Core
+from kazma_core.errors import KazmaError
+from kazma_core.settings import Settings
+from kazma_ui.web import chat_api
+from kazma_ui.web.auth import CSRF_COOKIE, SESSION_COOKIE
+
+SESSION_SECONDS = 30 * 86_400
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.core = await Core.open(settings)
+        app.state.tasks = set()
+        try:
+            yield
+        finally:
+            for task in list(app.state.tasks):
+                task.cancel()
+            await asyncio.gather(*app.state.tasks, return_exceptions=True)
+            await app.state.core.close()
+
+    app = FastAPI(title="Kazma", version="0.1.0", lifespan=lifespan)
+
+    @app.exception_handler(KazmaError)
+    async def kazma_error(request: Request, err: KazmaError) -> JSONResponse:
+        return JSONResponse(err.to_dict(), status_code=err.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, err: RequestValidationError) -> JSONResponse:
+        first = err.errors()[0] if err.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
+        return JSONResponse(
+            {"error": "invalid_input", "message": f"{where}: {first.get('msg', 'invalid')}. Fix it and send again."},
+            status_code=422,
+        )
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> PlainTextResponse:
+        return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/login", include_in_schema=False)
+    async def login(request: Request, token: str = "") -> RedirectResponse:
+        """Trade the one-time login token printed by `kazma serve` for a session cookie."""
+        store = request.app.state.core.store
+        user = await store.user_for_token(token, "login", consume=True) if token else None
+        if user is None:
+            return RedirectResponse("/?login=expired", status_code=303)
+        session = await store.issue_token(user.id, "session", ttl=SESSION_SECONDS)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(SESSION_COOKIE, session, max_age=SESSION_SECONDS, httponly=True, samesite="lax")
+        response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), max_age=SESSION_SECONDS, samesite="strict")
+        return response
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> HTMLResponse:
+        return HTMLResponse(
+            "<!doctype html><meta charset=utf-8><title>Kazma</title>"
+            "<h1>Kazma is running</h1><p>The chat API is described at <a href=/docs>/docs</a>.</p>"
+        )
+
+    app.include_router(chat_api.router)
+    return app

@@ -1,0 +1,39 @@
+"""Who is asking: a bearer token (API, TUI, scripts) or the browser's session cookie (with CSRF)."""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import Request
+
+from kazma_core.errors import Unauthorized
+from kazma_core.stores.app_sqlite import User
+
+SESSION_COOKIE = "kazma_session"
+CSRF_COOKIE = "kazma_csrf"
+CSRF_HEADER = "x-kazma-csrf"
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+async def current_user(request: Request) -> User:
+    store = request.app.state.core.store
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token:
+        user = await store.user_for_token(token.strip(), "api")
+        if user is not None:
+            return user
+        raise Unauthorized("That token is not valid. Create one with: kazma users add NAME")
+    session = request.cookies.get(SESSION_COOKIE)
+    if session:
+        user = await store.user_for_token(session, "session")
+        if user is not None:
+            if request.method not in SAFE_METHODS:
+                expected = request.cookies.get(CSRF_COOKIE, "")
+                given = request.headers.get(CSRF_HEADER, "")
+                if not expected or not hmac.compare_digest(expected, given):
+                    raise Unauthorized("This request lacks its CSRF token. Reload the page and try again.")
+            return user
+    raise Unauthorized(
+        "Sign in first: open the login link that kazma serve printed, or send Authorization: Bearer <token>."
+    )

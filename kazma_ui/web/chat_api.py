@@ -1,0 +1,155 @@
+"""The chat API of DESIGN.md's external contract: chats, messages, approvals, events."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+import orjson
+from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from kazma_core.agent.runtime import TurnResult
+from kazma_core.core import Core
+from kazma_core.errors import KazmaError
+from kazma_core.stores.app_sqlite import Chat, User
+from kazma_ui.web.auth import current_user
+from kazma_ui.web.schemas import (
+    Accepted,
+    ApprovalList,
+    ChatList,
+    ChatOut,
+    Decision,
+    Done,
+    ErrorBody,
+    Gate,
+    NewChat,
+    NewMessage,
+    Transcript,
+    TranscriptMessage,
+    TurnOut,
+)
+
+log = logging.getLogger(__name__)
+ERRORS: dict[int | str, dict[str, object]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 422, 502, 503)
+}
+router = APIRouter(prefix="/api/chats", tags=["chats"], responses=ERRORS)
+UserDep = Annotated[User, Depends(current_user)]
+SSE_KEEPALIVE = 15.0
+
+
+def core_of(request: Request) -> Core:
+    return request.app.state.core  # type: ignore[no-any-return]
+
+
+def chat_out(chat: Chat) -> ChatOut:
+    return ChatOut(
+        thread_id=chat.id, title=chat.title, created_at=chat.created_at, turns=chat.last_turn,
+        forked_from=chat.forked_from,  # type: ignore[arg-type]
+    )
+
+
+def turn_out(result: TurnResult) -> TurnOut:
+    return TurnOut(
+        reply=result.reply, turn_index=result.turn_index, status=result.status,
+        gates=[Gate(**g) for g in result.gates],
+    )
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=ChatOut)
+async def create_chat(request: Request, user: UserDep, body: NewChat | None = None) -> ChatOut:
+    chat = await core_of(request).chats.create(user, body.title if body else None)
+    return chat_out(chat)
+
+
+@router.get("", response_model=ChatList)
+async def list_chats(request: Request, user: UserDep) -> ChatList:
+    return ChatList(chats=[chat_out(c) for c in await core_of(request).chats.list(user)])
+
+
+@router.post(
+    "/{thread_id}/messages",
+    response_model=TurnOut,
+    responses={202: {"model": Accepted}},
+)
+async def send_message(
+    request: Request, thread_id: str, body: NewMessage, user: UserDep, wait: bool = Query(default=True)
+) -> TurnOut | JSONResponse:
+    core = core_of(request)
+    await core.chats.owned(user, thread_id)
+    if wait:
+        return turn_out(await core.turns.send(thread_id, body.text))
+
+    async def run() -> None:
+        try:
+            await core.turns.send(thread_id, body.text)
+        except KazmaError as err:
+            core.events.publish(thread_id, "error", err.to_dict())
+        except Exception:
+            log.exception("background turn in chat %s failed", thread_id)
+
+    task = asyncio.create_task(run())
+    request.app.state.tasks.add(task)
+    task.add_done_callback(request.app.state.tasks.discard)
+    return JSONResponse(Accepted(status="running", thread_id=thread_id).model_dump(), status_code=202)
+
+
+@router.get("/{thread_id}/messages", response_model=Transcript)
+async def read_transcript(request: Request, thread_id: str, user: UserDep) -> Transcript:
+    core = core_of(request)
+    await core.chats.owned(user, thread_id)
+    rows = await core.store.transcript(thread_id)
+    return Transcript(
+        thread_id=thread_id,
+        messages=[TranscriptMessage(id=r.id, turn_index=r.turn_index, role=r.role, text=r.text, created_at=r.created_at) for r in rows],
+    )
+
+
+@router.get("/{thread_id}/approvals", response_model=ApprovalList)
+async def list_approvals(request: Request, thread_id: str, user: UserDep) -> ApprovalList:
+    core = core_of(request)
+    await core.chats.owned(user, thread_id)
+    await core.turns.settle_expired(thread_id)
+    cards = await core.store.cards(thread_id)
+    return ApprovalList(approvals=[Gate(**c.to_dict()) for c in cards])
+
+
+@router.post("/{thread_id}/approvals/{card_id}", response_model=TurnOut)
+async def decide_approval(request: Request, thread_id: str, card_id: str, body: Decision, user: UserDep) -> TurnOut:
+    core = core_of(request)
+    await core.chats.owned(user, thread_id)
+    return turn_out(await core.turns.decide(thread_id, card_id, body.decision, user.id))
+
+
+@router.delete("/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_chat(request: Request, thread_id: str, user: UserDep) -> Response:
+    await core_of(request).chats.delete(user, thread_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/{thread_id}/forget", response_model=Done)
+async def forget_chat(request: Request, thread_id: str, user: UserDep) -> Done:
+    await core_of(request).chats.forget(user, thread_id)
+    return Done()
+
+
+@router.get("/{thread_id}/events", response_class=StreamingResponse)
+async def chat_events(request: Request, thread_id: str, user: UserDep) -> StreamingResponse:
+    core = core_of(request)
+    await core.chats.owned(user, thread_id)
+
+    async def stream() -> AsyncIterator[bytes]:
+        async with core.events.subscribe(thread_id) as queue:
+            yield b": connected\n\n"
+            while not await request.is_disconnected():
+                try:
+                    event = await asyncio.wait_for(queue.get(), SSE_KEEPALIVE)
+                except TimeoutError:
+                    yield b": keep-alive\n\n"
+                    continue
+                yield b"event: " + event.type.encode() + b"\ndata: " + orjson.dumps(event.data) + b"\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})

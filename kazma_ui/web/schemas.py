@@ -1,0 +1,89 @@
+"""Typed request and response bodies of the HTTP API (the OpenAPI description comes from these)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ErrorBody(BaseModel):
+    error: str
+    message: str
+    gates: list[dict[str, Any]] | None = None
+
+
+class Lineage(BaseModel):
+    thread_id: str
+    snapshot_id: str | None
+    turn_index: int | None = None
+    iteration: int | None = None
+
+
+class ChatOut(BaseModel):
+    thread_id: str
+    title: str
+    created_at: float
+    turns: int
+    forked_from: Lineage | None
+
+
+class ChatList(BaseModel):
+    chats: list[ChatOut]
+
+
+class NewChat(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(default=None, max_length=200)
+
+
+class NewMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(min_length=1, max_length=32_000)
+
+
+class Gate(BaseModel):
+    card_id: str
+    tool: str
+    args: dict[str, Any]
+    status: str
+    turn_index: int
+    expires_at: float
+
+
+class TurnOut(BaseModel):
+    reply: str
+    turn_index: int
+    status: Literal["done", "awaiting_approval"]
+    gates: list[Gate]
+
+
+class Accepted(BaseModel):
+    status: Literal["running"]
+    thread_id: str
+
+
+class TranscriptMessage(BaseModel):
+    id: int
+    turn_index: int
+    role: str
+    text: str
+    created_at: float
+
+
+class Transcript(BaseModel):
+    thread_id: str
+    messages: list[TranscriptMessage]
+
+
+class ApprovalList(BaseModel):
+    approvals: list[Gate]
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["approve", "deny"]
+
+
+class Done(BaseModel):
+    ok: bool = True

@@ -1,0 +1,149 @@
+"""Budgets: each drops exactly the steps SPEC says, oldest first, checked on every save."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from kazma_core.core import Core
+from kazma_core.stores.app_sqlite import Chat
+from tests.conftest import make_settings, metric
+
+
+async def open_core(tmp_path: Path, **time_travel: Any) -> Core:
+    return await Core.open(make_settings(tmp_path / "data", time_travel=time_travel))
+
+
+async def turns_of(core: Core, chat: Chat) -> list[int]:
+    return [s.turn_index for s in await core.snapshots.list_steps(chat.id)]
+
+
+async def test_max_snapshots_keeps_the_newest_steps_of_each_chat(tmp_path: Path) -> None:
+    core = await open_core(tmp_path, max_snapshots=3)
+    try:
+        user = await core.store.add_user("ann")
+        a, b = await core.chats.create(user), await core.chats.create(user)
+        for n in range(5):
+            await core.turns.send(a.id, f"hello {n}")
+        await core.turns.send(b.id, "hello")
+        assert await turns_of(core, a) == [3, 4, 5]
+        assert await turns_of(core, b) == [1]
+    finally:
+        await core.close()
+
+
+async def test_max_global_snapshots_drops_the_oldest_in_the_whole_store(tmp_path: Path) -> None:
+    core = await open_core(tmp_path, max_global_snapshots=4)
+    try:
+        user = await core.store.add_user("ann")
+        a, b = await core.chats.create(user), await core.chats.create(user)
+        for chat in (a, b, a, b, a, b):
+            await core.turns.send(chat.id, "hello")
+        assert await turns_of(core, a) == [2, 3]
+        assert await turns_of(core, b) == [2, 3]
+        assert (await core.snapshots.usage())[0] == 4
+    finally:
+        await core.close()
+
+
+async def test_max_thread_bytes_drops_the_chats_oldest_steps_first(tmp_path: Path) -> None:
+    """Bodies are shared by a chat's steps, so bytes free up when cut (truncated) steps go."""
+    limit = 1 << 16
+    core = await open_core(tmp_path, max_thread_bytes=limit, max_snapshot_bytes=16_384)
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        for _ in range(12):
+            await core.turns.send(chat.id, "big 8")  # about 8 KB of new text per turn
+        steps, used = await core.snapshots.usage(chat.id)
+        assert used <= limit
+        kept = await turns_of(core, chat)
+        assert kept == sorted(kept) and kept[-1] == 12 and kept[0] > 1
+        assert steps == len(kept)
+    finally:
+        await core.close()
+
+
+async def test_max_total_bytes_drops_the_oldest_steps_of_any_chat(tmp_path: Path) -> None:
+    limit = 1 << 20
+    core = await open_core(tmp_path, max_total_bytes=limit)
+    try:
+        user = await core.store.add_user("ann")
+        a, b = await core.chats.create(user), await core.chats.create(user)
+        for chat in (a, b, a, b, a, b):
+            await core.turns.send(chat.id, "big 250")
+        steps, used = await core.snapshots.usage()
+        assert used <= limit
+        # A chat's steps share its message bodies, so space comes back when its last step goes:
+        # the oldest steps went until the store fit, and that was every step of the older chat.
+        assert await turns_of(core, a) == []
+        assert await turns_of(core, b) == [3, 3]
+    finally:
+        await core.close()
+
+
+async def test_counters_match_what_is_really_stored(tmp_path: Path) -> None:
+    """The budgets trust counters; after evictions they must equal a full count of the file."""
+    core = await open_core(tmp_path, max_snapshots=4, max_per_turn=3)
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        for text in ("steps 6", "big 50", "hello", "steps 3"):
+            await core.turns.send(chat.id, text)
+        steps, used = await core.snapshots.usage()
+        with sqlite3.connect(core.settings.snapshots_db) as conn:
+            (rows,) = conn.execute("SELECT count(*) FROM steps").fetchone()
+            (own,) = conn.execute("SELECT sum(own_bytes) FROM steps").fetchone()
+            (bodies,) = conn.execute("SELECT sum(length(body)) FROM bodies").fetchone()
+            (orphans,) = conn.execute(
+                "SELECT count(*) FROM bodies b WHERE NOT EXISTS (SELECT 1 FROM steps s, json_each(s.refs) r"
+                " WHERE s.chat_id = b.chat_id AND b.id BETWEEN json_extract(r.value, '$[0]')"
+                " AND json_extract(r.value, '$[0]') + json_extract(r.value, '$[1]') - 1)"
+            ).fetchone()
+        assert (steps, used) == (rows, own + bodies)
+        assert rows == 4 and orphans == 0
+    finally:
+        await core.close()
+
+
+async def test_unreadable_store_counts_failed_announces_nothing_and_the_turn_answers(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "snapshots.db").write_bytes(b"this is not a database" * 100)
+    core = await open_core(tmp_path)
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        failed_before = metric("kazma_time_travel_capture_total", result="failed")
+        async with core.events.subscribe(chat.id) as events:
+            result = await core.turns.send(chat.id, "calc 1+1")
+            kinds = [events.get_nowait().type for _ in range(events.qsize())]
+        assert result.reply == "1+1 = 2"
+        assert "snapshot" not in kinds and "message" in kinds
+        assert metric("kazma_time_travel_capture_total", result="failed") - failed_before == 2
+        assert [r.role for r in await core.store.transcript(chat.id)] == ["user", "assistant"]
+    finally:
+        await core.close()
+
+
+async def test_file_grows_linearly_with_the_conversation(tmp_path: Path) -> None:
+    core = await open_core(tmp_path, max_snapshots=1000)
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        sizes = []
+        logical = 0
+        for block in range(3):
+            for n in range(30):
+                await core.turns.send(chat.id, f"message {block}-{n} " + "lorem ipsum " * 80)
+            steps = await core.snapshots.list_steps(chat.id)
+            logical = sum(s.size for s in steps)
+            sizes.append((await core.snapshots.usage(chat.id))[1])
+        growth = [sizes[0], sizes[1] - sizes[0], sizes[2] - sizes[1]]
+        # Each block of 30 turns adds about the same bytes: no square growth.
+        assert max(growth) < 1.2 * min(growth)
+        # Storing whole states would have cost the sum of their sizes.
+        assert sizes[-1] * 20 < logical
+    finally:
+        await core.close()
