@@ -16,6 +16,7 @@ Per store: capture median over all steps and over the last 10 % (largest states)
 per step (file + -wal after wal_checkpoint(TRUNCATE), divided by steps stored), file
 size, and the median time to read the newest and the middle step back into a full state.
 Figures are wall times on a shared machine: read the ratios, and rerun when in doubt.
+At 10 messages the file sizes are mostly empty schema pages (ours starts at 48 KB).
 
     .venv/bin/python bench/capture.py [--quick]
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import random
 import statistics
 import tempfile
@@ -81,7 +83,8 @@ def conversation(n: int, seed: int = 7) -> list[BaseMessage]:
             msgs.append(HumanMessage(text(rng, 820), id=f"m{i:05d}"))
         elif kind == 1:
             args = {"query": text(rng, 200), "limit": 10}
-            msgs.append(AIMessage(text(rng, 500), id=f"m{i:05d}", tool_calls=[{"name": "search", "args": args, "id": call}]))
+            calls = [{"name": "search", "args": args, "id": call}]
+            msgs.append(AIMessage(text(rng, 500), id=f"m{i:05d}", tool_calls=calls))
         elif kind == 2:
             msgs.append(ToolMessage(text(rng, 780), id=f"m{i:05d}", tool_call_id=f"call_{i - 1:05d}", name="search"))
         else:
@@ -127,10 +130,6 @@ async def samples_ms(fn: Callable[[], Awaitable[Any]], times: int) -> list[float
     return samples
 
 
-async def median_ms(fn: Callable[[], Awaitable[Any]], times: int) -> float:
-    return statistics.median(await samples_ms(fn, times))
-
-
 def file_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
@@ -149,10 +148,16 @@ class Result:
     read_ok: bool
 
 
-def summarize(store: str, capture: list[float], size: int, newest: float, middle: float, ok: bool) -> Result:
+async def summarize(
+    store: str, capture: list[float], size: int, reads: int, newest: Callable[[], Awaitable[Any]],
+    middle: Callable[[], Awaitable[Any]], ok: bool,
+) -> Result:
+    """Figures of one capture sequence; reading the newest and the middle step is timed here."""
     tail = capture[-max(1, len(capture) // 10):]
+    read_newest = statistics.median(await samples_ms(newest, reads))
+    read_middle = statistics.median(await samples_ms(middle, reads))
     return Result(store, statistics.median(capture), statistics.median(tail), size / len(capture), size,
-                  newest, middle, ok)
+                  read_newest, read_middle, ok)
 
 
 def combine(rounds: list[Result]) -> Result:
@@ -186,10 +191,11 @@ async def run_ours(folder: Path, msgs: list[BaseMessage], ends: list[int], reads
     mid = len(ids) // 2
     got = await store.get(CHAT, ids[mid])
     ok = got is not None and got.state["messages"] == as_dicts(msgs[: ends[mid]])
-    newest = await median_ms(lambda: store.get(CHAT, ids[-1]), reads)
-    middle = await median_ms(lambda: store.get(CHAT, ids[mid]), reads)
+    result = await summarize(
+        "ours", times, size, reads, lambda: store.get(CHAT, ids[-1]), lambda: store.get(CHAT, ids[mid]), ok
+    )
     await store.close()
-    return summarize("ours", times, size, newest, middle, ok)
+    return result
 
 
 async def run_langgraph(folder: Path, msgs: list[BaseMessage], ends: list[int], reads: int) -> Result:
@@ -218,9 +224,10 @@ async def run_langgraph(folder: Path, msgs: list[BaseMessage], ends: list[int], 
         mid = len(configs) // 2
         got = await saver.aget_tuple(configs[mid])
         ok = got is not None and as_dicts(got.checkpoint["channel_values"]["messages"]) == as_dicts(msgs[: ends[mid]])
-        newest = await median_ms(lambda: saver.aget_tuple(configs[-1]), reads)
-        middle = await median_ms(lambda: saver.aget_tuple(configs[mid]), reads)
-    return summarize("langgraph", times, size, newest, middle, ok)
+        return await summarize(
+            "langgraph", times, size, reads, lambda: saver.aget_tuple(configs[-1]),
+            lambda: saver.aget_tuple(configs[mid]), ok,
+        )
 
 
 async def run_naive(folder: Path, msgs: list[BaseMessage], ends: list[int], reads: int) -> Result:
@@ -250,9 +257,7 @@ async def run_naive(folder: Path, msgs: list[BaseMessage], ends: list[int], read
 
         mid = len(ends) // 2
         ok = (await read(mid + 1))["messages"] == as_dicts(msgs[: ends[mid]])
-        newest = await median_ms(lambda: read(len(ends)), reads)
-        middle = await median_ms(lambda: read(mid + 1), reads)
-    return summarize("naive", times, size, newest, middle, ok)
+        return await summarize("naive", times, size, reads, lambda: read(len(ends)), lambda: read(mid + 1), ok)
 
 
 async def raw_commits(folder: Path, times: int) -> list[float]:
@@ -289,9 +294,10 @@ async def bench_size(n: int, rounds: int, reads: int, raw_times: int) -> None:
     per_round: dict[str, list[Result]] = {name: [] for name in runners}
     raw_samples: list[float] = []
     with tempfile.TemporaryDirectory(prefix="kazma-bench-raw-") as raw_dir:
-        for r in range(rounds):
+        for _ in range(rounds):
             raw_samples += await raw_commits(Path(raw_dir), raw_times // (2 * rounds))
             for name, runner in runners.items():
+                gc.collect()  # start each store with the same heap
                 with tempfile.TemporaryDirectory(prefix=f"kazma-bench-{name}-") as tmp:
                     per_round[name].append(await runner(Path(tmp), msgs, ends, reads))
             raw_samples += await raw_commits(Path(raw_dir), raw_times // (2 * rounds))
@@ -300,7 +306,8 @@ async def bench_size(n: int, rounds: int, reads: int, raw_times: int) -> None:
 
     print(f"\n== {n} messages (avg {avg:.0f} B as JSON), {len(ends)} steps in {(len(ends) + 9) // 10} turns,"
           f" {rounds} round(s) ==")
-    head = f"{'store':<10} {'capture ms':>10} {'last10% ms':>10} {'B/step':>11} {'file MB':>9} {'read new ms':>11} {'read mid ms':>11}  ok"
+    head = (f"{'store':<10} {'capture ms':>10} {'last10% ms':>10} {'B/step':>11} {'file MB':>9}"
+            f" {'read new ms':>11} {'read mid ms':>11}  ok")
     print(head)
     print("-" * len(head))
     for r in results.values():

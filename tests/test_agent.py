@@ -1,0 +1,142 @@
+"""The agent: offline model commands, memory, the approval gate, the turn lease, chat step history."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from kazma_core.core import Core
+from kazma_core.errors import ApprovalClosed, ApprovalPending, TurnRunning
+from kazma_core.stores.app_sqlite import Chat, User
+from tests.conftest import make_settings
+
+
+async def test_remembered_fact_is_known_in_later_turns_until_forgotten(core: Core, chat: Chat) -> None:
+    assert (await core.turns.send(chat.id, "remember: my cat is Miso")).reply == "Remembered: my cat is Miso"
+    assert "my cat is Miso" in (await core.turns.send(chat.id, "who is my cat?")).reply
+    assert (await core.turns.send(chat.id, "forget: my cat is Miso")).reply == "Forgot: my cat is Miso"
+    assert (await core.turns.send(chat.id, "and now?")).reply.endswith("I know no facts yet.")
+    facts_by_turn = [(r.turn_index, r.role) for r in await core.store.transcript(chat.id)]
+    assert facts_by_turn == [(t, role) for t in (1, 2, 3, 4) for role in ("user", "assistant")]
+
+
+async def test_calculator_is_safe_and_exact(core: Core, chat: Chat) -> None:
+    assert (await core.turns.send(chat.id, "calc (2+3)*4 - 2**3")).reply == "(2+3)*4 - 2**3 = 12"
+    refused = (await core.turns.send(chat.id, "calc __import__('os').system('true')")).reply
+    assert refused.startswith("I cannot calculate")
+
+
+async def test_write_waits_for_approval_and_writes_only_when_approved(core: Core, chat: Chat, user: User) -> None:
+    waiting = await core.turns.send(chat.id, "write notes/todo.txt: buy milk")
+    assert waiting.status == "awaiting_approval" and len(waiting.gates) == 1
+    card = waiting.gates[0]
+    assert card["tool"] == "write_file" and card["args"] == {"path": "notes/todo.txt", "text": "buy milk"}
+    target = core.settings.workspace / "notes" / "todo.txt"
+    assert not target.exists()
+    with pytest.raises(ApprovalPending) as pending:
+        await core.turns.send(chat.id, "hello")
+    assert [g["card_id"] for g in pending.value.details["gates"]] == [card["card_id"]]
+    done = await core.turns.decide(chat.id, card["card_id"], "approve", user.id)
+    assert done.status == "done" and done.reply == "Wrote 8 bytes to notes/todo.txt."
+    assert target.read_text() == "buy milk"
+    with pytest.raises(ApprovalClosed):
+        await core.turns.decide(chat.id, card["card_id"], "approve", user.id)
+
+
+async def test_denied_write_is_not_done(core: Core, chat: Chat, user: User) -> None:
+    waiting = await core.turns.send(chat.id, "write a.txt: x")
+    done = await core.turns.decide(chat.id, waiting.gates[0]["card_id"], "deny", user.id)
+    assert done.reply == "Not done: write_file needed approval and it was denied."
+    assert not (core.settings.workspace / "a.txt").exists()
+
+
+async def test_write_outside_the_workspace_is_refused(core: Core, chat: Chat, user: User) -> None:
+    waiting = await core.turns.send(chat.id, "write ../../escape.txt: x")
+    done = await core.turns.decide(chat.id, waiting.gates[0]["card_id"], "approve", user.id)
+    assert done.reply.startswith("Not written:")
+    assert not (core.settings.data_dir.parent / "escape.txt").exists()
+
+
+async def test_expired_card_closes_its_turn_and_frees_the_chat(tmp_path: Path) -> None:
+    core = await Core.open(make_settings(tmp_path / "data", agent={"approval_ttl_seconds": 5}))
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        waiting = await core.turns.send(chat.id, "write a.txt: x")
+        card_id = waiting.gates[0]["card_id"]
+        # Age the card instead of sleeping: its expiry is a stored time.
+        with sqlite3.connect(core.settings.kazma_db) as conn:
+            conn.execute("UPDATE approvals SET expires_at = ? WHERE id = ?", (time.time() - 1, card_id))
+        result = await core.turns.send(chat.id, "hello")
+        assert result.status == "done" and result.reply.startswith('You said: "hello"')
+        (card,) = await core.store.cards(chat.id)
+        assert card.status == "expired"
+        replies = [r.text for r in await core.store.transcript(chat.id) if r.role == "assistant"]
+        assert replies[0] == "Not done: write_file needed approval and it expired."
+        assert not (core.settings.workspace / "a.txt").exists()
+        with pytest.raises(ApprovalClosed):
+            await core.turns.decide(chat.id, card_id, "approve", user.id)
+    finally:
+        await core.close()
+
+
+async def test_a_second_message_while_a_turn_runs_is_refused_not_interleaved(core: Core, chat: Chat) -> None:
+    slow = asyncio.create_task(core.turns.send(chat.id, "sleep 0.5"))
+    while await core.store.lease(chat.id) is None:
+        await asyncio.sleep(0.01)
+    with pytest.raises(TurnRunning):
+        await core.turns.send(chat.id, "hello")
+    assert (await slow).reply == "Slept 0.5 seconds."
+    assert (await core.turns.send(chat.id, "hello")).turn_index == 2
+    assert [r.text for r in await core.store.transcript(chat.id) if r.role == "user"] == ["sleep 0.5", "hello"]
+
+
+async def test_the_turn_lease_is_seen_by_another_process(core: Core, chat: Chat) -> None:
+    slow = asyncio.create_task(core.turns.send(chat.id, "sleep 0.5"))
+    while await core.store.lease(chat.id) is None:
+        await asyncio.sleep(0.01)
+    with sqlite3.connect(core.settings.kazma_db) as conn:
+        (purpose,) = conn.execute("SELECT purpose FROM leases WHERE chat_id = ?", (chat.id,)).fetchone()
+    assert purpose == "turn"
+    await slow
+    assert await core.store.lease(chat.id) is None
+
+
+async def test_a_dead_holders_lease_expires(core: Core, chat: Chat) -> None:
+    assert await core.store.acquire_lease(chat.id, "crashed-process", "turn", ttl=0.05)
+    with pytest.raises(TurnRunning):
+        await core.turns.send(chat.id, "hello")
+    await asyncio.sleep(0.1)
+    assert (await core.turns.send(chat.id, "hello")).status == "done"
+
+
+async def test_chat_step_history_is_pruned_to_its_own_setting(tmp_path: Path) -> None:
+    core = await Core.open(make_settings(tmp_path / "data", history={"checkpoints_per_chat": 5}))
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        for n in range(4):
+            await core.turns.send(chat.id, f"steps 3 {n}" if n % 2 else "steps 3")
+        with sqlite3.connect(core.settings.checkpoints_db) as conn:
+            (count,) = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (chat.id,)).fetchone()
+        assert count == 5
+        # The newest checkpoint still carries the whole conversation.
+        state = await core.turns.graph.aget_state(core.turns.config(chat.id))
+        assert len([m for m in state.values["messages"] if m.type == "human"]) == 4
+    finally:
+        await core.close()
+
+
+async def test_no_platform_id_enters_the_saved_state(core: Core, chat: Chat) -> None:
+    await core.turns.send(chat.id, "remember: x")
+    for info in await core.snapshots.list_steps(chat.id):
+        step = await core.snapshots.get(chat.id, info.id)
+        assert step is not None
+        text = orjson.dumps(step.state).decode()
+        for key in ('"chat_id"', '"user_id"', '"message_id"'):
+            assert key not in text
