@@ -1,22 +1,22 @@
 """Capture benchmark: what saving every step of a growing conversation costs.
 
-For conversations of 10, 100 and 1,000 messages (about 1 KB each, with AI tool calls
-and ToolMessages mixed in) the conversation is grown 1-2 messages at a time and a step
-holding the whole conversation so far is captured after each append (a new turn every
-10 steps). The same steps go to four stores, each in its own temporary folder:
+Conversations of 10, 100 and 1,000 messages (about 1 KB each as JSON, AI tool calls and
+ToolMessages mixed in) are grown 1-2 messages at a time, and after each append a step
+holding the whole conversation so far is captured (a new turn every 10 steps). The same
+steps go to three stores, each in its own temporary folder:
 
   ours       SqliteSnapshotStore through SnapshotRecorder.capture (budgets too large to evict)
-  langgraph  AsyncSqliteSaver.aput of a checkpoint holding the same state, read with aget_tuple
-  naive      one aiosqlite row per step holding the whole state as JSON, read with orjson.loads
-  raw        one aiosqlite insert of a 20 KB blob + commit (the floor for any durable write)
+  langgraph  AsyncSqliteSaver.aput of a checkpoint holding the same state; read: aget_tuple
+  naive      one aiosqlite row per step holding the whole state as JSON; read: orjson.loads
 
-All files use WAL with synchronous=NORMAL (LangGraph's own default is FULL, which adds an
-fsync per commit; it is lowered here so the figures compare designs, not pragmas).
-Per store: capture median over all steps and over the last 10 % (largest states), bytes
-per step (file + -wal after wal_checkpoint(TRUNCATE), divided by steps stored), file
-size, and the median time to read the newest and the middle step back into a full state.
-Figures are wall times on a shared machine: read the ratios, and rerun when in doubt.
-At 10 messages the file sizes are mostly empty schema pages (ours starts at 48 KB).
+plus "raw": an aiosqlite insert of a 20 KB blob + commit, timed between each store's
+captures so it sees the same machine (a thread hop on these shared VMs drifts between
+~15 and ~100 us from minute to minute). Every file uses WAL + synchronous=NORMAL
+(LangGraph's own default, FULL, adds an fsync per commit). Reported per store: capture
+median over all steps and over the last 10 % (largest states), bytes per step (file +
+-wal after wal_checkpoint(TRUNCATE), over steps stored), file size, and the median time
+to read the newest and the middle step back into a full state. At 10 messages the sizes
+are mostly empty schema pages (an empty snapshots.db is 48 KB).
 
     .venv/bin/python bench/capture.py [--quick]
 """
@@ -30,15 +30,16 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiosqlite
 import orjson
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, message_to_dict
-from langgraph.checkpoint.base import Checkpoint, create_checkpoint, empty_checkpoint
+from langgraph.checkpoint.base import ChannelVersions, create_checkpoint, empty_checkpoint
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from kazma_core.events import EventBus
@@ -55,40 +56,35 @@ SETTINGS = TimeTravelSettings(
     auto_maintain=True, retention_days=30,
 )
 WORDS = (
-    "the agent reads a file then calls the search tool and writes a short answer about "
-    "sqlite pages wal commits bodies steps turns budgets time travel restore branch json"
-).split()
+    "the", "agent", "reads", "a", "file", "then", "calls", "search", "tool", "and", "writes", "short", "answer",
+    "about", "sqlite", "pages", "wal", "commits", "bodies", "steps", "turns", "budgets", "time", "travel", "json",
+)
 
 State = dict[str, Any]
+Capture = Callable[[int, State], Awaitable[None]]
+Read = Callable[[int], Awaitable[list[Any]]]
 
 
 def text(rng: random.Random, chars: int) -> str:
-    out: list[str] = []
-    length = 0
-    while length < chars:
-        word = rng.choice(WORDS) + (str(rng.randrange(1000)) if rng.random() < 0.2 else "")
-        out.append(word)
-        length += len(word) + 1
-    return " ".join(out)
+    """Prose of about chars characters, a number in every fifth word or so."""
+    return " ".join(f"{rng.choice(WORDS)}{rng.randrange(99) if rng.random() < 0.2 else ''}" for _ in range(chars // 6))
 
 
 def conversation(n: int, seed: int = 7) -> list[BaseMessage]:
     """Human, AI with a tool call, ToolMessage, AI answer, repeated: about 1 KB each as JSON."""
     rng = random.Random(seed)
     msgs: list[BaseMessage] = []
-    while len(msgs) < n:
-        i, call = len(msgs), f"call_{len(msgs):05d}"
-        kind = i % 4
-        if kind == 0:
-            msgs.append(HumanMessage(text(rng, 820), id=f"m{i:05d}"))
-        elif kind == 1:
-            args = {"query": text(rng, 200), "limit": 10}
-            calls = [{"name": "search", "args": args, "id": call}]
-            msgs.append(AIMessage(text(rng, 500), id=f"m{i:05d}", tool_calls=calls))
-        elif kind == 2:
-            msgs.append(ToolMessage(text(rng, 780), id=f"m{i:05d}", tool_call_id=f"call_{i - 1:05d}", name="search"))
+    for i in range(n):
+        mid = f"m{i:05d}"
+        if i % 4 == 0:
+            msgs.append(HumanMessage(text(rng, 820), id=mid))
+        elif i % 4 == 1:
+            call = {"name": "search", "args": {"query": text(rng, 200), "limit": 10}, "id": f"call_{i:05d}"}
+            msgs.append(AIMessage(text(rng, 500), id=mid, tool_calls=[call]))
+        elif i % 4 == 2:
+            msgs.append(ToolMessage(text(rng, 780), id=mid, tool_call_id=f"call_{i - 1:05d}", name="search"))
         else:
-            msgs.append(AIMessage(text(rng, 720), id=f"m{i:05d}"))
+            msgs.append(AIMessage(text(rng, 720), id=mid))
     return msgs
 
 
@@ -103,22 +99,16 @@ def step_ends(n: int, seed: int = 11) -> list[int]:
 
 
 def make_state(msgs: list[BaseMessage], step: int, end: int) -> State:
+    turn = step // 10
     return {
         "messages": msgs[:end],
         "plan": [{"title": f"part {j} of the task", "done": j < step % 5} for j in range(5)],
         "routing": {"agent": "researcher", "reason": "needs the search tool", "confidence": 0.8},
         "cost": {"input_tokens": 900 * end, "output_tokens": 210 * end, "usd": round(0.00002 * end, 6)},
         "scratchpad": {"notes": f"looked at {end} messages", "files": ["a.py", "b.md"]},
-        "turn_index": step // 10,
-        "questions": [f"question of turn {step // 10}"],
-        "iteration": step % 10,
-        "model": "bench",
-        "gates": [],
+        "turn_index": turn, "questions": [f"question of turn {turn}"], "iteration": step % 10,
+        "model": "bench", "gates": [],
     }
-
-
-def ms_since(t0: float) -> float:
-    return (time.perf_counter() - t0) * 1000
 
 
 async def samples_ms(fn: Callable[[], Awaitable[Any]], times: int) -> list[float]:
@@ -126,221 +116,217 @@ async def samples_ms(fn: Callable[[], Awaitable[Any]], times: int) -> list[float
     for _ in range(times):
         t0 = time.perf_counter()
         await fn()
-        samples.append(ms_since(t0))
+        samples.append((time.perf_counter() - t0) * 1000)
     return samples
 
 
-def file_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
-
-
-@dataclass
-class Result:
-    """One store's figures for one size (ms, bytes)."""
-
-    store: str
-    median: float
-    tail: float
-    per_step: float
-    size: float
-    read_newest: float
-    read_middle: float
-    read_ok: bool
-
-
-async def summarize(
-    store: str, capture: list[float], size: int, reads: int, newest: Callable[[], Awaitable[Any]],
-    middle: Callable[[], Awaitable[Any]], ok: bool,
-) -> Result:
-    """Figures of one capture sequence; reading the newest and the middle step is timed here."""
-    tail = capture[-max(1, len(capture) // 10):]
-    read_newest = statistics.median(await samples_ms(newest, reads))
-    read_middle = statistics.median(await samples_ms(middle, reads))
-    return Result(store, statistics.median(capture), statistics.median(tail), size / len(capture), size,
-                  read_newest, read_middle, ok)
-
-
-def combine(rounds: list[Result]) -> Result:
-    """The median of each figure over the rounds."""
-    def med(attr: str) -> float:
-        return statistics.median(getattr(r, attr) for r in rounds)
-
-    return Result(rounds[0].store, med("median"), med("tail"), med("per_step"), med("size"), med("read_newest"),
-                  med("read_middle"), all(r.read_ok for r in rounds))
+async def connect(path: Path) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path)
+    for pragma in PRAGMAS:
+        await conn.execute(pragma)
+    return conn
 
 
 def as_dicts(messages: list[Any]) -> list[Any]:
     return [m if isinstance(m, dict) else message_to_dict(m) for m in messages]
 
 
-async def run_ours(folder: Path, msgs: list[BaseMessage], ends: list[int], reads: int) -> Result:
-    path = folder / "snapshots.db"
-    store = SqliteSnapshotStore(path)
-    recorder = SnapshotRecorder(store, SETTINGS, EventBus())
-    times, ids = [], []
+@dataclass
+class Job:
+    """The same steps for every store, and the raw commit timed between captures."""
+
+    msgs: list[BaseMessage]
+    ends: list[int]
+    reads: int
+    raw: Callable[[], Awaitable[None]]
+    raw_per_step: int
+
+
+@dataclass
+class Result:
+    """One store's figures for one size (ms, bytes)."""
+
+    raw: float  # ms, the 20 KB commit timed between this store's captures
+    median: float  # ms, capture
+    tail: float  # ms, capture over the last 10 % of steps
+    per_step: float  # bytes
+    size: float  # bytes
+    read_newest: float  # ms
+    read_middle: float  # ms
+    read_ok: bool  # the middle step read back equals what was captured
+
+
+async def measure(
+    path: Path, capture: Capture, checkpoint: Callable[[], Awaitable[Any]], read: Read, job: Job
+) -> Result:
+    """Capture every step (only the store call is timed), then size the file and time reads."""
+    msgs, ends, reads = job.msgs, job.ends, job.reads
+    times, raw = [], []
     for step, end in enumerate(ends):
         state = make_state(msgs, step, end)
         t0 = time.perf_counter()
+        await capture(step, state)
+        times.append((time.perf_counter() - t0) * 1000)
+        raw += await samples_ms(job.raw, job.raw_per_step)
+    await checkpoint()
+    size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+    newest, mid = len(ends) - 1, len(ends) // 2
+    ok = as_dicts(await read(mid)) == as_dicts(msgs[: ends[mid]])
+    tail = times[-max(1, len(times) // 10):]
+    return Result(
+        statistics.median(raw), statistics.median(times), statistics.median(tail), size / len(times), size,
+        statistics.median(await samples_ms(lambda: read(newest), reads)),
+        statistics.median(await samples_ms(lambda: read(mid), reads)), ok,
+    )
+
+
+async def run_ours(folder: Path, job: Job) -> Result:
+    store = SqliteSnapshotStore(folder / "snapshots.db")
+    recorder = SnapshotRecorder(store, SETTINGS, EventBus())
+    ids: list[str] = []
+
+    async def capture(step: int, state: State) -> None:
         info = await recorder.capture(CHAT, state, last=True)
-        times.append(ms_since(t0))
         if info is None:
             raise RuntimeError("capture failed: see the log above")
         ids.append(info.id)
-    await store.db.run(lambda c: c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
-    size = file_bytes(path)
-    mid = len(ids) // 2
-    got = await store.get(CHAT, ids[mid])
-    ok = got is not None and got.state["messages"] == as_dicts(msgs[: ends[mid]])
-    result = await summarize(
-        "ours", times, size, reads, lambda: store.get(CHAT, ids[-1]), lambda: store.get(CHAT, ids[mid]), ok
-    )
-    await store.close()
-    return result
+
+    async def read(step: int) -> list[Any]:
+        got = await store.get(CHAT, ids[step])
+        return got.state["messages"] if got else []
+
+    try:
+        truncate = "PRAGMA wal_checkpoint(TRUNCATE)"
+        return await measure(store.path, capture, lambda: store.db.run(lambda c: c.execute(truncate)), read, job)
+    finally:
+        await store.close()
 
 
-async def run_langgraph(folder: Path, msgs: list[BaseMessage], ends: list[int], reads: int) -> Result:
+async def run_langgraph(folder: Path, job: Job) -> Result:
     path = folder / "langgraph.db"
-    async with aiosqlite.connect(path) as conn:
-        saver = AsyncSqliteSaver(conn)
-        await saver.setup()
-        for pragma in PRAGMAS:
-            await conn.execute(pragma)
-        config: Any = {"configurable": {"thread_id": CHAT, "checkpoint_ns": ""}}
-        checkpoint: Checkpoint = empty_checkpoint()
-        times, configs = [], []
-        for step, end in enumerate(ends):
-            state = make_state(msgs, step, end)
-            checkpoint = create_checkpoint(checkpoint, None, step)
-            versions = {k: saver.get_next_version(checkpoint["channel_versions"].get(k), None) for k in state}
-            checkpoint["channel_values"] = state
-            checkpoint["channel_versions"] = {**checkpoint["channel_versions"], **versions}
-            metadata: Any = {"source": "loop", "step": step, "parents": {}}
-            t0 = time.perf_counter()
-            config = await saver.aput(config, checkpoint, metadata, versions)
-            times.append(ms_since(t0))
-            configs.append(config)
-        await conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        size = file_bytes(path)
-        mid = len(configs) // 2
-        got = await saver.aget_tuple(configs[mid])
-        ok = got is not None and as_dicts(got.checkpoint["channel_values"]["messages"]) == as_dicts(msgs[: ends[mid]])
-        return await summarize(
-            "langgraph", times, size, reads, lambda: saver.aget_tuple(configs[-1]),
-            lambda: saver.aget_tuple(configs[mid]), ok,
-        )
+    conn = await connect(path)
+    saver = AsyncSqliteSaver(conn)
+    await saver.setup()
+    configs: list[Any] = [{"configurable": {"thread_id": CHAT, "checkpoint_ns": ""}}]
+    last = [empty_checkpoint()]
+
+    async def capture(step: int, state: State) -> None:
+        checkpoint = create_checkpoint(last[0], None, step)
+        old = checkpoint["channel_versions"]
+        versions: ChannelVersions = {k: saver.get_next_version(cast("str | None", old.get(k)), None) for k in state}
+        checkpoint["channel_values"] = state
+        checkpoint["channel_versions"] = {**old, **versions}
+        metadata: Any = {"source": "loop", "step": step, "parents": {}}
+        configs.append(await saver.aput(configs[-1], checkpoint, metadata, versions))
+        last[0] = checkpoint
+
+    async def read(step: int) -> list[Any]:
+        got = await saver.aget_tuple(configs[step + 1])
+        return list(got.checkpoint["channel_values"]["messages"]) if got else []
+
+    try:
+        return await measure(path, capture, lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"), read, job)
+    finally:
+        await conn.close()
 
 
-async def run_naive(folder: Path, msgs: list[BaseMessage], ends: list[int], reads: int) -> Result:
+async def run_naive(folder: Path, job: Job) -> Result:
     path = folder / "naive.db"
-    async with aiosqlite.connect(path) as conn:
-        for pragma in PRAGMAS:
-            await conn.execute(pragma)
-        await conn.execute("CREATE TABLE steps (seq INTEGER PRIMARY KEY, chat_id TEXT NOT NULL, state BLOB NOT NULL)")
+    conn = await connect(path)
+    await conn.execute("CREATE TABLE steps (seq INTEGER PRIMARY KEY, chat_id TEXT NOT NULL, state BLOB NOT NULL)")
+
+    async def capture(step: int, state: State) -> None:
+        blob = orjson.dumps({**state, "messages": [message_to_dict(m) for m in state["messages"]]})
+        await conn.execute("INSERT INTO steps (seq, chat_id, state) VALUES (?, ?, ?)", (step, CHAT, blob))
         await conn.commit()
-        times = []
-        for step, end in enumerate(ends):
-            state = make_state(msgs, step, end)
-            t0 = time.perf_counter()
-            blob = orjson.dumps({**state, "messages": [message_to_dict(m) for m in state["messages"]]})
-            await conn.execute("INSERT INTO steps (chat_id, state) VALUES (?, ?)", (CHAT, blob))
-            await conn.commit()
-            times.append(ms_since(t0))
-        await conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        size = file_bytes(path)
 
-        async def read(seq: int) -> State:
-            async with conn.execute("SELECT state FROM steps WHERE seq = ?", (seq,)) as cur:
-                row = await cur.fetchone()
-            if row is None:
-                raise LookupError(seq)
-            return dict(orjson.loads(row[0]))
+    async def read(step: int) -> list[Any]:
+        async with conn.execute("SELECT state FROM steps WHERE seq = ?", (step,)) as cur:
+            row = await cur.fetchone()
+        return list(orjson.loads(row[0])["messages"]) if row else []
 
-        mid = len(ends) // 2
-        ok = (await read(mid + 1))["messages"] == as_dicts(msgs[: ends[mid]])
-        return await summarize("naive", times, size, reads, lambda: read(len(ends)), lambda: read(mid + 1), ok)
+    try:
+        return await measure(path, capture, lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"), read, job)
+    finally:
+        await conn.close()
 
 
-async def raw_commits(folder: Path, times: int) -> list[float]:
-    """Times of one insert of a 20 KB blob + commit, with our pragmas."""
+@asynccontextmanager
+async def raw_writer(folder: Path) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """One insert of a 20 KB blob + commit, with our pragmas."""
     blob = random.Random(3).randbytes(20 * 1024)
-    async with aiosqlite.connect(folder / "raw.db") as conn:
-        for pragma in PRAGMAS:
-            await conn.execute(pragma)
-        await conn.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+    conn = await connect(folder / "raw.db")
+    await conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+
+    async def write() -> None:
+        await conn.execute("INSERT INTO t (body) VALUES (?)", (blob,))
         await conn.commit()
 
-        async def write() -> None:
-            await conn.execute("INSERT INTO t (body) VALUES (?)", (blob,))
-            await conn.commit()
-
+    try:
         await samples_ms(write, 10)  # warm up
-        return await samples_ms(write, times)
+        yield write
+    finally:
+        await conn.close()
 
 
-def verdict(value: float, target: float) -> str:
-    return "PASS" if value <= target else "MISS"
+def median_of(rounds: list[Result]) -> Result:
+    """The median of each figure over the rounds."""
+    def med(name: str) -> float:
+        return float(statistics.median(getattr(r, name) for r in rounds))
+
+    return Result(med("raw"), med("median"), med("tail"), med("per_step"), med("size"), med("read_newest"),
+                  med("read_middle"), all(r.read_ok for r in rounds))
 
 
-async def bench_size(n: int, rounds: int, reads: int, raw_times: int) -> None:
-    """Run every store on the same steps; with several rounds each figure is their median.
-
-    The raw baseline runs half before and half after the stores in each round, so it
-    sees the same machine (thread wake-up times here drift between runs).
-    """
-    msgs = conversation(n)
-    ends = step_ends(n)
+async def bench_size(n: int, rounds: int, reads: int, raw_samples: int) -> None:
+    """Run every store on the same steps; with several rounds each figure is their median."""
+    msgs, ends = conversation(n), step_ends(n)
     avg = sum(len(orjson.dumps(message_to_dict(m))) for m in msgs) / n
     runners = {"ours": run_ours, "langgraph": run_langgraph, "naive": run_naive}
     per_round: dict[str, list[Result]] = {name: [] for name in runners}
-    raw_samples: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="kazma-bench-raw-") as raw_dir:
-        for _ in range(rounds):
-            raw_samples += await raw_commits(Path(raw_dir), raw_times // (2 * rounds))
-            for name, runner in runners.items():
-                gc.collect()  # start each store with the same heap
-                with tempfile.TemporaryDirectory(prefix=f"kazma-bench-{name}-") as tmp:
-                    per_round[name].append(await runner(Path(tmp), msgs, ends, reads))
-            raw_samples += await raw_commits(Path(raw_dir), raw_times // (2 * rounds))
-    results = {name: combine(rs) for name, rs in per_round.items()}
-    raw = statistics.median(raw_samples)
+    for _ in range(rounds):
+        for name, runner in runners.items():
+            gc.collect()  # every store starts from the same heap
+            with tempfile.TemporaryDirectory(prefix=f"kazma-bench-{name}-") as tmp:
+                async with raw_writer(Path(tmp)) as raw:
+                    job = Job(msgs, ends, reads, raw, max(1, raw_samples // len(ends)))
+                    per_round[name].append(await runner(Path(tmp), job))
+    results = {name: median_of(rs) for name, rs in per_round.items()}
 
     print(f"\n== {n} messages (avg {avg:.0f} B as JSON), {len(ends)} steps in {(len(ends) + 9) // 10} turns,"
           f" {rounds} round(s) ==")
     head = (f"{'store':<10} {'capture ms':>10} {'last10% ms':>10} {'B/step':>11} {'file MB':>9}"
-            f" {'read new ms':>11} {'read mid ms':>11}  ok")
-    print(head)
-    print("-" * len(head))
-    for r in results.values():
-        print(
-            f"{r.store:<10} {r.median:>10.3f} {r.tail:>10.3f} {r.per_step:>11,.0f} {r.size / 1e6:>9.2f}"
-            f" {r.read_newest:>11.3f} {r.read_middle:>11.3f}  {'yes' if r.read_ok else 'NO'}"
-        )
-    print(f"{'raw 20 KB':<10} {raw:>10.3f}   (insert + commit, median of {len(raw_samples)})")
+            f" {'read new ms':>11} {'read mid ms':>11} {'raw 20KB ms':>11}  read ok")
+    print(head + "\n" + "-" * len(head))
+    for name, r in results.items():
+        print(f"{name:<10} {r.median:>10.3f} {r.tail:>10.3f} {r.per_step:>11,.0f} {r.size / 1e6:>9.2f}"
+              f" {r.read_newest:>11.3f} {r.read_middle:>11.3f} {r.raw:>11.3f}  {'yes' if r.read_ok else 'NO'}")
+    print("(raw 20KB: insert + commit of a 20 KB blob, timed between that store's captures)")
 
     ours, lg, naive = results["ours"], results["langgraph"], results["naive"]
     rows = [
         ("ours capture / langgraph put (median)", ours.median / lg.median, 0.1),
         ("ours capture / langgraph put (last 10%)", ours.tail / lg.tail, 0.1),
-        ("ours capture / raw 20 KB commit (median)", ours.median / raw, 4.0),
-        ("ours capture / raw 20 KB commit (last 10%)", ours.tail / raw, 4.0),
+        ("ours capture / raw 20 KB commit (median)", ours.median / ours.raw, 4.0),
+        ("ours capture / raw 20 KB commit (last 10%)", ours.tail / ours.raw, 4.0),
         ("ours bytes per step / naive bytes per step", ours.per_step / naive.per_step, 1 / 40),
         ("ours read-back ms (slower of newest, middle)", max(ours.read_newest, ours.read_middle), 15.0),
     ]
     for label, value, target in rows:
-        print(f"  {label:<46} {value:>9.4f}   target <= {target:<7.4g} {verdict(value, target)}")
+        print(f"  {label:<46} {value:>9.4f}   target <= {target:<7.4g} {'PASS' if value <= target else 'MISS'}")
     print(f"  (naive / ours bytes per step: {naive.per_step / ours.per_step:,.1f}x;"
           f" langgraph / ours: {lg.per_step / ours.per_step:,.1f}x)")
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(description="Capture benchmark: ours vs LangGraph vs naive vs raw.")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (under a minute)")
     args = parser.parse_args()
-    rounds, reads, raw_times = (1, 5, 200) if args.quick else (3, 21, 600)
+    rounds, reads, raw_samples = (1, 5, 100) if args.quick else (3, 21, 300)
     print(f"Kazma capture bench ({'quick' if args.quick else 'full'}): {rounds} round(s) per size,"
           f" reads median of {reads}, WAL + synchronous=NORMAL everywhere")
     for n in SIZES:
-        await bench_size(n, rounds, reads, raw_times)
+        await bench_size(n, rounds, reads, raw_samples)
 
 
 if __name__ == "__main__":

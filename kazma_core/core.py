@@ -14,6 +14,7 @@ from kazma_core.chats import ChatService
 from kazma_core.events import EventBus
 from kazma_core.settings import Settings, ensure_data_dir
 from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.audit_sqlite import AuditStore
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
 from kazma_core.time_travel import SnapshotRecorder
 
@@ -24,6 +25,7 @@ class Core:
     store: AppStore
     snapshots: SqliteSnapshotStore
     saver: AsyncSqliteSaver
+    audit: AuditStore
     events: EventBus
     recorder: SnapshotRecorder
     turns: TurnRunner
@@ -36,14 +38,16 @@ class Core:
         await store.count_users()  # creates and migrates kazma.db now, not on first use
         snapshots = SqliteSnapshotStore(settings.snapshots_db)
         saver = await open_saver(settings.checkpoints_db)
+        audit = AuditStore(settings.audit_db)
         events = EventBus()
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(saver)
         turns = TurnRunner(settings, store, saver, graph, build_model(settings.model), recorder, events)
         chats = ChatService(store, snapshots, saver, events)
-        return cls(settings, store, snapshots, saver, events, recorder, turns, chats)
+        return cls(settings, store, snapshots, saver, audit, events, recorder, turns, chats)
 
     async def close(self) -> None:
         await self.snapshots.close()
+        await self.audit.close()
         await self.store.close()
         await self.saver.conn.close()

@@ -9,13 +9,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import uuid
 from collections.abc import AsyncIterator
 
 from kazma_core.errors import TurnRunning
 from kazma_core.stores.app_sqlite import AppStore
 
-HOLDER_PREFIX = f"{os.getpid()}-"
+HOLDER_PREFIX = f"{socket.gethostname()}:{os.getpid()}:"
+
+
+def holder_is_dead(holder: str) -> bool:
+    """True when the lease's holder was a process on this machine that no longer runs."""
+    host, _, rest = holder.partition(":")
+    pid, _, _ = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 @contextlib.asynccontextmanager

@@ -121,3 +121,24 @@ class SnapshotRecorder:
         CAPTURE_TOTAL.labels(result="truncated" if info.truncated else "stored").inc()
         self.events.publish(chat_id, "snapshot", info.to_dict())
         return info
+
+
+PLATFORM_KEYS = frozenset({"chat_id", "user_id", "message_id"})
+
+
+def strip_platform_ids(value: Any) -> Any:
+    """Drop chat-platform ids wherever they hide in a saved state: they never belong in it."""
+    if isinstance(value, dict):
+        return {k: strip_platform_ids(v) for k, v in value.items() if k not in PLATFORM_KEYS}
+    if isinstance(value, list):
+        return [strip_platform_ids(v) for v in value]
+    return value
+
+
+def ends_with_answer(state: dict[str, Any]) -> bool:
+    """Whether a saved state ends with the turn's answer (an AI message asking for no tool)."""
+    messages = state.get("messages") or []
+    if not messages:
+        return False
+    last = messages[-1]
+    return last.get("type") == "ai" and not (last.get("data") or {}).get("tool_calls")

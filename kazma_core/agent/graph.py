@@ -12,10 +12,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+    messages_from_dict,
+)
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import ValidationError
@@ -95,7 +102,7 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
     if not isinstance(last, AIMessage):
         return {}
     scratch = dict(state.get("scratchpad") or {})
-    ctx = ToolContext(deps.chat_id, deps.turn_index, deps.store, deps.workspace, scratch)
+    ctx = ToolContext(deps.chat_id, deps.turn_index, state.get("iteration", 0), deps.store, deps.workspace, scratch)
     results: list[ToolMessage] = []
     gates = list(state.get("gates") or [])
     for call in last.tool_calls:
@@ -169,3 +176,22 @@ def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:
     graph.add_edge("tool_worker", "supervisor")
     graph.add_edge("respond", END)
     return graph.compile(checkpointer=checkpointer)
+
+
+async def write_finished_turn(graph: Any, thread_id: str, state: dict[str, Any]) -> None:
+    """Make a saved state (JSON form) the thread's newest checkpoint, as a finished turn:
+    no next node, no interrupt, no tool call without its result."""
+    messages = messages_from_dict(state.get("messages") or [])
+    values = {
+        "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages, *closing_messages(messages)],
+        "plan": state.get("plan") or [],
+        "routing": state.get("routing") or {},
+        "cost": state.get("cost") or {},
+        "scratchpad": state.get("scratchpad") or {},
+        "turn_index": state.get("turn_index", 0),
+        "questions": state.get("questions") or [],
+        "iteration": state.get("iteration", 0),
+        "model": state.get("model") or "",
+        "gates": [],
+    }
+    await graph.aupdate_state({"configurable": {"thread_id": thread_id}}, values, as_node="respond")

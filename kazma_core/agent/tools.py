@@ -27,6 +27,7 @@ class ToolContext:
 
     chat_id: str
     turn_index: int
+    iteration: int
     store: AppStore
     workspace: Path
     scratchpad: dict[str, Any]
@@ -103,12 +104,14 @@ def calculate(expression: str) -> float | int:
 
 
 async def _remember(ctx: ToolContext, args: RememberArgs) -> str:
-    await ctx.store.add_fact(ctx.chat_id, ctx.turn_index, args.fact)
+    if not await ctx.store.memory_on(ctx.chat_id):
+        return "Memory is off in this chat, so I did not remember that."
+    await ctx.store.add_fact(ctx.chat_id, ctx.turn_index, ctx.iteration, args.fact)
     return f"Remembered: {args.fact}"
 
 
 async def _forget(ctx: ToolContext, args: ForgetArgs) -> str:
-    count = await ctx.store.forget_fact(ctx.chat_id, ctx.turn_index, args.fact)
+    count = await ctx.store.forget_fact(ctx.chat_id, ctx.turn_index, ctx.iteration, args.fact)
     return f"Forgot: {args.fact}" if count else f"I had nothing remembered as: {args.fact}"
 
 

@@ -29,6 +29,7 @@ MIGRATIONS: list[str] = [
         title TEXT NOT NULL,
         created_at REAL NOT NULL,
         last_turn INTEGER NOT NULL DEFAULT 0,
+        memory INTEGER NOT NULL DEFAULT 1,
         forked_from_chat TEXT,
         forked_from_step TEXT,
         forked_from_turn INTEGER,
@@ -48,8 +49,10 @@ MIGRATIONS: list[str] = [
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
         turn_index INTEGER NOT NULL,
+        iteration INTEGER NOT NULL DEFAULT 0,
         text TEXT NOT NULL,
         forgotten_turn INTEGER,
+        forgotten_iteration INTEGER,
         created_at REAL NOT NULL
     );
     CREATE INDEX facts_chat ON facts(chat_id, turn_index);

@@ -253,21 +253,21 @@ class AppStore:
         return [TranscriptRow(*tuple(r)) for r in rows]
 
     # facts --------------------------------------------------------------------------
-    async def add_fact(self, chat_id: str, turn_index: int, text: str) -> None:
+    async def add_fact(self, chat_id: str, turn_index: int, iteration: int, text: str) -> None:
         await self.db.tx(
             lambda c: c.execute(
-                "INSERT INTO facts (chat_id, turn_index, text, created_at) VALUES (?, ?, ?, ?)",
-                (chat_id, turn_index, text, time.time()),
+                "INSERT INTO facts (chat_id, turn_index, iteration, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                (chat_id, turn_index, iteration, text, time.time()),
             )
         )
 
-    async def forget_fact(self, chat_id: str, turn_index: int, text: str) -> int:
-        """The agent's forget: marked with the turn, so a restore to before it brings the fact back."""
+    async def forget_fact(self, chat_id: str, turn_index: int, iteration: int, text: str) -> int:
+        """The agent's forget: marked with its step, so a restore to before it brings the fact back."""
         cur = await self.db.tx(
             lambda c: c.execute(
-                "UPDATE facts SET forgotten_turn = ? WHERE chat_id = ? AND forgotten_turn IS NULL"
-                " AND lower(text) = lower(?)",
-                (turn_index, chat_id, text),
+                "UPDATE facts SET forgotten_turn = ?, forgotten_iteration = ? WHERE chat_id = ?"
+                " AND forgotten_turn IS NULL AND lower(text) = lower(?)",
+                (turn_index, iteration, chat_id, text),
             )
         )
         return cur.rowcount
@@ -278,6 +278,18 @@ class AppStore:
         )
         return cur.rowcount
 
+    async def delete_fact(self, chat_id: str, fact_id: int) -> Fact | None:
+        """A person's forget: the fact is gone for good (returns it, or None when there was none)."""
+
+        def write(conn: sqlite3.Connection) -> Fact | None:
+            row = conn.execute(
+                "SELECT id, turn_index, text FROM facts WHERE chat_id = ? AND id = ?", (chat_id, fact_id)
+            ).fetchone()
+            conn.execute("DELETE FROM facts WHERE chat_id = ? AND id = ?", (chat_id, fact_id))
+            return Fact(*tuple(row)) if row else None
+
+        return await self.db.tx(write)
+
     async def facts(self, chat_id: str) -> list[Fact]:
         rows = await self.db.run(
             lambda c: c.execute(
@@ -286,6 +298,13 @@ class AppStore:
             ).fetchall()
         )
         return [Fact(*tuple(r)) for r in rows]
+
+    async def memory_on(self, chat_id: str) -> bool:
+        row = await self.db.run(lambda c: c.execute("SELECT memory FROM chats WHERE id = ?", (chat_id,)).fetchone())
+        return bool(row and row["memory"])
+
+    async def set_memory(self, chat_id: str, on: bool) -> None:
+        await self.db.tx(lambda c: c.execute("UPDATE chats SET memory = ? WHERE id = ?", (int(on), chat_id)))
 
     # approval cards -----------------------------------------------------------------
     async def open_card(
@@ -354,6 +373,14 @@ class AppStore:
 
     async def release_lease(self, chat_id: str, holder: str) -> None:
         await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = ? AND holder = ?", (chat_id, holder)))
+
+    async def break_lease(self, chat_id: str, holder: str) -> None:
+        """Drop a dead holder's lease (only after proving the holder is gone)."""
+        await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = ? AND holder = ?", (chat_id, holder)))
+
+    async def lease_holder(self, chat_id: str) -> str | None:
+        row = await self.db.run(lambda c: c.execute("SELECT holder FROM leases WHERE chat_id = ?", (chat_id,)).fetchone())
+        return row["holder"] if row else None
 
     async def lease(self, chat_id: str) -> tuple[str, str] | None:
         """(holder, purpose) of the live lease on a chat, if any."""

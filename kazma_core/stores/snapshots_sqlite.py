@@ -287,6 +287,47 @@ def _read(conn: sqlite3.Connection, chat_id: str, step_id: str) -> Step | None:
     return Step(_info(row), state)
 
 
+def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: str, budgets: Budgets) -> StepInfo | None:
+    row = conn.execute("SELECT * FROM steps WHERE chat_id = ? AND id = ?", (src, step_id)).fetchone()
+    if row is None:
+        return None
+    new_ids: list[int] = []
+    added = 0
+    for start, length in orjson.loads(row["refs"]):
+        found = {
+            r["id"]: (r["digest"], r["body"])
+            for r in conn.execute(
+                "SELECT id, digest, body FROM bodies WHERE id BETWEEN ? AND ? AND chat_id = ?", (start, start + length - 1, src)
+            )
+        }
+        for k in range(length):
+            digest, body = found[start + k]
+            cur = conn.execute("INSERT OR IGNORE INTO bodies (chat_id, digest, body) VALUES (?, ?, ?)", (dst, digest, body))
+            if cur.rowcount == 1:
+                new_ids.append(int(cur.lastrowid or 0))
+                added += len(body)
+            else:
+                (existing,) = conn.execute("SELECT id FROM bodies WHERE chat_id = ? AND digest = ?", (dst, digest)).fetchone()
+                new_ids.append(int(existing))
+    refs = orjson.dumps(_runs_extend([], new_ids))
+    own = row["own_bytes"] - len(row["refs"]) + len(refs)
+    cur = conn.execute(
+        "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, refs, fields) SELECT ?, ?, turn_index, iteration,"
+        " created_at, model, questions, message_count, state_bytes, msg_bytes, ?, truncated, tail_key, ?, fields"
+        " FROM steps WHERE seq = ?",
+        (new_id, dst, own, refs, row["seq"]),
+    )
+    seq = int(cur.lastrowid or 0)
+    _bump(conn, dst, 1, own + added, row["created_at"])
+    _bump(conn, GLOBAL, 1, own + added, row["created_at"])
+    copied = conn.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE seq = ?", (seq,)).fetchone()
+    info = _info(copied)
+    fake = NewStep(new_id, dst, info.turn_index, info.iteration, info.created_at, info.model, [], {}, [], lambda i: b"")
+    _enforce(conn, fake, seq, budgets)
+    return info
+
+
 class SqliteSnapshotStore:
     """The SnapshotStore contract on one SQLite file (secure_delete on: a deleted step's text is gone)."""
 
@@ -313,6 +354,10 @@ class SqliteSnapshotStore:
 
     async def put(self, step: NewStep, budgets: Budgets) -> PutResult:
         return await self._tx(lambda c: _put(c, step, budgets))
+
+    async def copy(self, src_chat: str, step_id: str, dst_chat: str, new_id: str, budgets: Budgets) -> StepInfo | None:
+        """Copy one step into another chat (a fork's first step), bodies included."""
+        return await self._tx(lambda c: _copy(c, src_chat, step_id, dst_chat, new_id, budgets))
 
     async def list_steps(self, chat_id: str) -> list[StepInfo]:
         rows = await self._run(

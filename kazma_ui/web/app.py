@@ -15,6 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings
+from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import chat_api
 from kazma_ui.web.auth import CSRF_COOKIE, SESSION_COOKIE
 
@@ -25,6 +26,8 @@ def create_app(settings: Settings) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.core = await Core.open(settings)
+        app.state.rewind = RewindService(app.state.core)
+        await app.state.rewind.recover()
         app.state.tasks = set()
         try:
             yield

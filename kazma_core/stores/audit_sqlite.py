@@ -1,0 +1,76 @@
+"""time_travel_audit.db: who restored, forked or cleared what, from where, and how it went."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kazma_core.stores.sqlite import SqliteDB
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at REAL NOT NULL,
+        user_id TEXT NOT NULL,
+        surface TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        step_id TEXT,
+        action TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        checkpoint_before TEXT,
+        new_chat_id TEXT,
+        detail TEXT
+    );
+    CREATE INDEX audit_chat ON audit(chat_id, id)
+    """,
+]
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    at: float
+    user_id: str
+    surface: str
+    chat_id: str
+    step_id: str | None
+    action: str
+    outcome: str
+    checkpoint_before: str | None
+    new_chat_id: str | None
+    detail: str | None
+
+
+class AuditStore:
+    def __init__(self, path: Path) -> None:
+        self.db = SqliteDB(path, MIGRATIONS)
+
+    async def record(self, row: AuditRow) -> None:
+        await self.db.tx(
+            lambda c: c.execute(
+                "INSERT INTO audit (at, user_id, surface, chat_id, step_id, action, outcome, checkpoint_before,"
+                " new_chat_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.at or time.time(), row.user_id, row.surface, row.chat_id, row.step_id, row.action,
+                    row.outcome, row.checkpoint_before, row.new_chat_id, row.detail,
+                ),
+            )
+        )
+
+    async def rows(self, chat_id: str | None = None) -> list[AuditRow]:
+        def read(conn: sqlite3.Connection) -> list[AuditRow]:
+            sql = "SELECT * FROM audit" + (" WHERE chat_id = ?" if chat_id else "") + " ORDER BY id"
+            return [
+                AuditRow(
+                    r["at"], r["user_id"], r["surface"], r["chat_id"], r["step_id"], r["action"], r["outcome"],
+                    r["checkpoint_before"], r["new_chat_id"], r["detail"],
+                )
+                for r in conn.execute(sql, (chat_id,) if chat_id else ())
+            ]
+
+        return await self.db.run(read)
+
+    async def close(self) -> None:
+        await self.db.close()

@@ -1,0 +1,284 @@
+"""The one rewind service: list, read, restore, fork, compare and clear saved steps.
+
+Every surface (HTTP, web, TUI, Telegram, Discord, Slack) calls this and nothing else
+for time travel, so each rule lives here once: step addresses, ownership (failing
+closed with not_found), refusals, the durable restore, the audit trail, the metrics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from langchain_core.messages import message_to_dict
+
+from kazma_core.agent.graph import write_finished_turn
+from kazma_core.core import Core
+from kazma_core.errors import (
+    AmbiguousStep,
+    ApprovalPending,
+    InvalidStep,
+    KazmaError,
+    NotFound,
+    SnapshotTruncated,
+)
+from kazma_core.leases import chat_lease, holder_is_dead
+from kazma_core.metrics import REWIND_TOTAL
+from kazma_core.stores.app_rewind import Intent, RewindRows, StepPoint
+from kazma_core.stores.app_sqlite import User
+from kazma_core.stores.audit_sqlite import AuditRow
+from kazma_core.stores.snapshots import StepInfo
+from kazma_core.time_travel import ends_with_answer, strip_platform_ids
+from kazma_ui.step_views import compare_states, label, message_view, render_comparison, side_effects
+
+log = logging.getLogger(__name__)
+
+MIN_PREFIX = 8
+HEX = re.compile(r"[0-9a-f]+")
+METERED = {"restore", "fork"}
+
+
+@dataclass
+class _Attempt:
+    """What the audit row of one attempt will say."""
+
+    step_id: str | None = None
+    checkpoint_before: str | None = None
+    new_chat_id: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def step_label(info: StepInfo) -> str:
+    return f"turn {info.turn_index}, step {info.iteration}"
+
+
+def _view(info: StepInfo) -> dict[str, Any]:
+    return {**info.to_dict(), "label": step_label(info)}
+
+
+class RewindService:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.rows = RewindRows(core.store)
+
+    # addresses and checks ---------------------------------------------------------------
+    async def resolve(self, chat_id: str, address: str) -> StepInfo:
+        """A full id or a unique prefix of at least 8 hex characters, within this chat only."""
+        given = (address or "").strip()
+        prefix = given.lower()
+        if not HEX.fullmatch(prefix):
+            raise InvalidStep(f"{given!r} is not a step id. Use the id shown by /replay list (8 or more of its characters).")
+        if len(prefix) < MIN_PREFIX:
+            raise InvalidStep(f"{given!r} is too short: give at least {MIN_PREFIX} characters of the step id.")
+        found = await self.core.snapshots.find(chat_id, prefix, limit=10)
+        if not found:
+            raise NotFound(f"No saved step of this chat starts with {given}. /replay list shows the steps.")
+        if len(found) > 1:
+            candidates = [f"{step_label(s)} ({s.id})" for s in found]
+            raise AmbiguousStep(
+                f"{given} matches {len(found)} steps: " + "; ".join(candidates) + ". Give more characters.",
+                candidates=candidates,
+            )
+        return found[0]
+
+    @staticmethod
+    def _refuse_truncated(info: StepInfo) -> None:
+        if info.truncated:
+            raise SnapshotTruncated(
+                f"{step_label(info)} was saved cut, because it was larger than the step size limit. "
+                "It can be read, but not restored or forked: pick another step."
+            )
+
+    async def _checkpoint_id(self, chat_id: str) -> str | None:
+        found = await self.core.saver.aget_tuple({"configurable": {"thread_id": chat_id}})
+        return found.checkpoint["id"] if found else None
+
+    @contextlib.asynccontextmanager
+    async def _audited(self, action: str, user: User, surface: str, chat_id: str) -> AsyncIterator[_Attempt]:
+        attempt = _Attempt()
+        outcome = "ok"
+        try:
+            yield attempt
+        except KazmaError as err:
+            outcome = err.code
+            raise
+        except Exception:
+            outcome = "error"
+            raise
+        finally:
+            if action in METERED:
+                REWIND_TOTAL.labels(action=action, outcome=outcome).inc()
+            await self.core.audit.record(
+                AuditRow(
+                    at=time.time(), user_id=user.id, surface=surface, chat_id=str(chat_id)[:64],
+                    step_id=attempt.step_id, action=action, outcome=outcome,
+                    checkpoint_before=attempt.checkpoint_before, new_chat_id=attempt.new_chat_id,
+                    detail=orjson.dumps(attempt.detail).decode() if attempt.detail else None,
+                )
+            )
+
+    # reading -------------------------------------------------------------------------------
+    async def list_threads(self, user: User, surface: str) -> list[dict[str, Any]]:
+        chats = {c.id: c for c in await self.core.chats.list(user)}
+        return [
+            {"thread_id": t.chat_id, "title": chats[t.chat_id].title, "steps": t.steps, "bytes": t.bytes, "last_at": t.last_at}
+            for t in await self.core.snapshots.threads()
+            if t.chat_id in chats
+        ]
+
+    async def list_steps(self, user: User, surface: str, chat_id: str) -> dict[str, Any]:
+        await self.core.chats.owned(user, chat_id)
+        infos = await self.core.snapshots.list_steps(chat_id)
+        turns: dict[int, dict[str, Any]] = {}
+        for info in infos:
+            turn = turns.setdefault(info.turn_index, {"turn_index": info.turn_index, "questions": info.questions, "steps": []})
+            turn["steps"].append({"step": info.iteration, "snapshot_id": info.id, "label": step_label(info), "truncated": info.truncated})
+        return {"thread_id": chat_id, "snapshots": [_view(i) for i in infos], "turns": list(turns.values())}
+
+    async def get_step(self, user: User, surface: str, chat_id: str, address: str) -> dict[str, Any]:
+        await self.core.chats.owned(user, chat_id)
+        info = await self.resolve(chat_id, address)
+        step = await self.core.snapshots.get(chat_id, info.id)
+        if step is None:
+            raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+        state = step.state
+        return {
+            "snapshot": _view(info),
+            "messages": [message_view(m) for m in state.get("messages", [])],
+            **{k: state.get(k) for k in ("plan", "routing", "cost", "scratchpad", "model", "gates")},
+        }
+
+    async def preview_restore(self, user: User, surface: str, chat_id: str, address: str) -> dict[str, Any]:
+        """What a restore to this step would take back, and the side effects it will not undo."""
+        await self.core.chats.owned(user, chat_id)
+        info = await self.resolve(chat_id, address)
+        current = await self.core.turns.graph.aget_state(self.core.turns.config(chat_id))
+        later = [message_to_dict(m) for m in current.values.get("messages", [])[info.message_count :]]
+        steps = await self.core.snapshots.list_steps(chat_id)
+        return {
+            "snapshot": _view(info),
+            "side_effects": side_effects(later),
+            "later_steps": sum(1 for s in steps if s.seq > info.seq),
+            "later_turns": max((await self.core.store.get_chat(chat_id)).last_turn - info.turn_index, 0),  # type: ignore[union-attr]
+            "restorable": not info.truncated,
+        }
+
+    async def compare(self, user: User, surface: str, chat_id: str, a: str, b: str) -> dict[str, Any]:
+        await self.core.chats.owned(user, chat_id)
+        ia, ib = await self.resolve(chat_id, a), await self.resolve(chat_id, b)
+        sa, sb = await self.core.snapshots.get(chat_id, ia.id), await self.core.snapshots.get(chat_id, ib.id)
+        if sa is None or sb is None:
+            raise NotFound("One of the two steps was deleted meanwhile. /replay list shows the steps.")
+        diff = compare_states(sa.state, sb.state, ia.to_dict(), ib.to_dict())
+        return {**diff, "text": render_comparison(diff)}
+
+    # changing ------------------------------------------------------------------------------
+    async def restore(self, user: User, surface: str, chat_id: str, address: str) -> dict[str, Any]:
+        async with self._audited("restore", user, surface, chat_id) as attempt:
+            await self.core.chats.owned(user, chat_id)
+            info = await self.resolve(chat_id, address)
+            attempt.step_id = info.id
+            self._refuse_truncated(info)
+            await self.core.turns.settle_expired(chat_id)
+            ttl = self.core.settings.agent.lease_seconds
+            async with chat_lease(self.core.store, chat_id, "restore", ttl):
+                await self._refuse_pending(chat_id)
+                step = await self.core.snapshots.get(chat_id, info.id)
+                if step is None:
+                    raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+                attempt.checkpoint_before = await self._checkpoint_id(chat_id)
+                point = StepPoint(info.turn_index, info.iteration, ends_with_answer(step.state))
+                intent = Intent(uuid.uuid4().hex, chat_id, info.id, "started", {
+                    "turn_index": point.turn_index, "iteration": point.iteration,
+                    "is_turn_answer": point.is_turn_answer, "checkpoint_before": attempt.checkpoint_before,
+                })
+                await self.rows.start_intent(intent.id, chat_id, info.id, intent.payload)
+                removed = await self._carry_out(intent, step.state)
+            attempt.detail = {"removed_steps": removed}
+        self.core.events.publish(chat_id, "reload", {"reason": "restored", "snapshot_id": info.id})
+        return {"thread_id": chat_id, "snapshot": _view(info), "turn_index": info.turn_index, "removed_steps": removed}
+
+    async def _refuse_pending(self, chat_id: str) -> None:
+        pending = await self.core.store.cards(chat_id, "pending")
+        if pending:
+            raise ApprovalPending(
+                "An approval is waiting in this chat. Approve or deny it (or let it expire), then try again.",
+                gates=[c.to_dict() for c in pending],
+            )
+
+    async def _carry_out(self, intent: Intent, state: dict[str, Any] | None) -> int:
+        """The restore's steps after its intent; each is safe to run again after a crash."""
+        p = intent.payload
+        point = StepPoint(p["turn_index"], p["iteration"], p["is_turn_answer"])
+        if intent.state == "started":
+            if state is None:
+                return 0
+            await write_finished_turn(self.core.turns.graph, intent.chat_id, strip_platform_ids(state))
+            await self.rows.set_intent_state(intent.id, "checkpointed")
+        if intent.state in ("started", "checkpointed"):
+            await self.rows.take_back(intent.id, intent.chat_id, point)
+        removed = await self.core.snapshots.delete_after(intent.chat_id, intent.step_id)
+        await self.rows.finish_intent(intent.id)
+        return removed
+
+    async def recover(self) -> int:
+        """Finish every restore a crash interrupted (run at start, before serving)."""
+        finished = 0
+        for intent in await self.rows.open_intents():
+            holder = await self.core.store.lease_holder(intent.chat_id)
+            if holder is not None and holder_is_dead(holder):
+                await self.core.store.break_lease(intent.chat_id, holder)
+            ttl = self.core.settings.agent.lease_seconds
+            async with chat_lease(self.core.store, intent.chat_id, "restore", ttl, wait=ttl + 1):
+                step = None
+                if intent.state == "started":
+                    found = await self.core.snapshots.get(intent.chat_id, intent.step_id)
+                    step = found.state if found else None
+                    if step is None:
+                        # Nothing was changed before the checkpoint: the chat stays as it was.
+                        await self.rows.finish_intent(intent.id)
+                        continue
+                await self._carry_out(intent, step)
+            self.core.events.publish(intent.chat_id, "reload", {"reason": "restored"})
+            log.warning("finished restore of chat %s to step %s after a restart", intent.chat_id, intent.step_id)
+            finished += 1
+        return finished
+
+    async def fork(self, user: User, surface: str, chat_id: str, address: str) -> dict[str, Any]:
+        async with self._audited("fork", user, surface, chat_id) as attempt:
+            source = await self.core.chats.owned(user, chat_id)
+            info = await self.resolve(chat_id, address)
+            attempt.step_id = info.id
+            self._refuse_truncated(info)
+            step = await self.core.snapshots.get(chat_id, info.id)
+            if step is None:
+                raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+            new_id = uuid.uuid4().hex
+            # The chat row comes last: until it exists, nothing of the fork is visible.
+            await write_finished_turn(self.core.turns.graph, new_id, strip_platform_ids(step.state))
+            copied = await self.core.snapshots.copy(chat_id, info.id, new_id, uuid.uuid4().hex, self.core.recorder.budgets)
+            point = StepPoint(info.turn_index, info.iteration, ends_with_answer(step.state))
+            title = f"{source.title} (fork)"[:200]
+            chat = await self.rows.create_fork(new_id, user.id, title, chat_id, info.id, point)
+            attempt.new_chat_id = new_id
+        return {
+            "thread_id": new_id,
+            "title": chat.title,
+            "forked_from": chat.forked_from,
+            "snapshot_id": copied.id if copied else None,
+        }
+
+    async def clear(self, user: User, surface: str, chat_id: str) -> dict[str, Any]:
+        async with self._audited("clear", user, surface, chat_id) as attempt:
+            await self.core.chats.owned(user, chat_id)
+            async with chat_lease(self.core.store, chat_id, "clear", self.core.settings.agent.lease_seconds, wait=2.0):
+                deleted = await self.core.snapshots.delete_chat(chat_id)
+            attempt.detail = {"deleted": deleted}
+        return {"thread_id": chat_id, "deleted": deleted}
