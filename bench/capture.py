@@ -50,6 +50,7 @@ from kazma_core.time_travel import SnapshotRecorder
 SIZES = (10, 100, 1000)
 CHAT = "bench-chat"
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
+TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 SETTINGS = TimeTravelSettings(
     enabled=True, max_snapshots=100_000, max_global_snapshots=10_000_000, max_per_turn=10_000,
     max_thread_bytes=1 << 40, max_total_bytes=1 << 44, max_snapshot_bytes=1 << 30,
@@ -195,9 +196,11 @@ async def run_ours(folder: Path, job: Job) -> Result:
         got = await store.get(CHAT, ids[step])
         return got.state["messages"] if got else []
 
+    async def checkpoint() -> None:
+        await store.db.run(lambda c: c.execute(TRUNCATE).fetchall())
+
     try:
-        truncate = "PRAGMA wal_checkpoint(TRUNCATE)"
-        return await measure(store.path, capture, lambda: store.db.run(lambda c: c.execute(truncate)), read, job)
+        return await measure(store.path, capture, checkpoint, read, job)
     finally:
         await store.close()
 
@@ -225,7 +228,7 @@ async def run_langgraph(folder: Path, job: Job) -> Result:
         return list(got.checkpoint["channel_values"]["messages"]) if got else []
 
     try:
-        return await measure(path, capture, lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"), read, job)
+        return await measure(path, capture, lambda: conn.execute(TRUNCATE), read, job)
     finally:
         await conn.close()
 
@@ -246,7 +249,7 @@ async def run_naive(folder: Path, job: Job) -> Result:
         return list(orjson.loads(row[0])["messages"]) if row else []
 
     try:
-        return await measure(path, capture, lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"), read, job)
+        return await measure(path, capture, lambda: conn.execute(TRUNCATE), read, job)
     finally:
         await conn.close()
 

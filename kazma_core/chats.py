@@ -50,3 +50,11 @@ class ChatService:
         await self.snapshots.delete_chat(chat_id)
         await self.store.delete_facts(chat_id)
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
+
+    async def forget_fact(self, user: User, chat_id: str, fact_id: int) -> None:
+        """Forget one memory for good, and the chat's steps from its turn on (each holds it)."""
+        await self.owned(user, chat_id)
+        fact = await self.store.delete_fact(chat_id, fact_id)
+        if fact is None:
+            raise NotFound("There is no such memory in this chat. List the chat's memories to see them.")
+        await self.snapshots.delete_from_turn(chat_id, fact.turn_index)

@@ -231,10 +231,10 @@ class RewindService:
     async def recover(self) -> int:
         """Finish every restore a crash interrupted (run at start, before serving)."""
         finished = 0
+        for chat_id, holder in await self.core.store.lease_holders():
+            if holder_is_dead(holder):
+                await self.core.store.break_lease(chat_id, holder)
         for intent in await self.rows.open_intents():
-            holder = await self.core.store.lease_holder(intent.chat_id)
-            if holder is not None and holder_is_dead(holder):
-                await self.core.store.break_lease(intent.chat_id, holder)
             ttl = self.core.settings.agent.lease_seconds
             async with chat_lease(self.core.store, intent.chat_id, "restore", ttl, wait=ttl + 1):
                 step = None

@@ -282,25 +282,28 @@ async def test_a_request_without_a_valid_token_is_unauthorized(server: RunningSe
     assert await transcript(ann.http, chat) == []
 
 
-@pytest.mark.parametrize(
-    ("path", "body"),
-    [
-        ("/api/chats/{chat}/messages", {}),
-        ("/api/chats/{chat}/messages", {"text": "hi", "extra": 1}),
-        ("/api/chats/{chat}/messages", {"text": ""}),
-        ("/api/chats/{chat}/messages", {"text": 5}),
-        ("/api/chats/{chat}/messages", {"message": "hi"}),
-        ("/api/chats", {"title": "x", "colour": "red"}),
-        ("/api/chats", {"title": "x" * 201}),
-        ("/api/chats/{chat}/approvals/abc", {}),
-        ("/api/chats/{chat}/approvals/abc", {"decision": "maybe"}),
-        ("/api/chats/{chat}/approvals/abc", {"decision": "approve", "note": "sure"}),
-    ],
-)
-async def test_a_body_with_missing_or_unknown_fields_is_invalid_input(ann: Person, path: str, body: dict[str, Any]) -> None:
+INVALID_BODIES: list[tuple[str, dict[str, Any]]] = [
+    ("/api/chats/{chat}/messages", {}),
+    ("/api/chats/{chat}/messages", {"text": "hi", "extra": 1}),
+    ("/api/chats/{chat}/messages", {"text": ""}),
+    ("/api/chats/{chat}/messages", {"text": 5}),
+    ("/api/chats/{chat}/messages", {"message": "hi"}),
+    ("/api/chats", {"title": "x", "colour": "red"}),
+    ("/api/chats", {"title": "x" * 201}),
+    ("/api/chats/{chat}/approvals/abc", {}),
+    ("/api/chats/{chat}/approvals/abc", {"decision": "maybe"}),
+    ("/api/chats/{chat}/approvals/abc", {"decision": "approve", "note": "sure"}),
+]
+
+
+async def test_a_body_with_missing_or_unknown_fields_is_invalid_input(ann: Person) -> None:
     chat = await new_chat(ann.http)
-    response = await ann.http.post(path.format(chat=chat), json=body)
-    error_of(response, 422, "invalid_input")
+    for path, body in INVALID_BODIES:
+        response = await ann.http.post(path.format(chat=chat), json=body)
+        assert response.status_code == 422, (path, body, response.text)
+        error_of(response, 422, "invalid_input")
+    missing = await ann.http.post(f"/api/chats/{chat}/messages", json={})
+    assert "text" in error_of(missing, 422, "invalid_input")["message"]  # it names the field to fix
     assert await transcript(ann.http, chat) == []
     assert await chat_ids(ann.http) == [chat]
 
@@ -409,6 +412,40 @@ async def test_a_deleted_chat_is_gone_with_its_steps(server: RunningServer, ann:
     assert await core.saver.aget_tuple({"configurable": {"thread_id": chat}}) is None
     assert await core.snapshots.list_steps(kept) == kept_steps
     assert len(await transcript(ann.http, kept)) == 2
+
+
+async def turn_over(server: RunningServer, chat: str) -> None:
+    """Wait (bounded) until no turn holds the chat's lease."""
+
+    async def released() -> None:
+        while await server.core.store.lease(chat) is not None:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(released(), 10)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: DELETE /api/chats/{id} answers 204 while a turn runs in the chat and does not stop it; "
+    "the turn goes on and saves its later steps (snapshots.db) and LangGraph checkpoints for the deleted chat",
+)
+async def test_deleting_a_chat_while_its_turn_runs_leaves_none_of_its_steps(server: RunningServer, ann: Person) -> None:
+    chat = await new_chat(ann.http)
+    async with server.client(ann.token) as listener, open_events(listener, chat) as events:
+        accepted = await ann.http.post(f"/api/chats/{chat}/messages", params={"wait": "false"}, json={"text": "sleep 0.3"})
+        assert accepted.status_code == 202
+        await events.until("message", role="user")
+        deleted = await ann.http.delete(f"/api/chats/{chat}")
+    if deleted.status_code == 409:  # refusing is a fix too: then the chat must be intact
+        error_of(deleted, 409, "turn_running")
+        await turn_over(server, chat)
+        assert await chat_ids(ann.http) == [chat]
+        return
+    assert deleted.status_code == 204
+    await turn_over(server, chat)
+    assert await chat_ids(ann.http) == []
+    assert await server.core.snapshots.list_steps(chat) == []
+    assert await server.core.saver.aget_tuple({"configurable": {"thread_id": chat}}) is None
 
 
 async def test_forgetting_a_chat_drops_its_steps_and_what_it_learned(server: RunningServer, ann: Person) -> None:
