@@ -1,9 +1,13 @@
-"""Chats as their owners see them: ownership checks (failing closed), create, list, delete, forget."""
+"""Chats as their owners see them: ownership checks (failing closed), create, list, delete, reset, forget."""
 
 from __future__ import annotations
 
-from kazma_core.errors import InvalidInput, NotFound
+from typing import Any
+
+from kazma_core.agent.graph import write_finished_turn
+from kazma_core.errors import ApprovalPending, InvalidInput, NotFound
 from kazma_core.events import EventBus
+from kazma_core.leases import chat_lease
 from kazma_core.stores.app_sqlite import AppStore, Chat, User
 from kazma_core.stores.snapshots import SnapshotStore
 
@@ -14,7 +18,18 @@ NOT_YOURS = "There is no such chat among yours. Check the chat id, or list your 
 
 
 class ChatService:
-    def __init__(self, store: AppStore, snapshots: SnapshotStore, saver: AsyncSqliteSaver, events: EventBus) -> None:
+    def __init__(
+        self,
+        store: AppStore,
+        snapshots: SnapshotStore,
+        saver: AsyncSqliteSaver,
+        events: EventBus,
+        lease_seconds: float,
+        *,
+        graph: Any,
+    ) -> None:
+        self.lease_seconds = lease_seconds
+        self.graph = graph
         self.store = store
         self.snapshots = snapshots
         self.saver = saver
@@ -39,17 +54,45 @@ class ChatService:
     async def delete(self, user: User, chat_id: str) -> None:
         """Delete a chat with its steps (they are copies of it) and its checkpoints."""
         await self.owned(user, chat_id)
-        await self.snapshots.delete_chat(chat_id)
-        await self.saver.adelete_thread(chat_id)
-        await self.store.delete_chat(chat_id)
+        async with chat_lease(self.store, chat_id, "delete", self.lease_seconds):
+            await self.snapshots.delete_chat(chat_id)
+            await self.saver.adelete_thread(chat_id)
+            await self.store.delete_chat(chat_id)
         self.events.publish(chat_id, "reload", {"reason": "deleted"})
 
     async def forget(self, user: User, chat_id: str) -> None:
         """Forget what Kazma learned in a chat: its facts, and every step (each holds the conversation)."""
         await self.owned(user, chat_id)
-        await self.snapshots.delete_chat(chat_id)
-        await self.store.delete_facts(chat_id)
+        async with chat_lease(self.store, chat_id, "forget", self.lease_seconds):
+            await self.snapshots.delete_chat(chat_id)
+            await self.store.delete_facts(chat_id)
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
+
+    async def memory_off(self, user: User, chat_id: str) -> None:
+        """Stop remembering in a chat, then forget what was learned there (facts and every step).
+
+        Memory goes off first so that a turn cannot remember anything between the two."""
+        await self.owned(user, chat_id)
+        await self.store.set_memory(chat_id, False)
+        await self.forget(user, chat_id)
+
+    async def reset(self, user: User, chat_id: str) -> None:
+        """Start the conversation afresh: an empty finished turn on the chat's thread. Steps are kept.
+
+        The transcript's "Conversation reset" row is numbered as the next turn, so restoring
+        to any step from before the reset takes the row back along with the reset."""
+        await self.owned(user, chat_id)
+        async with chat_lease(self.store, chat_id, "reset", self.lease_seconds):
+            pending = await self.store.cards(chat_id, "pending")
+            if pending:
+                raise ApprovalPending(
+                    "An approval is waiting in this chat. Approve or deny it (or let it expire), then reset again.",
+                    gates=[c.to_dict() for c in pending],
+                )
+            await write_finished_turn(self.graph, chat_id, {"messages": []})
+            chat = await self.owned(user, chat_id)  # read again under the lease: a turn may have ended meanwhile
+            await self.store.add_transcript(chat_id, chat.last_turn + 1, "system", "Conversation reset")
+        self.events.publish(chat_id, "reload", {"reason": "reset"})
 
     async def forget_fact(self, user: User, chat_id: str, fact_id: int) -> None:
         """Forget one memory for good, and the chat's steps from its turn on (each holds it)."""

@@ -43,7 +43,7 @@ class Core:
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(saver)
         turns = TurnRunner(settings, store, saver, graph, build_model(settings.model), recorder, events)
-        chats = ChatService(store, snapshots, saver, events)
+        chats = ChatService(store, snapshots, saver, events, settings.agent.lease_seconds, graph=graph)
         return cls(settings, store, snapshots, saver, audit, events, recorder, turns, chats)
 
     async def close(self) -> None:

@@ -250,11 +250,6 @@ async def test_a_message_sent_without_waiting_runs_in_the_background(server: Run
     assert (await say(ann.http, chat, "calc 2+2"))["turn_index"] == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: POST /messages?wait=false answers 202 {status: running} even when the turn cannot start "
-    "(an approval is pending): the refusal only reaches the chat stream as an 'error' event, and no turn runs",
-)
 async def test_a_message_sent_without_waiting_is_refused_while_an_approval_waits(ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "write later.txt: x")
@@ -324,11 +319,6 @@ async def test_a_blank_message_is_refused_and_not_recorded(ann: Person) -> None:
     assert await transcript(ann.http, chat) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an unknown /api route or a wrong method answers FastAPI's {'detail': ...} "
-    "instead of the API's {'error', 'message'} shape (no handler for HTTPException in app.py)",
-)
 async def test_an_unknown_api_route_or_method_answers_in_the_error_shape(ann: Person) -> None:
     chat = await new_chat(ann.http)
     error_of(await ann.http.get(f"/api/chats/{chat}/nothing-here"), 404, "not_found")
@@ -424,11 +414,6 @@ async def turn_over(server: RunningServer, chat: str) -> None:
     await asyncio.wait_for(released(), 10)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: DELETE /api/chats/{id} answers 204 while a turn runs in the chat and does not stop it; "
-    "the turn goes on and saves its later steps (snapshots.db) and LangGraph checkpoints for the deleted chat",
-)
 async def test_deleting_a_chat_while_its_turn_runs_leaves_none_of_its_steps(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http)
     async with server.client(ann.token) as listener, open_events(listener, chat) as events:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -33,6 +34,16 @@ class TurnResult:
     turn_index: int
     status: Literal["done", "awaiting_approval"]
     gates: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class StartedTurn:
+    """A turn that passed every check and holds the chat's lease."""
+
+    chat_id: str
+    turn_index: int
+    graph_input: dict[str, Any]
+    held: contextlib.AsyncExitStack
 
 
 def gates_of(cards: list[Card]) -> list[dict[str, Any]]:
@@ -67,11 +78,19 @@ class TurnRunner:
 
     async def send(self, chat_id: str, text: str, *, wait_for_lease: float = 0.0) -> TurnResult:
         """Run one turn for a user message, or raise turn_running / approval_pending."""
+        return await self.finish(await self.begin(chat_id, text, wait_for_lease=wait_for_lease))
+
+    async def begin(self, chat_id: str, text: str, *, wait_for_lease: float = 0.0) -> StartedTurn:
+        """Everything that can refuse a turn, done now: the caller may run the rest later."""
         text = text.strip()
         if not text or len(text) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"A message must have between 1 and {MAX_MESSAGE_CHARS} characters.")
         await self.settle_expired(chat_id)
-        async with chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds, wait_for_lease):
+        held = contextlib.AsyncExitStack()
+        await held.enter_async_context(
+            chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds, wait_for_lease)
+        )
+        try:
             pending = await self.store.cards(chat_id, "pending")
             if pending:
                 raise ApprovalPending(
@@ -79,18 +98,26 @@ class TurnRunner:
                     gates=gates_of(pending),
                 )
             turn_index = await self.store.begin_turn(chat_id, text)
-            self.events.publish(chat_id, "message", {"role": "user", "text": text, "turn_index": turn_index})
-            start = {
-                "messages": [HumanMessage(text)],
-                "turn_index": turn_index,
-                "questions": [text],
-                "iteration": -1,
-                "plan": [],
-                "routing": {},
-                "gates": [],
-                "model": self.model_name,
-            }
-            return await self._run(chat_id, turn_index, start)
+        except BaseException:
+            await held.aclose()
+            raise
+        self.events.publish(chat_id, "message", {"role": "user", "text": text, "turn_index": turn_index})
+        start = {
+            "messages": [HumanMessage(text)],
+            "turn_index": turn_index,
+            "questions": [text],
+            "iteration": -1,
+            "plan": [],
+            "routing": {},
+            "gates": [],
+            "model": self.model_name,
+        }
+        return StartedTurn(chat_id, turn_index, start, held)
+
+    async def finish(self, turn: StartedTurn) -> TurnResult:
+        """Run a begun turn to its answer (or its approval card), then release the chat."""
+        async with turn.held:
+            return await self._run(turn.chat_id, turn.turn_index, turn.graph_input)
 
     async def decide(self, chat_id: str, card_id: str, decision: str, by: str) -> TurnResult:
         """Approve or deny a waiting card; the turn it paused goes on."""

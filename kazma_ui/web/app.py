@@ -10,13 +10,14 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
-from kazma_ui.web import chat_api
+from kazma_ui.web import chat_api, replay_api
 from kazma_ui.web.auth import CSRF_COOKIE, SESSION_COOKIE
 
 SESSION_SECONDS = 30 * 86_400
@@ -43,9 +44,23 @@ def create_app(settings: Settings) -> FastAPI:
     async def kazma_error(request: Request, err: KazmaError) -> JSONResponse:
         return JSONResponse(err.to_dict(), status_code=err.status)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(err.status_code, "http_error")
+        message = {
+            404: "There is no such route. The API is described at /docs.",
+            405: "This route does not take that method. The API is described at /docs.",
+        }.get(err.status_code, str(err.detail))
+        return JSONResponse({"error": code, "message": message}, status_code=err.status_code, headers=err.headers)
+
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, err: RequestValidationError) -> JSONResponse:
         first = err.errors()[0] if err.errors() else {"loc": (), "msg": "invalid request"}
+        if first.get("type") == "json_invalid":
+            return JSONResponse(
+                {"error": "invalid_input", "message": "The request body is not valid JSON. Send a JSON object."},
+                status_code=422,
+            )
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
         return JSONResponse(
             {"error": "invalid_input", "message": f"{where}: {first.get('msg', 'invalid')}. Fix it and send again."},
@@ -81,4 +96,5 @@ def create_app(settings: Settings) -> FastAPI:
         )
 
     app.include_router(chat_api.router)
+    app.include_router(replay_api.router)
     return app

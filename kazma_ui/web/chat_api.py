@@ -83,9 +83,11 @@ async def send_message(
     if wait:
         return turn_out(await core.turns.send(thread_id, body.text))
 
+    started = await core.turns.begin(thread_id, body.text)
+
     async def run() -> None:
         try:
-            await core.turns.send(thread_id, body.text)
+            await core.turns.finish(started)
         except KazmaError as err:
             core.events.publish(thread_id, "error", err.to_dict())
         except Exception:
