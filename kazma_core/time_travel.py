@@ -66,10 +66,20 @@ def encode_message(message: BaseMessage | dict[str, Any]) -> bytes:
     return orjson.dumps(message if isinstance(message, dict) else message_to_dict(message))
 
 
-def _message_id(message: BaseMessage | dict[str, Any], index: int) -> str:
-    if isinstance(message, dict):
-        return str(message.get("data", {}).get("id") or f"#{index}")
-    return message.id or f"#{index}"
+class MessageIds(Sequence[str]):
+    """The ids of a state's messages, read only where the store looks (its length and a tail or two)."""
+
+    def __init__(self, messages: Sequence[BaseMessage | dict[str, Any]]) -> None:
+        self._messages = messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        message = self._messages[index]
+        found = message.get("data", {}).get("id") if isinstance(message, dict) else message.id
+        # A message without an id gets one that can never match a stored tail.
+        return str(found) if found else f"#{uuid.uuid4().hex}"
 
 
 class SnapshotRecorder:
@@ -106,7 +116,7 @@ class SnapshotRecorder:
             model=str(state.get("model", "")),
             questions=list(state.get("questions", [])),
             fields={k: state.get(k) for k in STATE_FIELDS if k in state},
-            message_ids=[_message_id(m, i) for i, m in enumerate(messages)],
+            message_ids=MessageIds(messages),
             encode=lambda i: encode_message(messages[i]),
             shrink=cut_long_texts,
         )

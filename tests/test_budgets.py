@@ -98,7 +98,7 @@ async def test_counters_match_what_is_really_stored(tmp_path: Path) -> None:
             (bodies,) = conn.execute("SELECT sum(length(body)) FROM bodies").fetchone()
             (orphans,) = conn.execute(
                 "SELECT count(*) FROM bodies b WHERE NOT EXISTS (SELECT 1 FROM steps s, json_each(s.refs) r"
-                " WHERE s.chat_id = b.chat_id AND b.id BETWEEN json_extract(r.value, '$[0]')"
+                " WHERE s.chat_id = b.chat_id AND b.n BETWEEN json_extract(r.value, '$[0]')"
                 " AND json_extract(r.value, '$[0]') + json_extract(r.value, '$[1]') - 1)"
             ).fetchone()
         assert (steps, used) == (rows, own + bodies)

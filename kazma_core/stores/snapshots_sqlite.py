@@ -2,10 +2,11 @@
 
 Each step stores its small fields and references to message bodies; a body is stored
 once per chat (content-addressed), so a conversation of n messages captured after
-every step costs O(n) bytes, not O(n^2). References are runs of body row ids, a few
-bytes for an append-only conversation. A write finds what is new by comparing with
-the chat's newest step: a message id names its content, so only messages past the
-newest step's tail are serialised. Budgets are enforced in the same transaction from
+every step costs O(n) bytes, not O(n^2). References are runs of the chat's body numbers
+(1, 2, 3... per chat), a few bytes for an append-only conversation. A write finds what is new by comparing with
+the chat's newest step: when the message at its tail has the same id and the same
+content, the messages before it are taken as the same too (Kazma's graph only appends;
+a restore rewrites the whole list), and only the messages past it are serialised. Budgets are enforced in the same transaction from
 the counters table, and freed bodies are collected at once.
 """
 
@@ -42,6 +43,7 @@ MIGRATIONS: list[str] = [
         own_bytes INTEGER NOT NULL,
         truncated INTEGER NOT NULL,
         tail_key TEXT,
+        tail_digest BLOB,
         refs BLOB NOT NULL,
         fields BLOB NOT NULL,
         extra TEXT
@@ -51,17 +53,19 @@ MIGRATIONS: list[str] = [
     CREATE INDEX steps_prefix ON steps(chat_id, id);
     CREATE INDEX steps_time ON steps(created_at);
     CREATE TABLE bodies (
-        id INTEGER PRIMARY KEY,
         chat_id TEXT NOT NULL,
+        n INTEGER NOT NULL,
         digest BLOB NOT NULL,
         body BLOB NOT NULL,
+        UNIQUE (chat_id, n),
         UNIQUE (chat_id, digest)
     );
     CREATE TABLE counters (
         scope TEXT PRIMARY KEY,
         steps INTEGER NOT NULL DEFAULT 0,
         bytes INTEGER NOT NULL DEFAULT 0,
-        last_at REAL NOT NULL DEFAULT 0
+        last_at REAL NOT NULL DEFAULT 0,
+        next_body INTEGER NOT NULL DEFAULT 1
     );
     INSERT INTO counters (scope) VALUES ('')
     """,
@@ -96,18 +100,19 @@ def _merge(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _subtract(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Parts of the merged intervals a not covered by the merged intervals b."""
+    """Parts of the merged, sorted intervals a not covered by the merged, sorted intervals b (one pass)."""
     out: list[tuple[int, int]] = []
+    j = 0
     for lo, hi in a:
         cur = lo
-        for blo, bhi in b:
-            if bhi < cur or blo > hi:
-                continue
-            if blo > cur:
-                out.append((cur, blo - 1))
-            cur = max(cur, bhi + 1)
-            if cur > hi:
-                break
+        while j < len(b) and b[j][1] < cur:
+            j += 1
+        k = j
+        while k < len(b) and b[k][0] <= hi:
+            if b[k][0] > cur:
+                out.append((cur, b[k][0] - 1))
+            cur = max(cur, b[k][1] + 1)
+            k += 1
         if cur <= hi:
             out.append((cur, hi))
     return out
@@ -155,35 +160,63 @@ def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ..
         for row in conn.execute("SELECT refs FROM steps WHERE chat_id = ?", (chat_id,)):
             kept.extend(_intervals(row["refs"]))
         freed = 0
-        for lo, hi in _subtract(_merge(dropped), _merge(kept)):
+        # A chat with no step left keeps no body at all; otherwise only unreferenced ones go.
+        gone = [(1, 1 << 62)] if not kept else _subtract(_merge(dropped), _merge(kept))
+        for lo, hi in gone:
             (size,) = conn.execute(
-                "SELECT coalesce(sum(length(body)), 0) FROM bodies WHERE id BETWEEN ? AND ? AND chat_id = ?",
-                (lo, hi, chat_id),
+                "SELECT coalesce(sum(length(body)), 0) FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?",
+                (chat_id, lo, hi),
             ).fetchone()
-            conn.execute("DELETE FROM bodies WHERE id BETWEEN ? AND ? AND chat_id = ?", (lo, hi, chat_id))
+            conn.execute("DELETE FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (chat_id, lo, hi))
             freed += size
         if freed:
             _bump(conn, chat_id, 0, -freed)
             _bump(conn, GLOBAL, 0, -freed)
-        if _counter(conn, chat_id)[0] <= 0:
+        if not kept:
+            (left,) = conn.execute("SELECT bytes FROM counters WHERE scope = ?", (chat_id,)).fetchone()
+            _bump(conn, GLOBAL, 0, -left)
             conn.execute("DELETE FROM counters WHERE scope = ?", (chat_id,))
     return [v["id"] for v in victims]
 
 
-def _intern(conn: sqlite3.Connection, chat_id: str, body: bytes) -> tuple[int, int]:
-    """Row id of this body in the chat, and the bytes added storing it (0 when already there)."""
-    digest = hashlib.blake2b(body, digest_size=16).digest()
-    cur = conn.execute("INSERT OR IGNORE INTO bodies (chat_id, digest, body) VALUES (?, ?, ?)", (chat_id, digest, body))
-    if cur.rowcount == 1:
-        return int(cur.lastrowid or 0), len(body)
-    (row_id,) = conn.execute("SELECT id FROM bodies WHERE chat_id = ? AND digest = ?", (chat_id, digest)).fetchone()
-    return int(row_id), 0
+def _digest(body: bytes) -> bytes:
+    return hashlib.blake2b(body, digest_size=16).digest()
+
+
+class _Interner:
+    """Numbers a chat's bodies 1, 2, 3... so a step's references stay one run per chat."""
+
+    def __init__(self, conn: sqlite3.Connection, chat_id: str) -> None:
+        self.conn = conn
+        self.chat_id = chat_id
+        _bump(conn, chat_id, 0, 0)
+        (self.next,) = conn.execute("SELECT next_body FROM counters WHERE scope = ?", (chat_id,)).fetchone()
+        self.added = 0
+
+    def add(self, body: bytes, digest: bytes | None = None) -> int:
+        digest = digest or _digest(body)
+        found = self.conn.execute(
+            "SELECT n FROM bodies WHERE chat_id = ? AND digest = ?", (self.chat_id, digest)
+        ).fetchone()
+        if found is not None:
+            return int(found[0])
+        n = self.next
+        self.conn.execute(
+            "INSERT INTO bodies (chat_id, n, digest, body) VALUES (?, ?, ?, ?)", (self.chat_id, n, digest, body)
+        )
+        self.next += 1
+        self.added += len(body)
+        return n
+
+    def done(self) -> None:
+        self.conn.execute("UPDATE counters SET next_body = ? WHERE scope = ?", (self.next, self.chat_id))
 
 
 def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult:
     n = len(step.message_ids)
     prev = conn.execute(
-        "SELECT message_count, tail_key, refs, truncated, msg_bytes FROM steps WHERE chat_id = ? ORDER BY seq DESC LIMIT 1",
+        "SELECT message_count, tail_key, tail_digest, refs, truncated, msg_bytes FROM steps WHERE chat_id = ?"
+        " ORDER BY seq DESC LIMIT 1",
         (step.chat_id,),
     ).fetchone()
     runs: Runs = []
@@ -194,6 +227,7 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
         and not prev["truncated"]
         and 0 < prev["message_count"] <= n
         and step.message_ids[prev["message_count"] - 1] == prev["tail_key"]
+        and _digest(step.encode(prev["message_count"] - 1)) == prev["tail_digest"]
     ):
         runs = orjson.loads(prev["refs"])
         start = prev["message_count"]
@@ -208,23 +242,22 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
         new_bodies = step.shrink([step.encode(i) for i in range(n)], budget)
         runs, msg_bytes = [], sum(len(b) for b in new_bodies)
         state_bytes = msg_bytes + n + len(fields) + len('{"messages":[]}')
-    added = 0
-    new_ids = []
-    for body in new_bodies:
-        row_id, size = _intern(conn, step.chat_id, body)
-        new_ids.append(row_id)
-        added += size
+    interner = _Interner(conn, step.chat_id)
+    new_ids = [interner.add(body) for body in new_bodies]
+    interner.done()
+    added = interner.added
+    tail_key = step.message_ids[-1] if n else None
+    tail_digest = _digest(new_bodies[-1] if new_bodies else step.encode(n - 1)) if n and not truncated else None
     refs = orjson.dumps(_runs_extend(runs, new_ids))
     questions = orjson.dumps(step.questions)
     own = len(fields) + len(refs) + len(questions) + ROW_OVERHEAD
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
-        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, refs, fields) VALUES"
-        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             step.id, step.chat_id, step.turn_index, step.iteration, step.created_at, step.model,
-            questions, n, state_bytes, msg_bytes, own, int(truncated),
-            step.message_ids[-1] if n else None, refs, fields,
+            questions, n, state_bytes, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields,
         ),
     )
     seq = int(cur.lastrowid or 0)
@@ -278,7 +311,7 @@ def _read(conn: sqlite3.Connection, chat_id: str, step_id: str) -> Step | None:
     found: dict[int, bytes] = {}
     for start, length in runs:
         for body_id, body in conn.execute(
-            "SELECT id, body FROM bodies WHERE id BETWEEN ? AND ? AND chat_id = ?", (start, start + length - 1, chat_id)
+            "SELECT n, body FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (chat_id, start, start + length - 1)
         ):
             found[body_id] = body
     bodies = [found[start + k] for start, length in runs for k in range(length)]
@@ -291,30 +324,25 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
     row = conn.execute("SELECT * FROM steps WHERE chat_id = ? AND id = ?", (src, step_id)).fetchone()
     if row is None:
         return None
+    interner = _Interner(conn, dst)
     new_ids: list[int] = []
-    added = 0
     for start, length in orjson.loads(row["refs"]):
         found = {
-            r["id"]: (r["digest"], r["body"])
+            r["n"]: (r["digest"], r["body"])
             for r in conn.execute(
-                "SELECT id, digest, body FROM bodies WHERE id BETWEEN ? AND ? AND chat_id = ?", (start, start + length - 1, src)
+                "SELECT n, digest, body FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (src, start, start + length - 1)
             )
         }
-        for k in range(length):
-            digest, body = found[start + k]
-            cur = conn.execute("INSERT OR IGNORE INTO bodies (chat_id, digest, body) VALUES (?, ?, ?)", (dst, digest, body))
-            if cur.rowcount == 1:
-                new_ids.append(int(cur.lastrowid or 0))
-                added += len(body)
-            else:
-                (existing,) = conn.execute("SELECT id FROM bodies WHERE chat_id = ? AND digest = ?", (dst, digest)).fetchone()
-                new_ids.append(int(existing))
+        new_ids += [interner.add(found[start + k][1], found[start + k][0]) for k in range(length)]
+    interner.done()
+    added = interner.added
     refs = orjson.dumps(_runs_extend([], new_ids))
     own = row["own_bytes"] - len(row["refs"]) + len(refs)
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
-        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, refs, fields) SELECT ?, ?, turn_index, iteration,"
-        " created_at, model, questions, message_count, state_bytes, msg_bytes, ?, truncated, tail_key, ?, fields"
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) SELECT ?, ?, turn_index,"
+        " iteration, created_at, model, questions, message_count, state_bytes, msg_bytes, ?, truncated, tail_key,"
+        " tail_digest, ?, fields"
         " FROM steps WHERE seq = ?",
         (new_id, dst, own, refs, row["seq"]),
     )

@@ -1,0 +1,71 @@
+"""The SQLite step store on its own: what it keeps, what it reads back, how it stays small."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from kazma_core.stores.snapshots import Budgets, NewStep
+from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.time_travel import MessageIds, encode_message
+
+ROOMY = Budgets(10_000, 1_000_000, 10_000, 1 << 40, 1 << 44, 1 << 30)
+
+
+def new_step(chat: str, messages: list[BaseMessage], turn: int = 1) -> NewStep:
+    return NewStep(
+        uuid.uuid4().hex, chat, turn, 0, time.time(), "m", ["q"], {"turn_index": turn},
+        MessageIds(messages), lambda i: encode_message(messages[i]),
+    )
+
+
+async def test_interleaved_chats_keep_each_steps_references_one_run(tmp_path: Path) -> None:
+    """Regression: bodies were numbered across chats, so two chats capturing in turns
+    fragmented every step's references and reads slowed with the conversation."""
+    store = SqliteSnapshotStore(tmp_path / "snapshots.db")
+    try:
+        convs: dict[str, list[BaseMessage]] = {"a": [], "b": []}
+        for n in range(60):
+            for chat, msgs in convs.items():
+                msgs.append(HumanMessage(f"{chat} question {n}", id=f"{chat}h{n}"))
+                msgs.append(AIMessage(f"{chat} answer {n}", id=f"{chat}a{n}"))
+                await store.put(new_step(chat, msgs), ROOMY)
+        with sqlite3.connect(tmp_path / "snapshots.db") as conn:
+            refs = [orjson.loads(r) for (r,) in conn.execute("SELECT refs FROM steps")]
+        assert all(len(runs) == 1 for runs in refs)
+        newest = (await store.list_steps("a"))[-1]
+        step = await store.get("a", newest.id)
+        assert step is not None and len(step.state["messages"]) == 120
+    finally:
+        await store.close()
+
+
+async def test_a_message_changed_under_the_same_id_is_stored_as_changed(tmp_path: Path) -> None:
+    """Regression: only the tail's id was compared, so a replaced message read back stale."""
+    store = SqliteSnapshotStore(tmp_path / "snapshots.db")
+    try:
+        await store.put(new_step("c", [HumanMessage("hi", id="h1"), AIMessage("draft answer", id="a1")]), ROOMY)
+        second = [HumanMessage("hi", id="h1"), AIMessage("final answer", id="a1"), HumanMessage("next", id="h2")]
+        result = await store.put(new_step("c", second), ROOMY)
+        step = await store.get("c", result.info.id)
+        assert step is not None
+        assert [m["data"]["content"] for m in step.state["messages"]] == ["hi", "final answer", "next"]
+    finally:
+        await store.close()
+
+
+async def test_messages_without_ids_are_never_taken_as_already_stored(tmp_path: Path) -> None:
+    store = SqliteSnapshotStore(tmp_path / "snapshots.db")
+    try:
+        await store.put(new_step("c", [HumanMessage("question A"), AIMessage("answer A")]), ROOMY)
+        result = await store.put(new_step("c", [HumanMessage("question B"), AIMessage("answer B"), HumanMessage("more")]), ROOMY)
+        step = await store.get("c", result.info.id)
+        assert step is not None
+        assert [m["data"]["content"] for m in step.state["messages"]] == ["question B", "answer B", "more"]
+    finally:
+        await store.close()
