@@ -136,13 +136,20 @@ class SnapshotRecorder:
 PLATFORM_KEYS = frozenset({"chat_id", "user_id", "message_id"})
 
 
-def strip_platform_ids(value: Any) -> Any:
-    """Drop chat-platform ids wherever they hide in a saved state: they never belong in it."""
+def _strip(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: strip_platform_ids(v) for k, v in value.items() if k not in PLATFORM_KEYS}
+        return {k: _strip(v) for k, v in value.items() if k not in PLATFORM_KEYS}
     if isinstance(value, list):
-        return [strip_platform_ids(v) for v in value]
+        return [_strip(v) for v in value]
     return value
+
+
+def strip_platform_ids(state: dict[str, Any]) -> dict[str, Any]:
+    """Drop chat-platform ids wherever they hide in a saved state: they never belong in it."""
+    raw = orjson.dumps(state)
+    if not any(f'"{key}"'.encode() in raw for key in PLATFORM_KEYS):
+        return state  # the common case, found with one pass over the bytes
+    return _strip(state)
 
 
 def ends_with_answer(state: dict[str, Any]) -> bool:

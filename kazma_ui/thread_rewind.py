@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from langchain_core.messages import message_to_dict
 
+from kazma_core.agent.checkpoints import latest_checkpoint_id
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.core import Core
 from kazma_core.errors import (
@@ -95,10 +96,6 @@ class RewindService:
                 f"{step_label(info)} was saved cut, because it was larger than the step size limit. "
                 "It can be read, but not restored or forked: pick another step."
             )
-
-    async def _checkpoint_id(self, chat_id: str) -> str | None:
-        found = await self.core.saver.aget_tuple({"configurable": {"thread_id": chat_id}})
-        return found.checkpoint["id"] if found else None
 
     @contextlib.asynccontextmanager
     async def _audited(self, action: str, user: User, surface: str, chat_id: str) -> AsyncIterator[_Attempt]:
@@ -193,7 +190,7 @@ class RewindService:
                 step = await self.core.snapshots.get(chat_id, info.id)
                 if step is None:
                     raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
-                attempt.checkpoint_before = await self._checkpoint_id(chat_id)
+                attempt.checkpoint_before = await latest_checkpoint_id(self.core.saver, chat_id)
                 point = StepPoint(info.turn_index, info.iteration, ends_with_answer(step.state))
                 intent = Intent(uuid.uuid4().hex, chat_id, info.id, "started", {
                     "turn_index": point.turn_index, "iteration": point.iteration,

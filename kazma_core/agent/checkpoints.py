@@ -34,3 +34,15 @@ async def prune(saver: AsyncSqliteSaver, thread_id: str, keep: int) -> int:
         await saver.conn.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id < ?", (thread_id, row[0]))
         await saver.conn.commit()
         return removed
+
+
+async def latest_checkpoint_id(saver: AsyncSqliteSaver, thread_id: str) -> str | None:
+    """The id of a chat's newest checkpoint, without loading it."""
+    async with saver.lock:
+        cur = await saver.conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+            " ORDER BY checkpoint_id DESC LIMIT 1",
+            (thread_id,),
+        )
+        row = await cur.fetchone()
+    return str(row[0]) if row else None

@@ -1,0 +1,184 @@
+"""Slash-command grammar: text -> a typed command, a usage result, or None (a plain message).
+
+The words and argument counts come from the registry; this module only binds them to
+typed objects. `parse` never raises: a person's text is never an error of the program.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar, Union
+
+from commands import registry
+from kazma_core.errors import KazmaError
+
+# A command word as Telegram allows it, optionally addressed to a bot ("/replay@KazmaBot"),
+# then whitespace or the end. Anything else ("/etc/passwd is...") is a plain message.
+COMMAND = re.compile(r"/(?P<word>[A-Za-z0-9_]{1,64})(?:@(?P<bot>[A-Za-z0-9_]{1,64}))?(?=\s|\Z)")
+SHOWN_WORD = 40
+
+
+class BadCommand(KazmaError):
+    code = "bad_command"
+    status = 400
+
+
+class _Typed:
+    path: ClassVar[str]
+
+    def args(self) -> tuple[str, ...]:
+        return ()
+
+    def text(self) -> str:
+        """The command as typed in full, so a confirmation repeats exactly what was asked."""
+        return registry.leaf(self.path).typed(self.args())
+
+
+@dataclass(frozen=True)
+class ReplayList(_Typed):
+    path: ClassVar[str] = "replay list"
+
+
+@dataclass(frozen=True)
+class ReplayRestore(_Typed):
+    path: ClassVar[str] = "replay restore"
+    step: str
+
+    def args(self) -> tuple[str, ...]:
+        return (self.step,)
+
+
+@dataclass(frozen=True)
+class ReplayShow(_Typed):
+    path: ClassVar[str] = "replay show"
+    step: str
+
+    def args(self) -> tuple[str, ...]:
+        return (self.step,)
+
+
+@dataclass(frozen=True)
+class ReplayCompare(_Typed):
+    path: ClassVar[str] = "replay compare"
+    a: str
+    b: str
+
+    def args(self) -> tuple[str, ...]:
+        return (self.a, self.b)
+
+
+@dataclass(frozen=True)
+class ReplayClear(_Typed):
+    path: ClassVar[str] = "replay clear"
+
+
+@dataclass(frozen=True)
+class Fork(_Typed):
+    path: ClassVar[str] = "fork"
+    step: str
+
+    def args(self) -> tuple[str, ...]:
+        return (self.step,)
+
+
+@dataclass(frozen=True)
+class Reset(_Typed):
+    path: ClassVar[str] = "reset"
+
+
+@dataclass(frozen=True)
+class MemoryOff(_Typed):
+    path: ClassVar[str] = "memory off"
+
+
+@dataclass(frozen=True)
+class Help(_Typed):
+    path: ClassVar[str] = "help"
+
+
+Command = Union[ReplayList, ReplayRestore, ReplayShow, ReplayCompare, ReplayClear, Fork, Reset, MemoryOff, Help]
+
+BUILDERS: dict[str, Callable[..., Command]] = {
+    cls.path: cls for cls in (ReplayList, ReplayRestore, ReplayShow, ReplayCompare, ReplayClear, Fork, Reset, MemoryOff, Help)
+}
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A slash command that is not right: which command's usage to show, and why."""
+
+    code: ClassVar[str] = "bad_command"
+    command: str | None  # a registry path ("replay compare", "memory"), or None for an unknown command
+    reason: str  # unknown_command, missing_subcommand, unknown_subcommand, missing_argument, extra_argument, too_long
+    word: str = ""  # the word at fault, shortened
+    missing: tuple[str, ...] = ()  # names of the missing arguments
+
+    def error(self, surface: str | None = None) -> BadCommand:
+        """The error to show, with its canonical English sentence and the usage lines."""
+        lines = registry.usages(self.command, surface)
+        use = " | ".join(lines)
+        sentences = {
+            "unknown_command": f"/{self.word} is not a command here. Send /help to see the commands.",
+            "missing_subcommand": f"/{self.command} needs one more word. Use: {use}.",
+            "unknown_subcommand": f"/{self.command} {self.word} is not a command. Use: {use}.",
+            "missing_argument": f"Missing {' '.join(f'<{m}>' for m in self.missing)}. Use: {use}.",
+            "extra_argument": f"Too many words for this command. Use: {use}.",
+            "too_long": f"That is too long for a step id. Use: {use}, with an id shown by /replay list.",
+        }
+        return BadCommand(
+            sentences.get(self.reason, f"That command is not right. Use: {use}."),
+            command=self.command, reason=self.reason, word=self.word, usage=lines, missing=list(self.missing),
+        )
+
+
+def _shown(word: str) -> str:
+    return word if len(word) <= SHOWN_WORD else word[: SHOWN_WORD - 1] + "…"
+
+
+def _bind(leaf: registry.Leaf, words: list[str]) -> Command | Usage:
+    spec = leaf.cmd.args
+    if len(words) < len(spec):
+        return Usage(leaf.path, "missing_argument", missing=tuple(a.name for a in spec[len(words):]))
+    if len(words) > len(spec):
+        return Usage(leaf.path, "extra_argument", word=_shown(words[len(spec)]))
+    for arg, word in zip(spec, words):
+        if len(word) > arg.max_length:
+            return Usage(leaf.path, "too_long", word=_shown(word))
+    return BUILDERS[leaf.path](*words)
+
+
+def parse(text: object, bot_name: str | None = None) -> Command | Usage | None:
+    """The command in a message; None when it is a plain message for the agent.
+
+    `bot_name`: in a group, "/replay@OtherBot" is addressed to another bot, so it is
+    not ours (None); without a bot name any address is accepted.
+    """
+    if not isinstance(text, str):
+        return None
+    stripped = text.strip()
+    match = COMMAND.match(stripped)
+    if match is None:
+        return None
+    bot = match.group("bot")
+    if bot and bot_name and bot.lower() != bot_name.lstrip("@").lower():
+        return None
+    word = match.group("word").lower()
+    words = stripped[match.end():].split()
+    cmd = registry.top(word)
+    if cmd is None:
+        return Usage(None, "unknown_command", word=_shown(match.group("word")))
+    if not cmd.subcommands:
+        return _bind(registry.leaf(cmd.name), words)
+    if not words:
+        if cmd.default is None:
+            return Usage(cmd.name, "missing_subcommand")
+        return _bind(registry.leaf(f"{cmd.name} {cmd.default}"), [])
+    sub = cmd.sub(words[0].lower())
+    if sub is not None:
+        return _bind(registry.leaf(f"{cmd.name} {sub.name}"), words[1:])
+    implicit = next((s for s in cmd.subcommands if s.implicit), None)
+    if implicit is not None:
+        return _bind(registry.leaf(f"{cmd.name} {implicit.name}"), words)
+    return Usage(cmd.name, "unknown_subcommand", word=_shown(words[0]))

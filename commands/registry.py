@@ -1,0 +1,204 @@
+"""The one registry of slash commands: each is declared once, every surface derives its view.
+
+Help text, Telegram's command menu and the Discord/Slack slash definitions are all
+computed from `COMMANDS`, so adding or renaming a command is one edit here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from commands.i18n import Text, t
+
+SURFACES = ("web", "tui", "telegram", "discord", "slack")
+CHAT_APPS = frozenset({"telegram", "discord", "slack"})
+EVERYWHERE = frozenset(SURFACES)
+
+
+@dataclass(frozen=True)
+class ArgDef:
+    name: str
+    description: Text
+    max_length: int = 64  # a step id is 32 characters; anything far longer is not one
+
+
+@dataclass(frozen=True)
+class CommandDef:
+    """A command, or a subcommand of one (then `surfaces` says where it is offered)."""
+
+    name: str
+    description: Text
+    args: tuple[ArgDef, ...] = ()
+    subcommands: tuple[CommandDef, ...] = ()
+    surfaces: frozenset[str] = frozenset()
+    aliases: tuple[str, ...] = ()
+    # Typed without its own name: "/replay <step>" is "/replay restore <step>".
+    implicit: bool = False
+    # The subcommand run when none is typed: "/replay" is "/replay list".
+    default: str | None = None
+    # In the web chat the command answers with a link to the Time Travel page
+    # (restore, fork and compare happen there, where a step can be read first); what help says there.
+    web: Text | None = None
+
+    def sub(self, word: str) -> CommandDef | None:
+        return next((s for s in self.subcommands if s.name == word), None)
+
+    def offered_on(self, surface: str) -> bool:
+        if self.subcommands:
+            return any(s.offered_on(surface) for s in self.subcommands)
+        return surface in self.surfaces
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A runnable command: its path ("replay compare"), its declaration and its parent."""
+
+    path: str
+    cmd: CommandDef
+    parent: CommandDef | None
+
+    def typed(self, args: tuple[str, ...] | None = None, surface: str | None = None) -> str:
+        """How it is typed: "/replay compare <a> <b>", or with the given args filled in."""
+        words = [self.parent.name] if self.parent else []
+        if not self.cmd.implicit:
+            words.append(self.cmd.name)
+        if args is None and not (surface == "web" and self.cmd.web):
+            args = tuple(f"<{a.name}>" for a in self.cmd.args)
+        return "/" + " ".join([*words, *(args or ())])
+
+    def description(self, lang: str, surface: str | None = None) -> str:
+        text = self.cmd.web if surface == "web" and self.cmd.web else self.cmd.description
+        return text.get(lang)
+
+
+STEP = ArgDef("step", Text(
+    "The step’s id, or its first 8 or more characters (from /replay list)",
+    "معرّف الخطوة، أو أول 8 أحرف منه أو أكثر (من /replay list)",
+))
+PAGE_LINK = Text(
+    "How many steps this chat saved, and a link that opens the Time Travel page on it",
+    "كم خطوة حُفظت لهذه الدردشة، ورابط يفتح صفحة السفر عبر الزمن عليها",
+)
+
+COMMANDS: tuple[CommandDef, ...] = (
+    CommandDef(
+        "replay",
+        Text("Time travel: this chat’s saved steps (list, restore, show, compare, clear)",
+             "السفر عبر الزمن: الخطوات المحفوظة لهذه الدردشة (عرض، استعادة، مقارنة، حذف)"),
+        default="list",
+        subcommands=(
+            CommandDef("list", Text("This chat’s saved steps, turn by turn, with their ids",
+                                    "الخطوات المحفوظة لهذه الدردشة، دورةً بدورة، مع معرّفاتها"),
+                       surfaces=EVERYWHERE, web=PAGE_LINK),
+            CommandDef("restore", Text("Restore this chat to that step (the first eight characters of its id are enough)",
+                                       "استعادة هذه الدردشة إلى تلك الخطوة (تكفي الأحرف الثمانية الأولى من معرّفها)"),
+                       args=(STEP,), implicit=True, surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
+            CommandDef("show", Text("A step’s messages, plan, routing and cost",
+                                    "رسائل خطوة وخطتها وتوجيهها وتكلفتها"),
+                       args=(STEP,), surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
+            CommandDef("compare", Text("What differs between two steps", "ما يختلف بين خطوتين"),
+                       args=(ArgDef("a", Text("The first step’s id (8 or more characters)", "معرّف الخطوة الأولى (8 أحرف أو أكثر)")),
+                             ArgDef("b", Text("The second step’s id (8 or more characters)", "معرّف الخطوة الثانية (8 أحرف أو أكثر)"))),
+                       surfaces=CHAT_APPS, web=PAGE_LINK),
+            CommandDef("clear", Text("Delete this chat’s saved steps", "حذف الخطوات المحفوظة لهذه الدردشة"),
+                       surfaces=EVERYWHERE),
+        ),
+    ),
+    CommandDef(
+        "fork",
+        Text("Fork: branch that step into a new chat, owned by you; the original is not touched",
+             "تفريع: تفريع تلك الخطوة إلى دردشة جديدة تملكها أنت؛ الأصل لا يُمسّ"),
+        args=(STEP,), surfaces=EVERYWHERE, web=PAGE_LINK,
+    ),
+    CommandDef(
+        "reset",
+        Text("Start the conversation afresh (the saved steps are kept)", "بدء المحادثة من جديد (تبقى الخطوات المحفوظة)"),
+        surfaces=EVERYWHERE,
+    ),
+    CommandDef(
+        "memory",
+        Text("Kazma’s memory in this chat", "ذاكرة كاظمه في هذه الدردشة"),
+        subcommands=(
+            CommandDef("off", Text("Stop remembering here, and forget what Kazma learned in this chat, steps included",
+                                   "إيقاف التذكّر هنا، ونسيان ما تعلمته كاظمه في هذه الدردشة، بما فيه الخطوات"),
+                       surfaces=EVERYWHERE),
+        ),
+    ),
+    CommandDef(
+        "help",
+        Text("The commands you can use here", "الأوامر التي يمكنك استخدامها هنا"),
+        surfaces=EVERYWHERE, aliases=("start",),  # Telegram sends /start when a person opens the bot
+    ),
+)
+
+
+def top(word: str) -> CommandDef | None:
+    """The command a typed word names (lowercase), by name or alias."""
+    return next((c for c in COMMANDS if word == c.name or word in c.aliases), None)
+
+
+def leaves(surface: str | None = None) -> list[Leaf]:
+    """Every runnable command in declaration order, or those offered on one surface."""
+    out: list[Leaf] = []
+    for cmd in COMMANDS:
+        pairs = [(f"{cmd.name} {s.name}", s, cmd) for s in cmd.subcommands] or [(cmd.name, cmd, None)]
+        out.extend(Leaf(path, c, parent) for path, c, parent in pairs)
+    return [leaf for leaf in out if surface is None or leaf.cmd.offered_on(surface)]
+
+
+def find(path: str | None) -> Leaf | None:
+    return next((x for x in leaves() if x.path == path), None)
+
+
+def leaf(path: str) -> Leaf:
+    found = find(path)
+    if found is None:
+        raise KeyError(f"no command {path!r} in the registry")
+    return found
+
+
+def usages(path: str | None, surface: str | None = None) -> list[str]:
+    """How to type a command, or each subcommand of one ("replay"), or every command (None)."""
+    matching = [x for x in leaves() if path is None or x.path == path or x.path.startswith(path + " ")]
+    offered = [x for x in matching if surface is None or x.cmd.offered_on(surface)]
+    return [x.typed(surface=surface) for x in offered] or [x.typed() for x in matching]
+
+
+def help_text(lang: str, surface: str) -> str:
+    lines = [t("help_header", lang)]
+    lines += [f"{x.typed(surface=surface)} — {x.description(lang, surface)}" for x in leaves(surface)]
+    return "\n".join(lines)
+
+
+def telegram_menu(lang: str = "en") -> list[tuple[str, str]]:
+    """(command, description) pairs for Telegram's setMyCommands (one per top-level command)."""
+    return [(c.name, c.description.get(lang)) for c in COMMANDS if c.offered_on("telegram")]
+
+
+def _option(arg: ArgDef) -> dict[str, Any]:
+    return {"name": arg.name, "description": arg.description.en, "description_ar": arg.description.ar,
+            "required": True, "max_length": arg.max_length}
+
+
+def slash_definitions(surface: str = "discord") -> list[dict[str, Any]]:
+    """Slash commands for Discord and Slack: each with its subcommands, or its options.
+
+    A subcommand typed without its name in text ("/replay <step>") still has one here
+    ("restore"), because a Discord command cannot take both subcommands and options.
+    """
+    out: list[dict[str, Any]] = []
+    for cmd in COMMANDS:
+        if not cmd.offered_on(surface):
+            continue
+        subs = [
+            {"name": s.name, "description": s.description.en, "description_ar": s.description.ar,
+             "usage": leaf(f"{cmd.name} {s.name}").typed(), "options": [_option(a) for a in s.args]}
+            for s in cmd.subcommands if s.offered_on(surface)
+        ]
+        out.append({
+            "name": cmd.name, "description": cmd.description.en, "description_ar": cmd.description.ar,
+            "usage": " | ".join(usages(cmd.name, surface)),
+            "options": [_option(a) for a in cmd.args], "subcommands": subs,
+        })
+    return out
