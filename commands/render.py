@@ -28,6 +28,8 @@ def label(info: Mapping[str, Any], lang: str) -> str:
 
 
 def _value(value: Any) -> str:
+    if value in ({}, [], (), None, ""):
+        return "—"
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={_value(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):

@@ -69,12 +69,16 @@ class ChatService:
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
 
     async def memory_off(self, user: User, chat_id: str) -> None:
-        """Stop remembering in a chat, then forget what was learned there (facts and every step).
+        """Stop remembering in a chat and forget what was learned there (facts and every step).
 
-        Memory goes off first so that a turn cannot remember anything between the two."""
+        All under one lease: refused while a turn runs, it changes nothing, rather than
+        leaving memory off with the facts still kept."""
         await self.owned(user, chat_id)
-        await self.store.set_memory(chat_id, False)
-        await self.forget(user, chat_id)
+        async with chat_lease(self.store, chat_id, "forget", self.lease_seconds):
+            await self.store.set_memory(chat_id, False)
+            await self.snapshots.delete_chat(chat_id)
+            await self.store.delete_facts(chat_id)
+        self.events.publish(chat_id, "reload", {"reason": "forgotten"})
 
     async def reset(self, user: User, chat_id: str) -> None:
         """Start the conversation afresh: an empty finished turn on the chat's thread. Steps are kept.

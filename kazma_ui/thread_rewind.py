@@ -22,9 +22,11 @@ from langchain_core.messages import message_to_dict
 from kazma_core.agent.checkpoints import latest_checkpoint_id
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.core import Core
+from kazma_core.chats import NOT_YOURS
 from kazma_core.errors import (
     AmbiguousStep,
     ApprovalPending,
+    Forbidden,
     InvalidStep,
     KazmaError,
     NotFound,
@@ -33,7 +35,7 @@ from kazma_core.errors import (
 from kazma_core.leases import chat_lease, holder_is_dead
 from kazma_core.metrics import REWIND_TOTAL
 from kazma_core.stores.app_rewind import Intent, RewindRows, StepPoint
-from kazma_core.stores.app_sqlite import User
+from kazma_core.stores.app_sqlite import Chat, User
 from kazma_core.stores.audit_sqlite import AuditRow
 from kazma_core.stores.snapshots import StepInfo
 from kazma_core.time_travel import ends_with_answer, strip_platform_ids
@@ -44,6 +46,18 @@ log = logging.getLogger(__name__)
 MIN_PREFIX = 8
 HEX = re.compile(r"[0-9a-f]+")
 METERED = {"restore", "fork"}
+
+
+READ = "read"
+CHANGE = "change"
+
+
+@dataclass(frozen=True)
+class GroupGrant:
+    """What a chat app vouches for: this user is in the group chat bound to chat_id, as member or admin."""
+
+    chat_id: str
+    role: str  # member | admin
 
 
 @dataclass
@@ -70,6 +84,21 @@ class RewindService:
         self.rows = RewindRows(core.store)
 
     # addresses and checks ---------------------------------------------------------------
+    async def _access(self, user: User, chat_id: str, grant: GroupGrant | None, need: str) -> Chat:
+        """The chat's owner may do anything; in a group chat, a member may read and fork
+        (a fork is theirs), an admin may also restore and clear. Anyone else: not_found."""
+        chat = await self.core.store.get_chat(chat_id) if chat_id else None
+        if chat is not None and chat.owner_id == user.id:
+            return chat
+        if chat is None or grant is None or grant.chat_id != chat_id:
+            raise NotFound(NOT_YOURS)
+        if need == CHANGE and grant.role != "admin":
+            raise Forbidden(
+                "Only this chat's owner or the group's admins can restore or clear it. "
+                "You can fork a step into a chat of your own instead."
+            )
+        return chat
+
     async def resolve(self, chat_id: str, address: str) -> StepInfo:
         """A full id or a unique prefix of at least 8 hex characters, within this chat only."""
         given = (address or "").strip()
@@ -130,8 +159,8 @@ class RewindService:
             if t.chat_id in chats
         ]
 
-    async def list_steps(self, user: User, surface: str, chat_id: str) -> dict[str, Any]:
-        await self.core.chats.owned(user, chat_id)
+    async def list_steps(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> dict[str, Any]:
+        await self._access(user, chat_id, grant, READ)
         infos = await self.core.snapshots.list_steps(chat_id)
         turns: dict[int, dict[str, Any]] = {}
         for info in infos:
@@ -139,8 +168,10 @@ class RewindService:
             turn["steps"].append({"step": info.iteration, "snapshot_id": info.id, "label": step_label(info), "truncated": info.truncated})
         return {"thread_id": chat_id, "snapshots": [_view(i) for i in infos], "turns": list(turns.values())}
 
-    async def get_step(self, user: User, surface: str, chat_id: str, address: str) -> dict[str, Any]:
-        await self.core.chats.owned(user, chat_id)
+    async def get_step(
+        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+    ) -> dict[str, Any]:
+        await self._access(user, chat_id, grant, READ)
         info = await self.resolve(chat_id, address)
         step = await self.core.snapshots.get(chat_id, info.id)
         if step is None:
@@ -152,9 +183,11 @@ class RewindService:
             **{k: state.get(k) for k in ("plan", "routing", "cost", "scratchpad", "model", "gates")},
         }
 
-    async def preview_restore(self, user: User, surface: str, chat_id: str, address: str) -> dict[str, Any]:
+    async def preview_restore(
+        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+    ) -> dict[str, Any]:
         """What a restore to this step would take back, and the side effects it will not undo."""
-        await self.core.chats.owned(user, chat_id)
+        await self._access(user, chat_id, grant, READ)
         info = await self.resolve(chat_id, address)
         current = await self.core.turns.graph.aget_state(self.core.turns.config(chat_id))
         later = [message_to_dict(m) for m in current.values.get("messages", [])[info.message_count :]]
@@ -167,8 +200,10 @@ class RewindService:
             "restorable": not info.truncated,
         }
 
-    async def compare(self, user: User, surface: str, chat_id: str, a: str, b: str) -> dict[str, Any]:
-        await self.core.chats.owned(user, chat_id)
+    async def compare(
+        self, user: User, surface: str, chat_id: str, a: str, b: str, grant: GroupGrant | None = None
+    ) -> dict[str, Any]:
+        await self._access(user, chat_id, grant, READ)
         ia, ib = await self.resolve(chat_id, a), await self.resolve(chat_id, b)
         sa, sb = await self.core.snapshots.get(chat_id, ia.id), await self.core.snapshots.get(chat_id, ib.id)
         if sa is None or sb is None:
@@ -177,9 +212,11 @@ class RewindService:
         return {**diff, "text": render_comparison(diff)}
 
     # changing ------------------------------------------------------------------------------
-    async def restore(self, user: User, surface: str, chat_id: str, address: str) -> dict[str, Any]:
+    async def restore(
+        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+    ) -> dict[str, Any]:
         async with self._audited("restore", user, surface, chat_id) as attempt:
-            await self.core.chats.owned(user, chat_id)
+            await self._access(user, chat_id, grant, CHANGE)
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
             self._refuse_truncated(info)
@@ -248,9 +285,11 @@ class RewindService:
             finished += 1
         return finished
 
-    async def fork(self, user: User, surface: str, chat_id: str, address: str) -> dict[str, Any]:
+    async def fork(
+        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+    ) -> dict[str, Any]:
         async with self._audited("fork", user, surface, chat_id) as attempt:
-            source = await self.core.chats.owned(user, chat_id)
+            source = await self._access(user, chat_id, grant, READ)
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
             self._refuse_truncated(info)
@@ -272,9 +311,9 @@ class RewindService:
             "snapshot_id": copied.id if copied else None,
         }
 
-    async def clear(self, user: User, surface: str, chat_id: str) -> dict[str, Any]:
+    async def clear(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> dict[str, Any]:
         async with self._audited("clear", user, surface, chat_id) as attempt:
-            await self.core.chats.owned(user, chat_id)
+            await self._access(user, chat_id, grant, CHANGE)
             async with chat_lease(self.core.store, chat_id, "clear", self.core.settings.agent.lease_seconds, wait=2.0):
                 deleted = await self.core.snapshots.delete_chat(chat_id)
             attempt.detail = {"deleted": deleted}

@@ -314,3 +314,26 @@ async def test_restore_and_new_messages_racing_never_interleave(core: Core, chat
         await rewind.restore(user, "test", chat.id, target)
     assert sum(outcomes.values()) == 200
     assert len(outcomes) >= 2, outcomes  # both orders really happened
+
+
+async def test_group_members_read_and_fork_while_only_admins_restore_or_clear(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
+    from kazma_core.errors import Forbidden
+    from kazma_ui.thread_rewind import GroupGrant
+
+    await chat_with_history(core, chat)
+    target = await step_of(core, chat.id, 2)
+    member, admin = await core.store.add_user("bob"), await core.store.add_user("carol")
+    as_member, as_admin = GroupGrant(chat.id, "member"), GroupGrant(chat.id, "admin")
+    assert (await rewind.list_steps(member, "telegram", chat.id, as_member))["turns"]
+    fork = await rewind.fork(member, "telegram", chat.id, target, as_member)
+    assert (await core.chats.owned(member, fork["thread_id"])).owner_id == member.id
+    with pytest.raises(Forbidden):
+        await rewind.restore(member, "telegram", chat.id, target, as_member)
+    with pytest.raises(Forbidden):
+        await rewind.clear(member, "telegram", chat.id, as_member)
+    with pytest.raises(NotFound):  # a grant for another chat opens nothing
+        await rewind.restore(admin, "telegram", chat.id, target, GroupGrant("another-chat", "admin"))
+    assert (await rewind.restore(admin, "telegram", chat.id, target, as_admin))["turn_index"] == 2
+    assert await audit_outcomes(core, chat.id) == [
+        ("fork", "ok"), ("restore", "forbidden"), ("clear", "forbidden"), ("restore", "not_found"), ("restore", "ok"),
+    ]
