@@ -90,6 +90,11 @@ MIGRATIONS: list[str] = [
         payload TEXT NOT NULL,
         created_at REAL NOT NULL
     );
+    CREATE TABLE bindings (
+        platform_chat TEXT PRIMARY KEY,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        is_group INTEGER NOT NULL DEFAULT 0
+    );
     CREATE TABLE alerts (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         kind TEXT NOT NULL,

@@ -185,6 +185,24 @@ class AppStore:
         )
         return User(row["id"], row["name"], row["role"], row["lang"]) if row else None
 
+    # chat-app bindings: a platform chat (DM, group, channel, thread) -> a Kazma chat ---------
+    async def bound_chat(self, platform_chat: str) -> Chat | None:
+        row = await self.db.run(
+            lambda c: c.execute(
+                "SELECT c.* FROM bindings b JOIN chats c ON c.id = b.chat_id WHERE b.platform_chat = ?", (platform_chat,)
+            ).fetchone()
+        )
+        return _chat(row) if row else None
+
+    async def bind_chat(self, platform_chat: str, chat_id: str, is_group: bool) -> None:
+        await self.db.tx(
+            lambda c: c.execute(
+                "INSERT INTO bindings (platform_chat, chat_id, is_group) VALUES (?, ?, ?) ON CONFLICT(platform_chat)"
+                " DO UPDATE SET chat_id = excluded.chat_id, is_group = excluded.is_group",
+                (platform_chat, chat_id, int(is_group)),
+            )
+        )
+
     # chats --------------------------------------------------------------------------
     async def create_chat(
         self, owner_id: str, title: str, *, chat_id: str | None = None, forked_from: dict[str, Any] | None = None
