@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The browser tests drive Debian's chromium (playwright cannot download its own here).
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench clean
 
@@ -12,10 +15,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+
 run: $(STAMP)
 	$(VENV)/bin/kazma serve
 
-test: $(STAMP)
+test: $(STAMP) | $(CHROMIUM)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -28,7 +28,7 @@ from commands.parser import (
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.app_sqlite import User
-from kazma_ui.thread_rewind import RewindService
+from kazma_ui.thread_rewind import GroupGrant, RewindService
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class CommandContext:
     lang: str  # en or ar
     base_url: str  # where the web app is served, for links
     confirmed: bool = False  # the person already said yes to this change
+    grant: GroupGrant | None = None  # in a group chat: what the platform vouches this person may do
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,10 @@ async def _run(cmd: Command | Usage, ctx: CommandContext) -> CommandResult:
     if isinstance(cmd, ReplayRestore):
         return await _restore(cmd, ctx)
     if isinstance(cmd, ReplayShow):
-        step = await ctx.service.get_step(ctx.user, ctx.surface, ctx.chat_id, cmd.step)
+        step = await ctx.service.get_step(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant)
         return CommandResult("answer", render.step_view(step, ctx.lang), {"step": step}, ephemeral=True)
     if isinstance(cmd, ReplayCompare):
-        diff = await ctx.service.compare(ctx.user, ctx.surface, ctx.chat_id, cmd.a, cmd.b)
+        diff = await ctx.service.compare(ctx.user, ctx.surface, ctx.chat_id, cmd.a, cmd.b, ctx.grant)
         return CommandResult("answer", render.comparison(diff, ctx.lang), {"comparison": diff}, ephemeral=True)
     if isinstance(cmd, ReplayClear):
         return await _clear(ctx)
@@ -120,14 +121,14 @@ async def _run(cmd: Command | Usage, ctx: CommandContext) -> CommandResult:
 
 
 async def _page(ctx: CommandContext) -> CommandResult:
-    listing = await ctx.service.list_steps(ctx.user, ctx.surface, ctx.chat_id)
+    listing = await ctx.service.list_steps(ctx.user, ctx.surface, ctx.chat_id, ctx.grant)
     count, link = len(listing["snapshots"]), page_link(ctx)
     text = t("page_steps", ctx.lang, count=count, link=link) if count else t("page_none", ctx.lang, link=link)
     return CommandResult("answer", text, {"thread_id": ctx.chat_id, "steps": count, "link": link}, ephemeral=True)
 
 
 async def _list(ctx: CommandContext) -> CommandResult:
-    listing = await ctx.service.list_steps(ctx.user, ctx.surface, ctx.chat_id)
+    listing = await ctx.service.list_steps(ctx.user, ctx.surface, ctx.chat_id, ctx.grant)
     link = page_link(ctx)
     if not listing["snapshots"]:
         return CommandResult("answer", t("no_steps", ctx.lang), {"thread_id": ctx.chat_id, "turns": [], "link": link}, ephemeral=True)
@@ -139,14 +140,14 @@ async def _list(ctx: CommandContext) -> CommandResult:
 async def _restore(cmd: ReplayRestore, ctx: CommandContext) -> CommandResult:
     svc, lang = ctx.service, ctx.lang
     if not ctx.confirmed:
-        preview = await svc.preview_restore(ctx.user, ctx.surface, ctx.chat_id, cmd.step)
+        preview = await svc.preview_restore(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant)
         if not preview["restorable"]:
             # The service refuses this step before changing anything, and audits the refusal:
             # asking "are you sure?" first would be a question without a choice.
-            await svc.restore(ctx.user, ctx.surface, ctx.chat_id, preview["snapshot"]["snapshot_id"])
+            await svc.restore(ctx.user, ctx.surface, ctx.chat_id, preview["snapshot"]["snapshot_id"], ctx.grant)
         confirm = ReplayRestore(preview["snapshot"]["snapshot_id"]).text()
         return CommandResult("confirm", render.restore_question(preview, lang), {"confirm": confirm, "preview": preview}, ephemeral=True)
-    done = await svc.restore(ctx.user, ctx.surface, ctx.chat_id, cmd.step)
+    done = await svc.restore(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant)
     text = t("restored", lang, label=render.label(done["snapshot"], lang), removed=done["removed_steps"])
     return CommandResult("answer", text, done)
 
@@ -154,13 +155,13 @@ async def _restore(cmd: ReplayRestore, ctx: CommandContext) -> CommandResult:
 async def _fork(cmd: Fork, ctx: CommandContext) -> CommandResult:
     svc, lang = ctx.service, ctx.lang
     if not ctx.confirmed:
-        snap = (await svc.get_step(ctx.user, ctx.surface, ctx.chat_id, cmd.step))["snapshot"]
+        snap = (await svc.get_step(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant))["snapshot"]
         if snap["truncated"]:
             # As for a restore: the service's refusal, audited, rather than a pointless question.
-            await svc.fork(ctx.user, ctx.surface, ctx.chat_id, snap["snapshot_id"])
+            await svc.fork(ctx.user, ctx.surface, ctx.chat_id, snap["snapshot_id"], ctx.grant)
         text = t("confirm_fork", lang, label=render.label(snap, lang), short_id=render.short_id(snap["snapshot_id"]))
         return CommandResult("confirm", text, {"confirm": Fork(snap["snapshot_id"]).text(), "snapshot": snap}, ephemeral=True)
-    done = await svc.fork(ctx.user, ctx.surface, ctx.chat_id, cmd.step)
+    done = await svc.fork(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant)
     link = chat_link(ctx, done["thread_id"])
     origin = done["forked_from"] or {}
     where = render.label(origin, lang) if "turn_index" in origin else render.short_id(cmd.step)
@@ -170,10 +171,10 @@ async def _fork(cmd: Fork, ctx: CommandContext) -> CommandResult:
 
 async def _clear(ctx: CommandContext) -> CommandResult:
     if not ctx.confirmed:
-        count = len((await ctx.service.list_steps(ctx.user, ctx.surface, ctx.chat_id))["snapshots"])
+        count = len((await ctx.service.list_steps(ctx.user, ctx.surface, ctx.chat_id, ctx.grant))["snapshots"])
         if not count:
             return CommandResult("answer", t("no_steps", ctx.lang), {"thread_id": ctx.chat_id, "steps": 0}, ephemeral=True)
         text = t("confirm_clear", ctx.lang, count=count)
         return CommandResult("confirm", text, {"confirm": ReplayClear().text(), "steps": count}, ephemeral=True)
-    done = await ctx.service.clear(ctx.user, ctx.surface, ctx.chat_id)
+    done = await ctx.service.clear(ctx.user, ctx.surface, ctx.chat_id, ctx.grant)
     return CommandResult("answer", t("cleared", ctx.lang, deleted=done["deleted"]), done)

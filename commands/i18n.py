@@ -43,15 +43,20 @@ def pick_lang(value: str | None) -> str:
         if primary not in LANGS:
             continue
         q = 1.0
-        match = re.search(r"q\s*=\s*([0-9.]{1,6})", params)
-        if match:
-            try:
-                q = float(match.group(1))
-            except ValueError:
-                q = 0.0
+        for param in params.split(";"):
+            key, _, number = param.partition("=")
+            if key.strip().lower() == "q":
+                q = _quality(number)
         if q > best_q:
             best, best_q = primary, q
     return best
+
+
+def _quality(number: str) -> float:
+    """An Accept-Language weight (0 to 1); a malformed one counts as 0, never as a preference."""
+    if not re.fullmatch(r"\s*(0(\.\d{0,3})?|1(\.0{0,3})?)\s*", number):
+        return 0.0
+    return float(number)
 
 
 MESSAGES: dict[str, Text] = {
@@ -213,6 +218,10 @@ _ARABIC: dict[str, Callable[[KazmaError], str]] = {
     "approval_closed": lambda e: "هذه الموافقة أُغلقت من قبل؛ لم يُنفَّذ شيء. أرسل طلبك مجددًا إن كنت لا تزال تريده.",
     "turn_failed": lambda e: (
         "تعذّر على النموذج أن يجيب. تحقّق من إعدادات النموذج ومن أن خادمه يعمل، ثم أرسل الرسالة مجددًا."
+    ),
+    "forbidden": lambda e: (
+        "لا يستطيع استعادة هذه الدردشة أو حذف خطواتها إلا مالكها أو مشرفو المجموعة. "
+        "يمكنك بدلًا من ذلك تفريع خطوة إلى دردشة خاصة بك."
     ),
     "bad_command": _bad_command_ar,
 }

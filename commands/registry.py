@@ -61,7 +61,8 @@ class Leaf:
     def typed(self, args: tuple[str, ...] | None = None, surface: str | None = None) -> str:
         """How it is typed: "/replay compare <a> <b>", or with the given args filled in."""
         words = [self.parent.name] if self.parent else []
-        if not self.cmd.implicit:
+        # An argument that reads as a sibling's name ("/replay restore list") keeps the name.
+        if not self.cmd.implicit or (args and self.parent and self.parent.sub(args[0].lower())):
             words.append(self.cmd.name)
         if args is None and not (surface == "web" and self.cmd.web):
             args = tuple(f"<{a.name}>" for a in self.cmd.args)

@@ -31,6 +31,7 @@ from kazma_core.errors import (
     KazmaError,
     NotFound,
     SnapshotTruncated,
+    TurnRunning,
 )
 from kazma_core.leases import chat_lease, holder_is_dead
 from kazma_core.metrics import REWIND_TOTAL
@@ -44,6 +45,7 @@ from kazma_ui.step_views import compare_states, label, message_view, render_comp
 log = logging.getLogger(__name__)
 
 MIN_PREFIX = 8
+MAX_ADDRESS = 64
 HEX = re.compile(r"[0-9a-f]+")
 METERED = {"restore", "fork"}
 
@@ -101,15 +103,21 @@ class RewindService:
 
     async def resolve(self, chat_id: str, address: str) -> StepInfo:
         """A full id or a unique prefix of at least 8 hex characters, within this chat only."""
-        given = (address or "").strip()
+        given = (address or "").strip()[:MAX_ADDRESS]
         prefix = given.lower()
         if not HEX.fullmatch(prefix):
-            raise InvalidStep(f"{given!r} is not a step id. Use the id shown by /replay list (8 or more of its characters).")
+            raise InvalidStep(
+                f"{given!r} is not a step id. Use the id shown by /replay list (8 or more of its characters).",
+                address=given, reason="not_hex",
+            )
         if len(prefix) < MIN_PREFIX:
-            raise InvalidStep(f"{given!r} is too short: give at least {MIN_PREFIX} characters of the step id.")
+            raise InvalidStep(
+                f"{given!r} is too short: give at least {MIN_PREFIX} characters of the step id.",
+                address=given, reason="too_short", min_length=MIN_PREFIX,
+            )
         found = await self.core.snapshots.find(chat_id, prefix, limit=10)
         if not found:
-            raise NotFound(f"No saved step of this chat starts with {given}. /replay list shows the steps.")
+            raise NotFound(f"No saved step of this chat starts with {given}. /replay list shows the steps.", address=given)
         if len(found) > 1:
             candidates = [f"{step_label(s)} ({s.id})" for s in found]
             raise AmbiguousStep(
@@ -186,9 +194,14 @@ class RewindService:
     async def preview_restore(
         self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
     ) -> dict[str, Any]:
-        """What a restore to this step would take back, and the side effects it will not undo."""
-        await self._access(user, chat_id, grant, READ)
+        """What a restore to this step would take back, and the side effects it will not undo.
+        It refuses as the restore would, so nobody is asked to confirm what cannot happen."""
+        await self._access(user, chat_id, grant, CHANGE)
         info = await self.resolve(chat_id, address)
+        await self.core.turns.settle_expired(chat_id)
+        if await self.core.store.lease(chat_id) is not None:
+            raise TurnRunning("A turn is running in this chat. Wait for its answer, then try again.")
+        await self._refuse_pending(chat_id)
         current = await self.core.turns.graph.aget_state(self.core.turns.config(chat_id))
         later = [message_to_dict(m) for m in current.values.get("messages", [])[info.message_count :]]
         steps = await self.core.snapshots.list_steps(chat_id)

@@ -1,4 +1,4 @@
-"""The FastAPI application: core lifecycle, error shapes, sign-in, routers."""
+"""The FastAPI application: core lifecycle, error shapes, sign-in, routers, pages."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -17,7 +18,7 @@ from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
-from kazma_ui.web import chat_api, replay_api
+from kazma_ui.web import account_api, chat_api, commands_api, pages, replay_api, settings_api
 from kazma_ui.web.auth import CSRF_COOKIE, SESSION_COOKIE
 
 SESSION_SECONDS = 30 * 86_400
@@ -88,13 +89,11 @@ def create_app(settings: Settings) -> FastAPI:
         response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), max_age=SESSION_SECONDS, samesite="strict")
         return response
 
-    @app.get("/", include_in_schema=False)
-    async def home() -> HTMLResponse:
-        return HTMLResponse(
-            "<!doctype html><meta charset=utf-8><title>Kazma</title>"
-            "<h1>Kazma is running</h1><p>The chat API is described at <a href=/docs>/docs</a>.</p>"
-        )
-
     app.include_router(chat_api.router)
+    app.include_router(commands_api.router)
     app.include_router(replay_api.router)
+    app.include_router(settings_api.router)
+    app.include_router(account_api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=pages.STATIC_DIR), name="static")
     return app

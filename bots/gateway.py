@@ -1,0 +1,181 @@
+"""What every chat-app adapter shares: a platform update in, neutral replies out.
+
+An adapter turns its platform's update into an `Incoming` (who, which chat, what text),
+and posts back the `Reply`s, formatted its own way. Here: the platform user is a Kazma
+user (created on first contact, or linked with `kazma users link`); the platform chat
+is bound to a Kazma chat; a slash command goes through `commands/`, anything else is a
+turn of the agent. Platform ids stop here: the agent only ever sees Kazma's chat id.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from commands.executor import CommandContext, CommandResult, error_result, execute
+from commands.i18n import pick_lang
+from commands.parser import parse
+from kazma_core.core import Core
+from kazma_core.errors import KazmaError
+from kazma_core.stores.app_sqlite import Chat, User
+from kazma_ui.thread_rewind import GroupGrant, RewindService
+
+log = logging.getLogger(__name__)
+
+APPROVE, DENY, CONFIRM, CANCEL = "approve", "deny", "confirm", "cancel"
+
+
+@dataclass(frozen=True)
+class Incoming:
+    platform: Literal["telegram", "discord", "slack"]
+    user_id: str
+    user_name: str
+    chat_key: str  # the platform chat (DM, group, channel or thread), unique on the platform
+    chat_title: str
+    text: str = ""
+    is_group: bool = False
+    is_admin: bool = False  # the platform says this user administers that chat
+    team: str = ""  # Slack workspace
+    locale: str | None = None
+
+    @property
+    def identity(self) -> str:
+        """The key `kazma users link` uses: telegram:<id>, discord:<id>, slack:<team>:<id>."""
+        return f"{self.platform}:{self.team}:{self.user_id}" if self.platform == "slack" else f"{self.platform}:{self.user_id}"
+
+
+@dataclass(frozen=True)
+class Button:
+    label: str
+    action: str  # "approve:<card>", "deny:<card>", "confirm:<command text>", "cancel:"
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    kind: Literal["answer", "confirm", "error", "approval"] = "answer"
+    data: dict[str, Any] = field(default_factory=dict)
+    ephemeral: bool = False
+    buttons: list[Button] = field(default_factory=list)
+
+
+LABELS = {
+    "en": {"approve": "Approve", "deny": "Deny", "confirm": "Yes, do it", "cancel": "Cancel",
+           "ask": "Kazma wants to run {tool} with {args}. Approve?", "cancelled": "Cancelled: nothing changed.",
+           "owner_only": "Only this chat's owner can answer its approvals."},
+    "ar": {"approve": "موافقة", "deny": "رفض", "confirm": "نعم، نفّذ", "cancel": "إلغاء",
+           "ask": "يريد كازما تشغيل {tool} بالقيم {args}. هل توافق؟", "cancelled": "أُلغي: لم يتغيّر شيء.",
+           "owner_only": "لا يجيب عن موافقات هذه المحادثة إلا مالكها."},
+}
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Cut a long answer into pieces a platform accepts, at line ends where possible."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        cut = rest.rfind("\n", 0, limit)
+        cut = cut if cut > limit // 2 else limit
+        pieces.append(rest[:cut])
+        rest = rest[cut:].lstrip("\n")
+    pieces.append(rest)
+    return pieces
+
+
+class Gateway:
+    def __init__(self, core: Core, rewind: RewindService, bot_name: str | None = None) -> None:
+        self.core = core
+        self.rewind = rewind
+        self.bot_name = bot_name
+
+    async def user(self, inc: Incoming) -> User:
+        found = await self.core.store.user_for_identity(inc.identity)
+        if found is not None:
+            return found
+        name = f"{inc.identity}"
+        user = await self.core.store.user_by_name(name) or await self.core.store.add_user(name)
+        await self.core.store.link_identity(inc.identity, user.id)
+        return user
+
+    async def chat(self, inc: Incoming, user: User) -> tuple[Chat, GroupGrant | None]:
+        key = f"{inc.platform}:{inc.chat_key}"
+        chat = await self.core.store.bound_chat(key)
+        if chat is None:
+            chat = await self.core.chats.create(user, inc.chat_title or f"{inc.platform} chat")
+            await self.core.store.bind_chat(key, chat.id, inc.is_group)
+        grant = None
+        if chat.owner_id != user.id and inc.is_group:
+            grant = GroupGrant(chat.id, "admin" if inc.is_admin else "member")
+        return chat, grant
+
+    def lang(self, inc: Incoming, user: User) -> str:
+        return pick_lang(user.lang or inc.locale)
+
+    async def handle(self, inc: Incoming) -> list[Reply]:
+        """A message: a slash command, or a turn of the agent."""
+        user = await self.user(inc)
+        chat, grant = await self.chat(inc, user)
+        lang = self.lang(inc, user)
+        command = parse(inc.text, self.bot_name)
+        if command is not None:
+            return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, False)), lang)]
+        return await self._turn(inc, user, chat, grant, lang)
+
+    async def press(self, inc: Incoming, action: str) -> list[Reply]:
+        """A button: approve or deny a card, or confirm or cancel a change."""
+        user = await self.user(inc)
+        chat, grant = await self.chat(inc, user)
+        lang = self.lang(inc, user)
+        verb, _, arg = action.partition(":")
+        if verb == CANCEL:
+            return [Reply(LABELS[lang]["cancelled"], ephemeral=True)]
+        if verb == CONFIRM:
+            command = parse(arg, self.bot_name)
+            if command is None:
+                return [Reply(LABELS[lang]["cancelled"], ephemeral=True)]
+            return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, True)), lang)]
+        if verb in (APPROVE, DENY):
+            if chat.owner_id != user.id:
+                return [Reply(LABELS[lang]["owner_only"], "error", {"error": "forbidden"}, ephemeral=True)]
+            try:
+                result = await self.core.turns.decide(chat.id, arg, verb, user.id)
+            except KazmaError as err:
+                return [self._from_result(error_result(err, lang), lang)]
+            return [self._turn_reply(result.reply, result.gates, lang)]
+        return []
+
+    def _context(self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str, confirmed: bool) -> CommandContext:
+        return CommandContext(
+            service=self.rewind, core=self.core, user=user, surface=inc.platform, chat_id=chat.id, lang=lang,
+            base_url=self.core.settings.base_url, confirmed=confirmed, grant=grant,
+        )
+
+    async def _turn(self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str) -> list[Reply]:
+        if not inc.text.strip():
+            return []
+        try:
+            result = await self.core.turns.send(chat.id, inc.text)
+        except KazmaError as err:
+            return [self._from_result(error_result(err, lang), lang)]
+        return [self._turn_reply(result.reply, result.gates, lang)]
+
+    def _turn_reply(self, text: str, gates: list[dict[str, Any]], lang: str) -> Reply:
+        if not gates:
+            return Reply(text)
+        card = gates[0]
+        labels = LABELS[lang]
+        return Reply(
+            labels["ask"].format(tool=card["tool"], args=card["args"]),
+            "approval",
+            {"gates": gates},
+            buttons=[Button(labels["approve"], f"{APPROVE}:{card['card_id']}"), Button(labels["deny"], f"{DENY}:{card['card_id']}")],
+        )
+
+    @staticmethod
+    def _from_result(result: CommandResult, lang: str) -> Reply:
+        buttons: list[Button] = []
+        if result.kind == "confirm":
+            labels = LABELS[lang]
+            buttons = [Button(labels["confirm"], f"{CONFIRM}:{result.data['confirm']}"), Button(labels["cancel"], f"{CANCEL}:")]
+        return Reply(result.text, result.kind, result.data, result.ephemeral, buttons)

@@ -1,0 +1,188 @@
+"""The TUI's only way to the server: the HTTP API, signed in with a bearer token.
+
+Every refusal comes back as an `ApiError` carrying the server's code, sentence and
+details; a server that cannot be reached is a `ConnectionLost`. Both are KazmaErrors,
+so `commands.i18n.error_text` words them like every other surface does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import orjson
+
+from kazma_core.errors import KazmaError
+
+SURFACE = "tui"
+REQUEST_TIMEOUT = 30.0
+# Deciding an approval answers when the paused turn has finished, which may take a while.
+TURN_TIMEOUT = 600.0
+# The server writes a keep-alive every 15 s; a stream silent for longer than this is dead.
+STREAM_READ_TIMEOUT = 45.0
+
+
+class ApiError(KazmaError):
+    """The server refused: its code (turn_running, not_found, ...), sentence and details."""
+
+    def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.status = status
+        self.code = code
+
+
+class ConnectionLost(KazmaError):
+    code = "connection_lost"
+    status = 503
+
+
+@dataclass(frozen=True)
+class ServerEvent:
+    """One server-sent event of a chat: message, snapshot, approval, reload or error."""
+
+    type: str
+    data: dict[str, Any]
+
+
+def _path(value: str) -> str:
+    return quote(value, safe="")
+
+
+def error_of(response: httpx.Response) -> ApiError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), str) and isinstance(body.get("message"), str):
+        details = {k: v for k, v in body.items() if k not in ("error", "message")}
+        return ApiError(response.status_code, body["error"], body["message"], **details)
+    return ApiError(
+        response.status_code, "http_error",
+        f"The server answered {response.status_code} without an explanation. Check that the URL is Kazma's.",
+    )
+
+
+async def read_events(lines: AsyncIterator[str]) -> AsyncIterator[ServerEvent]:
+    """`event:`/`data:` blocks off a text/event-stream; comment lines (keep-alives) are skipped."""
+    kind, data = "message", ""
+    async for line in lines:
+        if line == "":
+            if data:
+                yield ServerEvent(kind, orjson.loads(data))
+            kind, data = "message", ""
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("event:"):
+            kind = line[len("event:"):].strip()
+        elif line.startswith("data:"):
+            data += line[len("data:"):].strip()
+
+
+class KazmaClient:
+    def __init__(self, url: str, token: str, *, timeout: float = REQUEST_TIMEOUT) -> None:
+        self.url = url.rstrip("/")
+        self.http = httpx.AsyncClient(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token}", "X-Kazma-Surface": SURFACE},
+            timeout=httpx.Timeout(timeout),
+        )
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    def lost(self, err: Exception) -> ConnectionLost:
+        return ConnectionLost(f"Cannot reach the Kazma server at {self.url} ({type(err).__name__}). Is it running?")
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = await self.http.request(method, path, **kwargs)
+        except httpx.TransportError as err:
+            raise self.lost(err) from err
+        if response.status_code >= 400:
+            raise error_of(response)
+        return response.json() if response.content else None
+
+    # chats -------------------------------------------------------------------------------
+    async def chats(self) -> list[dict[str, Any]]:
+        return (await self.request("GET", "/api/chats"))["chats"]  # type: ignore[no-any-return]
+
+    async def create_chat(self, title: str | None = None) -> dict[str, Any]:
+        return await self.request("POST", "/api/chats", json={"title": title} if title else None)  # type: ignore[no-any-return]
+
+    async def transcript(self, chat_id: str) -> list[dict[str, Any]]:
+        return (await self.request("GET", f"/api/chats/{_path(chat_id)}/messages"))["messages"]  # type: ignore[no-any-return]
+
+    async def send(self, chat_id: str, text: str) -> dict[str, Any]:
+        """Start a turn and return at once; its messages come on the event stream."""
+        return await self.request(  # type: ignore[no-any-return]
+            "POST", f"/api/chats/{_path(chat_id)}/messages", params={"wait": "false"}, json={"text": text}
+        )
+
+    async def approvals(self, chat_id: str) -> list[dict[str, Any]]:
+        return (await self.request("GET", f"/api/chats/{_path(chat_id)}/approvals"))["approvals"]  # type: ignore[no-any-return]
+
+    async def decide(self, chat_id: str, card_id: str, decision: str) -> dict[str, Any]:
+        return await self.request(  # type: ignore[no-any-return]
+            "POST", f"/api/chats/{_path(chat_id)}/approvals/{_path(card_id)}",
+            json={"decision": decision}, timeout=TURN_TIMEOUT,
+        )
+
+    # time travel ---------------------------------------------------------------------------
+    async def steps(self, chat_id: str) -> dict[str, Any]:
+        return await self.request("GET", f"/api/replay/snapshots/{_path(chat_id)}")  # type: ignore[no-any-return]
+
+    async def step(self, chat_id: str, step: str) -> dict[str, Any]:
+        return await self.request("GET", f"/api/replay/snapshots/{_path(chat_id)}/{_path(step)}")  # type: ignore[no-any-return]
+
+    async def preview(self, chat_id: str, step: str) -> dict[str, Any]:
+        return await self.request(  # type: ignore[no-any-return]
+            "GET", f"/api/replay/snapshots/{_path(chat_id)}/{_path(step)}/preview"
+        )
+
+    async def restore(self, chat_id: str, step: str) -> dict[str, Any]:
+        return await self.request(  # type: ignore[no-any-return]
+            "POST", "/api/replay/restore", json={"thread_id": chat_id, "snapshot_id": step}
+        )
+
+    async def fork(self, chat_id: str, step: str) -> dict[str, Any]:
+        return await self.request(  # type: ignore[no-any-return]
+            "POST", "/api/replay/fork", json={"thread_id": chat_id, "snapshot_id": step}
+        )
+
+    async def compare(self, chat_id: str, a: str, b: str) -> dict[str, Any]:
+        return await self.request(  # type: ignore[no-any-return]
+            "POST", "/api/replay/compare", json={"thread_id": chat_id, "a": a, "b": b}
+        )
+
+    async def clear(self, chat_id: str) -> dict[str, Any]:
+        return await self.request("DELETE", f"/api/replay/threads/{_path(chat_id)}")  # type: ignore[no-any-return]
+
+    # the chat stream ---------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def events(self, chat_id: str) -> AsyncIterator[AsyncIterator[ServerEvent]]:
+        """Open the chat's event stream; entered once the server listens (nothing after is missed).
+
+        The iterator ends when the server closes the stream; a broken one raises ConnectionLost.
+        """
+        timeout = httpx.Timeout(REQUEST_TIMEOUT, read=STREAM_READ_TIMEOUT)
+        try:
+            async with self.http.stream("GET", f"/api/chats/{_path(chat_id)}/events", timeout=timeout) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise error_of(response)
+                lines = response.aiter_lines()
+                await anext(lines)  # ": connected", written once the server has subscribed
+                yield self._guarded(read_events(lines))
+        except (httpx.TransportError, StopAsyncIteration) as err:
+            raise self.lost(err) from err
+
+    async def _guarded(self, events: AsyncIterator[ServerEvent]) -> AsyncIterator[ServerEvent]:
+        try:
+            async for event in events:
+                yield event
+        except httpx.TransportError as err:
+            raise self.lost(err) from err

@@ -1,0 +1,50 @@
+"""An approval card: a tool call that waits for a yes or no, answered with `a` or `d`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Static
+
+ARGS_SHOWN = 200
+
+
+def describe(card: dict[str, Any]) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in (card.get("args") or {}).items())
+    if len(args) > ARGS_SHOWN:
+        args = args[: ARGS_SHOWN - 1] + "…"
+    return f"Approval needed: {card.get('tool', '?')}({args})  [a] approve  [d] deny"
+
+
+class ApprovalCard(Static, can_focus=True):
+    BINDINGS = [
+        Binding("a", "decide('approve')", "Approve"),
+        Binding("d", "decide('deny')", "Deny"),
+    ]
+    DEFAULT_CSS = """
+    ApprovalCard {
+        height: auto;
+        padding: 0 1;
+        border: round $warning;
+    }
+    ApprovalCard:focus {
+        border: round $accent;
+        background: $boost;
+    }
+    """
+
+    class Decided(Message):
+        def __init__(self, card_id: str, decision: str) -> None:
+            super().__init__()
+            self.card_id = card_id
+            self.decision = decision
+
+    def __init__(self, card: dict[str, Any]) -> None:
+        super().__init__(describe(card), markup=False)
+        self.card_id: str = card["card_id"]
+        self.tool: str = card.get("tool", "?")
+
+    def action_decide(self, decision: str) -> None:
+        self.post_message(self.Decided(self.card_id, decision))

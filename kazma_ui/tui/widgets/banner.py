@@ -1,0 +1,43 @@
+"""The connection banner: hidden while the server answers, a warning while it does not."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+
+class ConnectionBanner(Static):
+    DEFAULT_CSS = """
+    ConnectionBanner {
+        dock: top;
+        height: auto;
+        padding: 0 1;
+        background: $error;
+        color: $text;
+        display: none;
+    }
+    ConnectionBanner.-lost {
+        display: block;
+    }
+    """
+
+    lost: reactive[bool] = reactive(False)
+
+    def __init__(self) -> None:
+        super().__init__("", id="banner", markup=False)
+
+    def watch_lost(self, lost: bool) -> None:
+        self.set_class(lost, "-lost")
+
+    def show_lost(self, reason: str, retry_in: float, attempt: int) -> None:
+        self.update(f"{reason} Reconnecting in {retry_in:.1f} s (attempt {attempt}); what you type is kept.")
+        self.lost = True
+
+    def show_stopped(self, reason: str) -> None:
+        """A refusal that retrying cannot fix (a bad token): say it and stay up."""
+        self.update(reason)
+        self.lost = True
+
+    def show_connected(self) -> None:
+        self.update("")
+        self.lost = False

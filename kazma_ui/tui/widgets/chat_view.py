@@ -1,0 +1,78 @@
+"""The open chat: its transcript, replies as they stream in, and what commands answered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+ROLES = {"user": "you", "assistant": "kazma", "error": "error", "system": "system"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the view: a transcript message (with its turn) or a note for the person."""
+
+    kind: str  # user, assistant, error, system, note, alert
+    text: str
+    turn_index: int | None = None
+
+    def shown(self) -> str:
+        if self.kind in ("note", "alert"):
+            return self.text
+        return f"{ROLES.get(self.kind, self.kind)}: {self.text}"
+
+
+class ChatView(VerticalScroll):
+    DEFAULT_CSS = """
+    ChatView {
+        height: 1fr;
+        padding: 0 1;
+    }
+    ChatView > Static {
+        margin-bottom: 1;
+    }
+    ChatView > .user {
+        color: $accent;
+    }
+    ChatView > .note {
+        color: $text-muted;
+        border-left: thick $primary;
+        padding-left: 1;
+    }
+    ChatView > .alert, ChatView > .error {
+        color: $warning;
+        border-left: thick $error;
+        padding-left: 1;
+    }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="view")
+        self.entries: list[Entry] = []
+
+    def texts(self) -> list[str]:
+        """What the view shows, line by line (read off its widgets)."""
+        return [str(child.content) for child in self.query(Static)]
+
+    async def show_transcript(self, messages: list[dict[str, Any]]) -> None:
+        await self.remove_children()
+        self.entries = []
+        for m in messages:
+            await self._add(Entry(m["role"], m["text"], m["turn_index"]))
+
+    async def add_message(self, role: str, text: str, turn_index: int) -> None:
+        """A message from the stream; one the transcript already showed is not shown twice."""
+        entry = Entry(role, text, turn_index)
+        if entry not in self.entries:
+            await self._add(entry)
+
+    async def add_note(self, text: str, alert: bool = False) -> None:
+        await self._add(Entry("alert" if alert else "note", text))
+
+    async def _add(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        await self.mount(Static(entry.shown(), classes=entry.kind, markup=False))
+        self.scroll_end(animate=False)

@@ -1,0 +1,51 @@
+"""Slash commands typed in the web chat: parsed and run by commands/, answered without the model."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from commands.executor import CommandContext, execute
+from commands.parser import parse
+from kazma_core.errors import InvalidInput
+from kazma_core.stores.app_sqlite import User
+from kazma_ui.web.auth import current_user
+from kazma_ui.web.i18n import lang_for
+from kazma_ui.web.schemas import ErrorBody
+
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 422)}
+router = APIRouter(prefix="/api/chats", tags=["chats"], responses=ERRORS)
+UserDep = Annotated[User, Depends(current_user)]
+
+
+class CommandText(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(min_length=1, max_length=4000)
+    confirmed: bool = False  # the person already said yes to the change this command asked about
+
+
+class CommandOut(BaseModel):
+    kind: Literal["answer", "confirm", "error"]
+    text: str
+    data: dict[str, Any]
+    code: str | None
+    ephemeral: bool
+
+
+@router.post("/{thread_id}/commands", response_model=CommandOut)
+async def run_command(request: Request, thread_id: str, body: CommandText, user: UserDep) -> CommandOut:
+    """Run /replay, /fork, /replay clear ... in this chat; a refusal is an answer of kind "error"."""
+    core = request.app.state.core
+    await core.chats.owned(user, thread_id)
+    parsed = parse(body.text)
+    if parsed is None:
+        raise InvalidInput("That is not a slash command: send it as a message instead.")
+    lang = lang_for(user.lang, request.headers.get("accept-language"))
+    context = CommandContext(
+        service=request.app.state.rewind, core=core, user=user, surface="web", chat_id=thread_id, lang=lang,
+        base_url=str(request.base_url), confirmed=body.confirmed,
+    )
+    result = await execute(parsed, context)
+    return CommandOut(kind=result.kind, text=result.text, data=result.data, code=result.code, ephemeral=result.ephemeral)

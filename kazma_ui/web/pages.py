@@ -1,0 +1,90 @@
+"""The web pages (chat, Time Travel, Settings), rendered in the person's language.
+
+Pages are templates plus small scripts under static/ that talk to the JSON API, so the
+front end has no build step. A page signs in with the session cookie only: a browser
+never sends a bearer token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from kazma_core.stores.app_sqlite import User
+from kazma_ui.web.auth import SESSION_COOKIE
+from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
+
+HERE = Path(__file__).resolve().parent
+STATIC_DIR = HERE / "static"
+TEMPLATES = Jinja2Templates(directory=HERE / "templates")
+router = APIRouter(include_in_schema=False)
+
+
+@cache
+def static_url(name: str) -> str:
+    """The file's address with its content hash, so a browser never runs an old script."""
+    digest = hashlib.sha256((STATIC_DIR / name).read_bytes()).hexdigest()[:12]
+    return f"/static/{name}?v={digest}"
+
+
+async def signed_in(request: Request) -> User | None:
+    session = request.cookies.get(SESSION_COOKIE)
+    if not session:
+        return None
+    return await request.app.state.core.store.user_for_token(session, "session")  # type: ignore[no-any-return]
+
+
+def render(request: Request, template: str, page: str, user: User | None, status: int = 200, **extra: Any) -> HTMLResponse:
+    lang = lang_for(user.lang if user else None, request.headers.get("accept-language"), request.query_params.get("lang"))
+    config = {
+        "lang": lang,
+        "page": page,
+        "strings": catalogue(lang),
+        "user": {"name": user.name, "role": user.role} if user else None,
+    }
+    context = {
+        "lang": lang,
+        "dir": DIRECTION[lang],
+        "page": page,
+        "user": user,
+        "config": config,
+        "static": static_url,
+        "t": lambda key, **values: text(lang, key, **values),
+        **extra,
+    }
+    response = TEMPLATES.TemplateResponse(request, template, context, status_code=status)
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Vary"] = "Accept-Language, Cookie"
+    return response
+
+
+def sign_in(request: Request) -> HTMLResponse:
+    example = f"{str(request.base_url).rstrip('/')}/login?token=…"
+    expired = request.query_params.get("login") == "expired"
+    return render(request, "signin.html", "signin", None, example=example, expired=expired)
+
+
+@router.get("/", response_class=HTMLResponse)
+async def chat_page(request: Request) -> HTMLResponse:
+    user = await signed_in(request)
+    return render(request, "chat.html", "chat", user) if user else sign_in(request)
+
+
+@router.get("/replay", response_class=HTMLResponse)
+async def replay_page(request: Request) -> HTMLResponse:
+    user = await signed_in(request)
+    return render(request, "replay.html", "replay", user) if user else sign_in(request)
+
+
+@router.get("/settings", response_class=HTMLResponse)
+async def settings_page(request: Request) -> HTMLResponse:
+    user = await signed_in(request)
+    if user is None:
+        return sign_in(request)
+    return render(request, "settings.html", "settings", user, status=200 if user.role == "owner" else 403)

@@ -1,0 +1,305 @@
+// The web chat: the sidebar of chats (forks with their lineage), the transcript with the
+// reply streaming in over the chat's event stream, approval cards, and slash commands.
+"use strict";
+
+(() => {
+  const { t, api, el, errorText, notice, stepLabel, time, confirmBox } = Kazma;
+  const $ = (id) => document.getElementById(id);
+  const nodes = {
+    list: $("chat-list"), noChats: $("no-chats"), heading: $("chat-heading"), replayLink: $("chat-replay-link"),
+    notice: $("notice"), empty: $("empty-chat"), messages: $("messages"), approvals: $("approvals"),
+    status: $("status"), form: $("composer"), input: $("message-input"), send: $("send"), transcript: $("transcript"),
+  };
+  const state = {
+    chats: [], current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
+  };
+  const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
+  const READY_WAIT_MS = 3000;
+
+  const chatPath = (id) => `/api/chats/${encodeURIComponent(id)}`;
+  const replayHref = (id) => `/replay?thread=${encodeURIComponent(id)}`;
+  const showError = (err) => notice(nodes.notice, errorText(err));
+
+  // -- the sidebar ------------------------------------------------------------------------
+  function lineage(chat) {
+    const from = chat.forked_from;
+    if (!from) return null;
+    const source = state.chats.find((c) => c.thread_id === from.thread_id);
+    const title = source ? source.title : t("deleted_chat");
+    if (from.turn_index === null || from.turn_index === undefined) return t("forked_from_short", { title });
+    return t("forked_from", { title, turn: from.turn_index, step: from.iteration });
+  }
+
+  function renderSidebar() {
+    nodes.noChats.hidden = state.chats.length > 0;
+    nodes.list.replaceChildren(...state.chats.map((chat) => {
+      const link = el("a", {
+        href: `/?thread=${encodeURIComponent(chat.thread_id)}`, class: "chat-link", "data-thread": chat.thread_id,
+        "aria-current": chat.thread_id === state.current ? "page" : null,
+      }, el("span", { class: "chat-title" }, chat.title));
+      const from = lineage(chat);
+      if (from) link.append(el("span", { class: "lineage" }, from));
+      link.addEventListener("click", (event) => { event.preventDefault(); select(chat.thread_id, true); });
+      return el("li", {}, link);
+    }));
+    const chat = state.chats.find((c) => c.thread_id === state.current);
+    nodes.heading.textContent = chat ? chat.title : t("new_chat");
+    nodes.replayLink.hidden = !state.current;
+    if (state.current) nodes.replayLink.href = replayHref(state.current);
+  }
+
+  async function loadChats() {
+    try {
+      state.chats = (await api("GET", "/api/chats")).chats;
+    } catch (err) {
+      showError(err);
+    }
+    renderSidebar();
+  }
+
+  // -- the transcript -----------------------------------------------------------------------
+  function messageNode(role, text, extra = {}) {
+    return el("li", { class: `message ${role}`, "data-role": role, ...extra },
+      el("span", { class: "role" }, t(`role_${role}`)),
+      el("p", { class: "text", dir: "auto" }, text));
+  }
+
+  // Command answers are the page's own: kept beside the row they followed, across reloads.
+  function renderTranscript() {
+    const items = [];
+    const notesAfter = (id) => state.notes.filter((n) => n.after === id).map((n) => n.node);
+    items.push(...notesAfter(0));
+    for (const row of state.rows) {
+      items.push(messageNode(row.role, row.text, { "data-id": row.id }));
+      items.push(...notesAfter(row.id));
+    }
+    nodes.messages.replaceChildren(...items);
+    nodes.empty.hidden = items.length > 0 || !!nodes.approvals.childElementCount;
+    scrollDown();
+  }
+
+  function scrollDown() { nodes.transcript.scrollTop = nodes.transcript.scrollHeight; }
+
+  function addNote(...content) {
+    const last = state.rows.length ? state.rows[state.rows.length - 1].id : 0;
+    const node = el("li", { class: "message command", "data-role": "command" },
+      el("span", { class: "role" }, t("role_command")), el("p", { class: "text" }, ...content));
+    state.notes.push({ after: last, node });
+    renderTranscript();
+  }
+
+  function renderApprovals(cards) {
+    const pending = cards.filter((card) => card.status === "pending");
+    nodes.approvals.replaceChildren(...pending.map(approvalCard));
+    if (pending.length) setWorking(false);
+    nodes.empty.hidden = nodes.empty.hidden || pending.length > 0;
+    scrollDown();
+  }
+
+  function approvalCard(card) {
+    const approve = el("button", { type: "button", class: "primary", "data-decision": "approve" }, t("approve"));
+    const deny = el("button", { type: "button", class: "danger", "data-decision": "deny" }, t("deny"));
+    const outcome = el("p", { class: "muted outcome", "aria-live": "polite" });
+    const node = el("div", { class: "approval card", "data-card": card.card_id },
+      el("h3", {}, t("approval_title", { tool: card.tool })),
+      el("pre", { class: "args", dir: "ltr" }, JSON.stringify(card.args, null, 2)),
+      el("p", { class: "muted" }, t("approval_expires", { time: time(card.expires_at) })),
+      el("div", { class: "buttons" }, approve, deny), outcome);
+    const decide = async (decision) => {
+      approve.disabled = deny.disabled = true;
+      outcome.textContent = t("approval_sent", { decision: t(`decision_${decision}`) });
+      setWorking(true);
+      try {
+        await api("POST", `${chatPath(state.current)}/approvals/${encodeURIComponent(card.card_id)}`, { decision });
+      } catch (err) {
+        showError(err);
+        setWorking(false);
+      }
+      await refresh();
+    };
+    approve.addEventListener("click", () => decide("approve"));
+    deny.addEventListener("click", () => decide("deny"));
+    return node;
+  }
+
+  // Replaces what is shown with the server's transcript and cards; a late answer of an older refresh is dropped.
+  async function refresh() {
+    const id = state.current;
+    if (!id) return;
+    const seq = ++state.seq;
+    try {
+      const [transcript, approvals] = await Promise.all([
+        api("GET", `${chatPath(id)}/messages`), api("GET", `${chatPath(id)}/approvals`),
+      ]);
+      if (seq !== state.seq || id !== state.current) return;
+      state.rows = transcript.messages;
+      renderTranscript();
+      renderApprovals(approvals.approvals);
+    } catch (err) {
+      if (id === state.current) showError(err);
+    }
+  }
+
+  function setWorking(on) {
+    if (!on) state.steps = [];
+    nodes.status.hidden = !on;
+    const last = state.steps[state.steps.length - 1];
+    nodes.status.textContent = last
+      ? t("working_steps", { count: state.steps.length, label: stepLabel(last.turn_index, last.iteration) })
+      : t("working");
+  }
+
+  // -- the chat's event stream -----------------------------------------------------------------
+  function openStream(id) {
+    const source = new EventSource(`${chatPath(id)}/events`);
+    state.source = source;
+    state.ready = new Promise((resolve) => source.addEventListener("open", resolve, { once: true }));
+    // Each (re)connection may have missed events: read the chat afresh.
+    source.addEventListener("open", () => { if (state.source === source) refresh(); });
+    // A broken connection is an "error" event too, without data: EventSource reconnects by itself.
+    const on = (type, handle) => source.addEventListener(type, (event) => {
+      if (state.source === source && typeof event.data === "string") handle(JSON.parse(event.data));
+    });
+    on("message", (data) => {
+      nodes.messages.append(messageNode(data.role, data.text));
+      nodes.empty.hidden = true;
+      scrollDown();
+      if (data.role === "user") {
+        setWorking(true);
+      } else {
+        setWorking(false);
+        refresh();
+        loadChats();
+      }
+    });
+    on("snapshot", (data) => {
+      state.steps.push(data);
+      setWorking(true);
+    });
+    on("approval", () => refresh());
+    on("error", (data) => {
+      setWorking(false);
+      notice(nodes.notice, errorText(data));
+      refresh();
+    });
+    on("reload", (data) => {
+      if (data.reason === "deleted") {
+        select(null, true);
+        notice(nodes.notice, t("reloaded_deleted"), "info");
+        loadChats();
+        return;
+      }
+      notice(nodes.notice, t(data.reason === "restored" ? "reloaded_restored" : "reloaded"), "info");
+      state.notes = [];
+      refresh();
+      loadChats();
+    });
+  }
+
+  function closeStream() {
+    if (state.source) state.source.close();
+    state.source = null;
+    state.ready = null;
+  }
+
+  async function select(id, push) {
+    closeStream();
+    state.current = id;
+    state.rows = [];
+    state.notes = [];
+    if (push) history.pushState({ thread: id }, "", id ? `/?thread=${encodeURIComponent(id)}` : "/");
+    notice(nodes.notice, "");
+    nodes.approvals.replaceChildren();
+    setWorking(false);
+    renderTranscript();
+    renderSidebar();
+    if (!id) return;
+    openStream(id);
+    await refresh();
+  }
+
+  async function streamReady() {
+    if (!state.ready) return;
+    await Promise.race([state.ready, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]);
+  }
+
+  // -- slash commands: answered by the server's commands/, without the model ---------------------
+  function answerContent(result) {
+    const link = result.data && result.data.link;
+    const at = link ? result.text.indexOf(link) : -1;
+    if (at < 0) return [result.text];
+    return [result.text.slice(0, at), el("a", { href: link, class: "replay-link" }, link), result.text.slice(at + link.length)];
+  }
+
+  async function runCommand(text) {
+    const id = state.current;
+    if (!id) {
+      addNote(t("command_needs_chat"));
+      return;
+    }
+    let result = await api("POST", `${chatPath(id)}/commands`, { text });
+    if (result.kind === "confirm") {
+      const sure = await confirmBox({
+        title: t("confirm_title"), body: [el("p", { dir: "auto" }, result.text)], confirmLabel: t("confirm"), danger: true,
+      });
+      if (!sure) {
+        addNote(t("nothing_done"));
+        return;
+      }
+      result = await api("POST", `${chatPath(id)}/commands`, { text: result.data.confirm || text, confirmed: true });
+    }
+    addNote(...answerContent(result));
+  }
+
+  // -- sending ---------------------------------------------------------------------------------
+  function titleOf(text) {
+    const flat = text.replace(/\s+/g, " ").trim();
+    return flat.length <= 60 ? flat : flat.slice(0, 59) + "…";
+  }
+
+  async function send(text) {
+    if (COMMAND.test(text)) {
+      await runCommand(text);
+      return;
+    }
+    if (!state.current) {
+      const chat = await api("POST", "/api/chats", { title: titleOf(text) });
+      state.chats.unshift(chat);
+      await select(chat.thread_id, true);
+    }
+    await streamReady();
+    await api("POST", `${chatPath(state.current)}/messages?wait=false`, { text });
+  }
+
+  nodes.form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = nodes.input.value.trim();
+    if (!text) return;
+    nodes.send.disabled = true;
+    notice(nodes.notice, "");
+    try {
+      await send(text);
+      nodes.input.value = "";
+    } catch (err) {
+      showError(err);
+    } finally {
+      nodes.send.disabled = false;
+      nodes.input.focus();
+    }
+  });
+
+  nodes.input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      nodes.form.requestSubmit();
+    }
+  });
+
+  $("new-chat").addEventListener("click", () => { select(null, true); nodes.input.focus(); });
+  window.addEventListener("popstate", () => select(new URLSearchParams(location.search).get("thread"), false));
+
+  (async () => {
+    await loadChats();
+    await select(new URLSearchParams(location.search).get("thread"), false);
+  })();
+})();

@@ -1,0 +1,131 @@
+// What every page shares: its words, calls to the JSON API (with the CSRF header),
+// refusals shown as sentences, a confirmation dialog, and the language switch.
+"use strict";
+
+const Kazma = (() => {
+  const config = JSON.parse(document.getElementById("kazma-config").textContent);
+  const numbers = config.lang === "ar" ? "ar-u-nu-latn" : "en";
+
+  function t(key, values = {}) {
+    let text = config.strings[key] ?? key;
+    for (const [name, value] of Object.entries(values)) text = text.replaceAll(`{${name}}`, String(value));
+    return text;
+  }
+
+  function cookie(name) {
+    const found = document.cookie.split("; ").find((part) => part.startsWith(name + "="));
+    return found ? decodeURIComponent(found.slice(name.length + 1)) : "";
+  }
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      super(body.message || body.error);
+      this.status = status;
+      this.code = body.error;
+      this.body = body;
+    }
+  }
+
+  async function api(method, path, body) {
+    const headers = { Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (method !== "GET") headers["X-Kazma-CSRF"] = cookie("kazma_csrf");
+    let response;
+    try {
+      response = await fetch(path, {
+        method, headers, credentials: "same-origin",
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new ApiError(0, { error: "network", message: t("error_network") });
+    }
+    if (response.status === 204) return null;
+    let data = null;
+    try { data = await response.json(); } catch (err) { data = null; }
+    if (!response.ok) throw new ApiError(response.status, data && data.error ? data : { error: "network", message: t("error_network") });
+    return data;
+  }
+
+  // A refusal as a sentence: the server's own in English; in Arabic the catalogue's for its code.
+  function errorText(err) {
+    const body = err instanceof ApiError ? err.body : err && err.error ? err : { error: "network", message: t("error_network") };
+    if (config.lang === "en") return body.message;
+    if (body.error === "invalid_setting") return t("error_invalid_setting", { reason: body.message });
+    const key = "error_" + body.error;
+    return key in config.strings ? t(key) : body.message;
+  }
+
+  // Builds DOM from text only (never HTML), so nothing a chat says can run in the page.
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) {
+      if (value === false || value === null || value === undefined) continue;
+      if (name === "onclick") node.addEventListener("click", value);
+      else node.setAttribute(name, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function notice(node, message, kind = "error") {
+    if (!message) { node.hidden = true; node.textContent = ""; return; }
+    node.className = `notice ${kind}`;
+    node.textContent = message;
+    node.hidden = false;
+  }
+
+  function stepLabel(turn, step) { return t("step_label", { turn, step }); }
+  function shortId(id) { return String(id).slice(0, 8); }
+  function number(value) { return Number(value).toLocaleString(numbers); }
+  function time(seconds) {
+    return new Date(seconds * 1000).toLocaleString(numbers, { dateStyle: "medium", timeStyle: "medium" });
+  }
+  function size(bytes) {
+    if (bytes < 1024) return `${number(bytes)} B`;
+    if (bytes < 1024 * 1024) return `${number(Math.round(bytes / 102.4) / 10)} KB`;
+    return `${number(Math.round(bytes / (1024 * 102.4)) / 10)} MB`;
+  }
+
+  // Resolves true when the person confirms; the buttons carry the catalogue's words.
+  function confirmBox({ title, body = [], confirmLabel = t("confirm"), danger = false }) {
+    const dialog = document.getElementById("confirm-dialog");
+    document.getElementById("confirm-title").textContent = title;
+    document.getElementById("confirm-body").replaceChildren(...body);
+    const ok = document.getElementById("confirm-ok");
+    ok.textContent = confirmLabel;
+    ok.className = danger ? "danger" : "primary";
+    dialog.returnValue = "";
+    return new Promise((resolve) => {
+      dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+      dialog.showModal();
+      ok.focus();
+    });
+  }
+
+  function setupLanguageSwitch() {
+    for (const link of document.querySelectorAll("[data-set-lang]")) {
+      link.addEventListener("click", async (event) => {
+        event.preventDefault();
+        const lang = link.dataset.setLang;
+        const url = new URL(location.href);
+        if (config.user) {
+          try {
+            await api("PUT", "/api/me/lang", { lang });
+            url.searchParams.delete("lang");
+          } catch (err) {
+            url.searchParams.set("lang", lang);
+          }
+        } else {
+          url.searchParams.set("lang", lang);
+        }
+        location.assign(url.toString());
+      });
+    }
+  }
+
+  setupLanguageSwitch();
+  return { config, t, api, ApiError, errorText, el, notice, stepLabel, shortId, number, time, size, confirmBox };
+})();

@@ -1,0 +1,70 @@
+// The Settings page: each time-travel setting with its running and stored value; saving
+// validates on the server, a live one applies at once, the others say a restart is needed.
+"use strict";
+
+(() => {
+  const { t, api, el, errorText, notice, number } = Kazma;
+  const rows = document.getElementById("settings-rows");
+  const pageNotice = document.getElementById("notice");
+
+  const shown = (setting, value) => {
+    if (value === null || value === undefined) return t("setting_none");
+    if (setting.kind === "bool") return t(value ? "true" : "false");
+    return typeof value === "number" ? number(value) : String(value);
+  };
+
+  function row(setting) {
+    const input = setting.kind === "bool"
+      ? el("input", { type: "checkbox", checked: setting.value === true, "aria-label": setting.name })
+      : el("input", {
+        type: "number", step: "1", value: setting.value, min: setting.minimum, max: setting.maximum,
+        "aria-label": setting.name, dir: "ltr",
+      });
+    const save = el("button", { type: "submit", class: "primary" }, t("save"));
+    const message = el("p", { class: "row-message", "aria-live": "polite" });
+    const badges = el("span", { class: "badges" },
+      el("span", { class: "badge" }, t(setting.live ? "setting_live" : "setting_at_start")),
+      setting.restart_needed ? el("span", { class: "badge warn restart" }, t("restart_needed")) : null);
+    const form = el("form", { class: "setting-form", novalidate: true }, input, save); // the server says why a value is refused
+    const node = el("tr", { "data-setting": setting.name },
+      el("th", { scope: "row" },
+        el("code", { dir: "ltr" }, setting.name),
+        el("span", { class: "description" }, t(`setting_${setting.name}`)),
+        setting.minimum !== null && setting.maximum !== null
+          ? el("span", { class: "muted range" }, t("range", { min: number(setting.minimum), max: number(setting.maximum) }))
+          : null,
+        badges),
+      el("td", { class: "running" }, shown(setting, setting.value)),
+      el("td", { class: "stored" }, shown(setting, setting.stored)),
+      el("td", {}, form, message));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      notice(pageNotice, "");
+      const value = setting.kind === "bool" ? input.checked : input.value.trim();
+      const parsed = setting.kind === "bool" || !/^-?\d+$/.test(value) ? value : Number(value);
+      save.disabled = true;
+      try {
+        const saved = await api("PUT", `/api/settings/${encodeURIComponent(setting.name)}`, { value: parsed });
+        const fresh = row(saved);
+        node.replaceWith(fresh);
+        const done = fresh.querySelector(".row-message");
+        done.className = "row-message ok";
+        done.textContent = t(saved.restart_needed ? "saved_restart" : "saved_live", { name: saved.name });
+      } catch (err) {
+        message.className = "row-message error";
+        message.textContent = errorText(err);
+        save.disabled = false;
+      }
+    });
+    return node;
+  }
+
+  (async () => {
+    try {
+      const { settings } = await api("GET", "/api/settings");
+      rows.replaceChildren(...settings.map(row));
+    } catch (err) {
+      notice(pageNotice, errorText(err));
+    }
+  })();
+})();
