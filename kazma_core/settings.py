@@ -72,6 +72,29 @@ class HistorySettings(_Section):
     checkpoints_per_chat: int = Field(ge=2, le=100_000, description="Chat step history kept per chat")
 
 
+class TelegramSettings(_Section):
+    token: SecretStr
+    base_url: str = Field(min_length=1)
+    mode: Literal["polling", "webhook"]
+    webhook_secret: SecretStr
+    webhook_url: str
+    webhook_listen: str = Field(min_length=1)
+    webhook_port: int = Field(ge=1, le=65_535)
+
+
+class DiscordSettings(_Section):
+    token: SecretStr
+    api_base: str = Field(min_length=1)
+    gateway_url: str = Field(min_length=1)
+
+
+class SlackSettings(_Section):
+    bot_token: SecretStr
+    signing_secret: SecretStr
+    app_token: SecretStr
+    api_url: str = Field(min_length=1)
+
+
 class _Overrides(PydanticBaseSettingsSource):
     """A source holding a nested dict (the kazma.db overrides)."""
 
@@ -95,6 +118,9 @@ class Settings(BaseSettings):
     agent: AgentSettings
     history: HistorySettings
     time_travel: TimeTravelSettings
+    telegram: TelegramSettings
+    discord: DiscordSettings
+    slack: SlackSettings
 
     @classmethod
     def settings_customise_sources(

@@ -1,9 +1,10 @@
-"""The `kazma` command: serve, users."""
+"""The `kazma` command: serve, users, tui."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import secrets
 import sys
 from typing import Any
@@ -94,6 +95,18 @@ def cmd_users_link(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tui(args: argparse.Namespace) -> int:
+    from commands.i18n import pick_lang
+    from kazma_ui.tui.app import KazmaTui
+
+    url = args.url or os.environ.get("KAZMA_URL") or load_settings(data_dir=args.data_dir).base_url
+    token = args.token or os.environ.get("KAZMA_TOKEN")
+    if not token:
+        raise KazmaError("Give an API token: kazma tui --token TOKEN (or set KAZMA_TOKEN). Create one with: kazma users add NAME")
+    KazmaTui(url, token, lang=pick_lang(os.environ.get("LANG"))).run()
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="kazma", description="Kazma: a self-hosted chat agent with time travel.")
     sub = top.add_subparsers(dest="command", required=True)
@@ -115,6 +128,12 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("identity", help="telegram:<id>, discord:<id> or slack:<team>:<id>")
     link.add_argument("--data-dir")
     link.set_defaults(func=cmd_users_link)
+
+    tui = sub.add_parser("tui", help="the terminal UI, over the server's HTTP API")
+    tui.add_argument("--url", help="the server (default: $KAZMA_URL, else the settings' server address)")
+    tui.add_argument("--token", help="an API token from `kazma users add` (default: $KAZMA_TOKEN)")
+    tui.add_argument("--data-dir", help="where the settings are read from, when --url is not given")
+    tui.set_defaults(func=cmd_tui)
     return top
 
 

@@ -9,13 +9,14 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from bots.runner import Bots, configured
 from kazma_core.core import Core
-from kazma_core.errors import KazmaError
+from kazma_core.errors import KazmaError, NotFound
 from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, chat_api, commands_api, pages, replay_api, settings_api
@@ -31,15 +32,26 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.rewind = RewindService(app.state.core)
         await app.state.rewind.recover()
         app.state.tasks = set()
+        app.state.bots = Bots(configured(app.state.core, app.state.rewind))
+        app.state.bots.start()
         try:
             yield
         finally:
+            await app.state.bots.stop()
             for task in list(app.state.tasks):
                 task.cancel()
             await asyncio.gather(*app.state.tasks, return_exceptions=True)
             await app.state.core.close()
 
     app = FastAPI(title="Kazma", version="0.1.0", lifespan=lifespan)
+
+    @app.post("/slack/events", include_in_schema=False)
+    async def platform_events(request: Request) -> Response:
+        """Chat-app requests in HTTP mode, forwarded to the adapter that serves this path."""
+        adapter = request.app.state.bots.for_path(request.url.path)
+        if adapter is None:
+            raise NotFound("No chat app on this server takes requests here.")
+        return await adapter.http(request)  # type: ignore[no-any-return]
 
     @app.exception_handler(KazmaError)
     async def kazma_error(request: Request, err: KazmaError) -> JSONResponse:

@@ -1,0 +1,51 @@
+"""The adapter contract, and the supervisor that keeps each configured bot running.
+
+An adapter connects to its platform and serves until cancelled; when the platform
+cannot be reached or rejects the token, `run` raises, the supervisor logs one line and
+tries again with backoff, and the web server and the other bots go on meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+FIRST_RETRY = 1.0
+LAST_RETRY = 60.0
+
+
+class Adapter(Protocol):
+    name: str
+    http_path: str | None  # a path the web server forwards to `http` (Slack's HTTP mode), or None
+
+    async def run(self) -> None:
+        """Connect and serve until cancelled; raise when the platform fails."""
+
+    async def close(self) -> None:
+        """Let go of connections (called after run ends or is cancelled)."""
+
+    async def http(self, request: Any) -> Any:
+        """Answer a platform request the web server received at `http_path` (a Starlette Request)."""
+
+
+async def supervise(adapter: Adapter, first_retry: float = FIRST_RETRY) -> None:
+    """Run an adapter for ever: on failure one log line, then a retry after a growing pause."""
+    delay = first_retry
+    while True:
+        try:
+            await adapter.run()
+            delay = first_retry
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            # The dispatch loop's one broad except: a bot's failure must not stop the others.
+            log.error("%s bot stopped (%s: %s); retrying in %.0f s", adapter.name, type(err).__name__, err, delay)
+        finally:
+            with contextlib.suppress(Exception):
+                await adapter.close()
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, LAST_RETRY)

@@ -1,0 +1,311 @@
+"""The Kazma terminal UI: chats, a streamed chat view, approvals and time travel, over HTTP.
+
+One worker follows the open chat's event stream. It is also the connection watch:
+when the stream breaks it shows the banner and reconnects with backoff, and each time
+it is back it reloads the chat, so nothing said meanwhile is missed. The input line is
+never cleared by a failure, only once the server has taken what was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Input
+
+from commands import render
+from commands.i18n import error_text, step_label
+from commands.parser import parse
+from kazma_core.errors import KazmaError
+from kazma_ui.tui.client import ApiError, ConnectionLost, KazmaClient, ServerEvent
+from kazma_ui.tui.sentences import say
+from kazma_ui.tui.slash import Outcome, SlashRunner
+from kazma_ui.tui.widgets.approval_card import ApprovalCard
+from kazma_ui.tui.widgets.banner import ConnectionBanner
+from kazma_ui.tui.widgets.chat_list import ChatList
+from kazma_ui.tui.widgets.chat_view import ChatView
+from kazma_ui.tui.widgets.confirm import ConfirmDialog
+from kazma_ui.tui.widgets.input_line import InputLine
+
+log = logging.getLogger(__name__)
+RETRY_FIRST = 0.5
+RETRY_MAX = 10.0
+
+
+class KazmaTui(App[None]):
+    TITLE = "Kazma"
+    BINDINGS = [Binding("ctrl+n", "new_chat", "New chat")]
+    CSS = """
+    #main { height: 1fr; }
+    #cards { height: auto; }
+    """
+
+    def __init__(
+        self, url: str, token: str, *, lang: str = "en", retry_first: float = RETRY_FIRST, retry_max: float = RETRY_MAX
+    ) -> None:
+        super().__init__()
+        self.client = KazmaClient(url, token)
+        self.lang = lang
+        self.retry_first = retry_first
+        self.retry_max = retry_max
+        self.chat_id: str | None = None
+        self.chat_titles: dict[str, str] = {}
+        self.attempt = 0
+        self.slash = SlashRunner(self.client, lang, self.ask)
+        self._view_lock = asyncio.Lock()
+        self._pending_notes: dict[str, list[tuple[str, bool]]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield ConnectionBanner()
+        with Horizontal(id="main"):
+            yield ChatList(self.lang)
+            with Vertical():
+                yield ChatView()
+                yield Vertical(id="cards")
+                yield InputLine()
+        yield Footer()
+
+    @property
+    def view(self) -> ChatView:
+        return self.query_one(ChatView)
+
+    @property
+    def banner(self) -> ConnectionBanner:
+        return self.query_one(ConnectionBanner)
+
+    @property
+    def input_line(self) -> InputLine:
+        return self.query_one(InputLine)
+
+    @property
+    def cards(self) -> list[ApprovalCard]:
+        return list(self.query(ApprovalCard))
+
+    def on_mount(self) -> None:
+        self.input_line.focus()
+        self._follow_open_chat()
+
+    async def on_unmount(self) -> None:
+        await self.client.aclose()
+
+    # the connection and the chat stream ---------------------------------------------------
+    def _follow_open_chat(self) -> None:
+        self.run_worker(self._follow(), group="follow", exclusive=True, exit_on_error=False)
+
+    async def _follow(self) -> None:
+        while True:
+            try:
+                await self._follow_once()
+            except (ConnectionLost, ApiError) as err:
+                if isinstance(err, ApiError) and err.code == "not_found" and self.chat_id is not None:
+                    self.chat_id = None  # the chat went away meanwhile: open another
+                    continue
+                if isinstance(err, ApiError) and err.status < 500:
+                    self.banner.show_stopped(error_text(err, self.lang))  # a bad token: retrying will not help
+                    return
+                self.attempt += 1
+                delay = min(self.retry_first * 2 ** (self.attempt - 1), self.retry_max)
+                self.banner.show_lost(err.message, delay, self.attempt)
+                await asyncio.sleep(delay)
+
+    async def _follow_once(self) -> None:
+        chat_id = self.chat_id or await self._choose_chat()
+        async with self.client.events(chat_id) as events:
+            self.attempt = 0
+            self.banner.show_connected()
+            await self._show_chats()
+            await self._reload(chat_id)
+            async for event in events:
+                if not await self._on_event(chat_id, event):
+                    return
+        raise ConnectionLost(f"The server at {self.client.url} closed the chat stream.")
+
+    async def _choose_chat(self) -> str:
+        chats = await self.client.chats()
+        if not chats:
+            chats = [await self.client.create_chat()]
+        chat_id: str = chats[0]["thread_id"]
+        self.chat_id = chat_id
+        return chat_id
+
+    async def _show_chats(self) -> None:
+        chats = await self.client.chats()
+        self.chat_titles = {c["thread_id"]: c["title"] for c in chats}
+        await self.query_one(ChatList).show(chats, self.chat_id)
+        self._show_title()
+
+    def _show_title(self, step: dict[str, Any] | None = None) -> None:
+        title = self.chat_titles.get(self.chat_id or "", "")
+        if step is not None:
+            label = step_label(step["turn_index"], step["iteration"], self.lang)
+            title = f"{title} · saved {label} · {render.short_id(step['snapshot_id'])}"
+        self.sub_title = title
+
+    async def _reload(self, chat_id: str) -> None:
+        """Show the chat as the server has it now, then any note waiting for that."""
+        messages = await self.client.transcript(chat_id)
+        approvals = await self.client.approvals(chat_id)
+        async with self._view_lock:
+            if chat_id != self.chat_id:
+                return
+            await self.view.show_transcript(messages)
+            await self.query_one("#cards").remove_children()
+            for card in approvals:
+                if card["status"] == "pending":
+                    await self._add_card(card)
+            for text, alert in self._pending_notes.pop(chat_id, []):
+                await self.view.add_note(text, alert)
+
+    async def _on_event(self, chat_id: str, event: ServerEvent) -> bool:
+        """Show one event; False when the chat is gone and another must be opened."""
+        data = event.data
+        if event.type == "message":
+            async with self._view_lock:
+                await self.view.add_message(data["role"], data["text"], data["turn_index"])
+        elif event.type == "snapshot":
+            self._show_title(data)
+        elif event.type == "approval":
+            await self._on_approval(data)
+        elif event.type == "error":
+            err = ApiError(0, str(data.get("error", "error")), str(data.get("message", "")))
+            await self.note(error_text(err, self.lang), alert=True)
+        elif event.type == "reload":
+            return await self._on_reload(chat_id, data)
+        return True
+
+    async def _on_reload(self, chat_id: str, data: dict[str, Any]) -> bool:
+        reason = data.get("reason")
+        if reason == "deleted":
+            self.chat_id = None
+            await self.note(say("reloaded_deleted", self.lang), alert=True)
+            return False
+        if reason == "restored":
+            step_id = data.get("snapshot_id")
+            if step_id in self.slash.own_restores:
+                self.slash.own_restores.discard(step_id)
+                return True  # this TUI's own restore: the command reloads and says so
+            to = say("restored_to", self.lang, short_id=render.short_id(step_id)) if step_id else ""
+            self._pending_notes.setdefault(chat_id, []).append((say("reloaded_restored", self.lang, to=to), False))
+        elif reason in ("forgotten", "reset"):
+            self._pending_notes.setdefault(chat_id, []).append((say(f"reloaded_{reason}", self.lang), False))
+        else:
+            self._pending_notes.setdefault(chat_id, []).append((say("reloaded", self.lang), False))
+        await self._reload(chat_id)
+        return True
+
+    # approvals ------------------------------------------------------------------------------
+    async def _on_approval(self, card: dict[str, Any]) -> None:
+        async with self._view_lock:
+            if card["status"] == "pending":
+                await self._add_card(card)
+                return
+            for shown in self.cards:
+                if shown.card_id == card["card_id"]:
+                    await shown.remove()
+                    await self.view.add_note(say("approval_closed_as", self.lang, tool=card["tool"], status=card["status"]))
+            if not self.cards:
+                self.input_line.focus()
+
+    async def _add_card(self, card: dict[str, Any]) -> None:
+        if any(c.card_id == card["card_id"] for c in self.cards):
+            return
+        shown = ApprovalCard(card)
+        await self.query_one("#cards").mount(shown)
+        # Not while the person is typing: a key meant for the input must not answer a card.
+        if not self.input_line.value:
+            shown.focus()
+
+    @on(ApprovalCard.Decided)
+    def decide(self, event: ApprovalCard.Decided) -> None:
+        chat_id = self.chat_id
+        if chat_id is not None:
+            self.run_worker(self._decide(chat_id, event.card_id, event.decision), group="act", exit_on_error=False)
+
+    async def _decide(self, chat_id: str, card_id: str, decision: str) -> None:
+        try:
+            await self.client.decide(chat_id, card_id, decision)
+        except KazmaError as err:
+            await self.note(error_text(err, self.lang), alert=True)
+        for shown in self.cards:
+            if shown.card_id == card_id:
+                await shown.remove()
+        self.input_line.focus()
+
+    # what the person types --------------------------------------------------------------------
+    @on(Input.Submitted, "#input")
+    def submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if text and self.chat_id is not None:
+            self.run_worker(self._submit(self.chat_id, text), group="act", exit_on_error=False)
+
+    async def _submit(self, chat_id: str, text: str) -> None:
+        try:
+            cmd = parse(text)
+            if cmd is None:
+                await self.client.send(chat_id, text)
+                self.input_line.clear_if(text)
+                return
+            await self.note(f"› {text}")
+            outcome = await self.slash.run(cmd, chat_id)
+            self.input_line.clear_if(text)
+            await self._show_outcome(chat_id, outcome)
+        except ConnectionLost:
+            await self.note(say("not_sent", self.lang), alert=True)
+        except KazmaError as err:
+            await self.note(error_text(err, self.lang), alert=True)
+        except Exception:
+            log.exception("the command %r failed", text)
+            await self.note(f"Something went wrong with {text!r}; see the log. Nothing else was changed.", alert=True)
+
+    async def _show_outcome(self, chat_id: str, outcome: Outcome) -> None:
+        if outcome.open_chat is not None:
+            self._pending_notes.setdefault(outcome.open_chat, []).append((outcome.text, outcome.alert))
+            await self.open_chat(outcome.open_chat)
+        elif outcome.reload:
+            self._pending_notes.setdefault(chat_id, []).append((outcome.text, outcome.alert))
+            await self._reload(chat_id)
+        else:
+            await self.note(outcome.text, alert=outcome.alert)
+
+    async def note(self, text: str, alert: bool = False) -> None:
+        async with self._view_lock:
+            await self.view.add_note(text, alert)
+
+    async def ask(self, question: str) -> bool:
+        answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        await self.push_screen(ConfirmDialog(question), callback=lambda yes: answered.set_result(bool(yes)))
+        return await answered
+
+    # chats ------------------------------------------------------------------------------------
+    async def open_chat(self, thread_id: str) -> None:
+        self.chat_id = thread_id
+        async with self._view_lock:
+            await self.view.show_transcript([])
+            await self.query_one("#cards").remove_children()
+        self.query_one(ChatList).mark(thread_id)
+        self._show_title()
+        self._follow_open_chat()
+
+    @on(ChatList.Opened)
+    async def chat_opened(self, event: ChatList.Opened) -> None:
+        if event.thread_id != self.chat_id:
+            await self.open_chat(event.thread_id)
+        self.input_line.focus()
+
+    def action_new_chat(self) -> None:
+        self.run_worker(self._new_chat(), group="act", exit_on_error=False)
+
+    async def _new_chat(self) -> None:
+        try:
+            chat = await self.client.create_chat()
+        except KazmaError as err:
+            await self.note(error_text(err, self.lang), alert=True)
+            return
+        await self.open_chat(chat["thread_id"])
+        self.input_line.focus()
