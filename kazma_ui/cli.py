@@ -96,14 +96,13 @@ def cmd_users_link(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    from commands.i18n import pick_lang
     from kazma_ui.tui.app import KazmaTui
 
     url = args.url or os.environ.get("KAZMA_URL") or load_settings(data_dir=args.data_dir).base_url
     token = args.token or os.environ.get("KAZMA_TOKEN")
     if not token:
         raise KazmaError("Give an API token: kazma tui --token TOKEN (or set KAZMA_TOKEN). Create one with: kazma users add NAME")
-    KazmaTui(url, token, lang=pick_lang(os.environ.get("LANG"))).run()
+    KazmaTui(url, token).run()
     return 0
 
 

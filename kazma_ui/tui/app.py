@@ -35,6 +35,7 @@ from kazma_ui.tui.widgets.input_line import InputLine
 log = logging.getLogger(__name__)
 RETRY_FIRST = 0.5
 RETRY_MAX = 10.0
+NEXT_CHAT = ""  # notes for whichever chat is shown next
 
 
 class KazmaTui(App[None]):
@@ -49,11 +50,12 @@ class KazmaTui(App[None]):
         self, url: str, token: str, *, lang: str = "en", retry_first: float = RETRY_FIRST, retry_max: float = RETRY_MAX
     ) -> None:
         super().__init__()
-        self.client = KazmaClient(url, token)
+        self.client = KazmaClient(url, token, lang=lang)
         self.lang = lang
         self.retry_first = retry_first
         self.retry_max = retry_max
         self.chat_id: str | None = None
+        self.shown_chat: str | None = None  # the chat whose transcript the view shows
         self.chat_titles: dict[str, str] = {}
         self.attempt = 0
         self.slash = SlashRunner(self.client, lang, self.ask)
@@ -109,10 +111,16 @@ class KazmaTui(App[None]):
                 if isinstance(err, ApiError) and err.status < 500:
                     self.banner.show_stopped(error_text(err, self.lang))  # a bad token: retrying will not help
                     return
-                self.attempt += 1
-                delay = min(self.retry_first * 2 ** (self.attempt - 1), self.retry_max)
-                self.banner.show_lost(err.message, delay, self.attempt)
-                await asyncio.sleep(delay)
+                await self._retry_later(err.message)
+            except Exception:
+                log.exception("following chat %s failed", self.chat_id)
+                await self._retry_later("The chat stream failed unexpectedly (see the log).")
+
+    async def _retry_later(self, reason: str) -> None:
+        self.attempt += 1
+        delay = min(self.retry_first * 2 ** (self.attempt - 1), self.retry_max)
+        self.banner.show_lost(reason, delay, self.attempt)
+        await asyncio.sleep(delay)
 
     async def _follow_once(self) -> None:
         chat_id = self.chat_id or await self._choose_chat()
@@ -159,8 +167,9 @@ class KazmaTui(App[None]):
             for card in approvals:
                 if card["status"] == "pending":
                     await self._add_card(card)
-            for text, alert in self._pending_notes.pop(chat_id, []):
+            for text, alert in self._pending_notes.pop(chat_id, []) + self._pending_notes.pop(NEXT_CHAT, []):
                 await self.view.add_note(text, alert)
+            self.shown_chat = chat_id
 
     async def _on_event(self, chat_id: str, event: ServerEvent) -> bool:
         """Show one event; False when the chat is gone and another must be opened."""
@@ -182,14 +191,14 @@ class KazmaTui(App[None]):
     async def _on_reload(self, chat_id: str, data: dict[str, Any]) -> bool:
         reason = data.get("reason")
         if reason == "deleted":
-            self.chat_id = None
-            await self.note(say("reloaded_deleted", self.lang), alert=True)
+            self.chat_id = None  # the next chat opened says why
+            self._pending_notes.setdefault(NEXT_CHAT, []).append((say("reloaded_deleted", self.lang), True))
             return False
+        step_id = data.get("snapshot_id")
+        if (reason, step_id) in self.slash.expected:
+            self.slash.expected.discard((reason, step_id))
+            return True  # this TUI's own change: the command shows the chat anew and says so
         if reason == "restored":
-            step_id = data.get("snapshot_id")
-            if step_id in self.slash.own_restores:
-                self.slash.own_restores.discard(step_id)
-                return True  # this TUI's own restore: the command reloads and says so
             to = say("restored_to", self.lang, short_id=render.short_id(step_id)) if step_id else ""
             self._pending_notes.setdefault(chat_id, []).append((say("reloaded_restored", self.lang, to=to), False))
         elif reason in ("forgotten", "reset"):
@@ -232,9 +241,10 @@ class KazmaTui(App[None]):
             await self.client.decide(chat_id, card_id, decision)
         except KazmaError as err:
             await self.note(error_text(err, self.lang), alert=True)
-        for shown in self.cards:
-            if shown.card_id == card_id:
-                await shown.remove()
+        async with self._view_lock:
+            for shown in self.cards:
+                if shown.card_id == card_id:
+                    await shown.remove()
         self.input_line.focus()
 
     # what the person types --------------------------------------------------------------------
@@ -251,7 +261,8 @@ class KazmaTui(App[None]):
                 await self.client.send(chat_id, text)
                 self.input_line.clear_if(text)
                 return
-            await self.note(f"› {text}")
+            async with self._view_lock:
+                await self.view.add_command(text)
             outcome = await self.slash.run(cmd, chat_id)
             self.input_line.clear_if(text)
             await self._show_outcome(chat_id, outcome)
@@ -286,7 +297,8 @@ class KazmaTui(App[None]):
     async def open_chat(self, thread_id: str) -> None:
         self.chat_id = thread_id
         async with self._view_lock:
-            await self.view.show_transcript([])
+            self.shown_chat = None
+            await self.view.clear()
             await self.query_one("#cards").remove_children()
         self.query_one(ChatList).mark(thread_id)
         self._show_title()

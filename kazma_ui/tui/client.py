@@ -83,11 +83,11 @@ async def read_events(lines: AsyncIterator[str]) -> AsyncIterator[ServerEvent]:
 
 
 class KazmaClient:
-    def __init__(self, url: str, token: str, *, timeout: float = REQUEST_TIMEOUT) -> None:
+    def __init__(self, url: str, token: str, *, lang: str = "en", timeout: float = REQUEST_TIMEOUT) -> None:
         self.url = url.rstrip("/")
         self.http = httpx.AsyncClient(
             base_url=self.url,
-            headers={"Authorization": f"Bearer {token}", "X-Kazma-Surface": SURFACE},
+            headers={"Authorization": f"Bearer {token}", "X-Kazma-Surface": SURFACE, "Accept-Language": lang},
             timeout=httpx.Timeout(timeout),
         )
 
@@ -130,6 +130,10 @@ class KazmaClient:
             "POST", f"/api/chats/{_path(chat_id)}/approvals/{_path(card_id)}",
             json={"decision": decision}, timeout=TURN_TIMEOUT,
         )
+
+    async def command(self, chat_id: str, text: str) -> dict[str, Any]:
+        """Run a chat command that has no route of its own (/reset, /memory off) on the server."""
+        return await self.request("POST", f"/api/chats/{_path(chat_id)}/commands", json={"text": text})  # type: ignore[no-any-return]
 
     # time travel ---------------------------------------------------------------------------
     async def steps(self, chat_id: str) -> dict[str, Any]:

@@ -12,10 +12,10 @@ SENTENCES: dict[str, Text] = {
         "Forked {label} into a new chat, “{title}”, which is open now. The original is not touched.",
         "فُرّعت {label} إلى دردشة جديدة، «{title}»، وهي مفتوحة الآن. الأصل لا يُمسّ.",
     ),
-    "no_route": Text(
-        "{command} is not available in the terminal UI: the server has no HTTP route for it yet. "
-        "Use it in a chat app (Telegram, Discord or Slack).",
-        "{command} غير متاح في واجهة الطرفية: ليس للخادم مسار HTTP له بعد. استخدمه في تطبيق دردشة (تيليجرام أو ديسكورد أو سلاك).",
+    "confirm_memory_off": Text(
+        "Turn memory off in this chat? Kazma forgets what it learned here, and the chat’s saved steps are deleted. "
+        "This cannot be undone.",
+        "هل توقف الذاكرة في هذه الدردشة؟ تنسى كاظمه ما تعلمته هنا، وتُحذف الخطوات المحفوظة للدردشة. لا يمكن التراجع عن ذلك.",
     ),
     "reloaded_restored": Text(
         "This chat was restored on another surface{to}; the view was reloaded.",
@@ -23,8 +23,8 @@ SENTENCES: dict[str, Text] = {
     ),
     "restored_to": Text(" (to step {short_id})", " (إلى الخطوة {short_id})"),
     "reloaded_deleted": Text(
-        "This chat was deleted on another surface. Pick another chat, or press Ctrl+N for a new one.",
-        "حُذفت هذه الدردشة من واجهة أخرى. اختر دردشة أخرى، أو اضغط Ctrl+N لدردشة جديدة.",
+        "The chat you had open was deleted on another surface; this one is open now. Ctrl+N starts a new chat.",
+        "حُذفت الدردشة التي كانت مفتوحة من واجهة أخرى؛ وهذه مفتوحة الآن. اضغط Ctrl+N لبدء دردشة جديدة.",
     ),
     "reloaded_forgotten": Text(
         "What Kazma learned in this chat was forgotten on another surface; the view was reloaded.",

@@ -6,7 +6,8 @@ fed with the JSON the server sent. A change (restore, fork, clear) is asked abou
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -47,8 +48,9 @@ class SlashRunner:
         self.client = client
         self.lang = lang
         self.confirm = confirm
-        # Restores this TUI asked for: their `reload` events are not news to it.
-        self.own_restores: set[str] = set()
+        # Changes this TUI asked for, as (reload reason, step id): their `reload` events are
+        # not news to it, the command itself shows the chat anew and says what happened.
+        self.expected: set[tuple[str, str | None]] = set()
 
     async def run(self, cmd: Command | Usage, chat_id: str) -> Outcome:
         """Carry out a command; a refusal is an Outcome, a lost server a ConnectionLost."""
@@ -83,8 +85,12 @@ class SlashRunner:
             return await self._fork(cmd, chat_id)
         if isinstance(cmd, Help):
             return Outcome(registry.help_text(lang, "tui") + "\n" + say("keys", lang))
-        if isinstance(cmd, (Reset, MemoryOff)):
-            return Outcome(say("no_route", lang, command=cmd.text()), alert=True)
+        if isinstance(cmd, Reset):
+            return await self._on_server(cmd, chat_id, ("reset", None))
+        if isinstance(cmd, MemoryOff):
+            if not await self.confirm(say("confirm_memory_off", lang)):
+                return Outcome(say("cancelled", lang))
+            return await self._on_server(cmd, chat_id, ("forgotten", None))
         raise TypeError(f"not a command: {cmd!r}")
 
     async def _restore(self, cmd: ReplayRestore, chat_id: str) -> Outcome:
@@ -94,22 +100,37 @@ class SlashRunner:
         # rather than a question without a choice.
         if preview["restorable"] and not await self.confirm(render.restore_question(preview, self.lang)):
             return Outcome(say("cancelled", self.lang))
-        self.own_restores.add(step_id)
-        try:
+        async with self._expecting(("restored", step_id)):
             done = await self.client.restore(chat_id, step_id)
-        except BaseException:
-            self.own_restores.discard(step_id)
-            raise
         text = t("restored", self.lang, label=render.label(done["snapshot"], self.lang), removed=done["removed_steps"])
         return Outcome(text, reload=True)
 
+    async def _on_server(self, cmd: Reset | MemoryOff, chat_id: str, reload: tuple[str, str | None]) -> Outcome:
+        """A command without a route of its own, run by the server's command route."""
+        async with self._expecting(reload):
+            answer = await self.client.command(chat_id, cmd.text())
+        if answer["kind"] == "error":
+            self.expected.discard(reload)
+            return Outcome(answer["text"], alert=True)
+        return Outcome(answer["text"], reload=True)
+
+    @contextlib.asynccontextmanager
+    async def _expecting(self, reload: tuple[str, str | None]) -> AsyncIterator[None]:
+        self.expected.add(reload)
+        try:
+            yield
+        except BaseException:
+            self.expected.discard(reload)
+            raise
+
     async def _fork(self, cmd: Fork, chat_id: str) -> Outcome:
         snap = (await self.client.step(chat_id, cmd.step))["snapshot"]
-        question = t("confirm_fork", self.lang, label=render.label(snap, self.lang), short_id=render.short_id(snap["snapshot_id"]))
+        label, short_id = render.label(snap, self.lang), render.short_id(snap["snapshot_id"])
+        question = t("confirm_fork", self.lang, label=label, short_id=short_id)
         if not snap["truncated"] and not await self.confirm(question):
             return Outcome(say("cancelled", self.lang))
         done = await self.client.fork(chat_id, snap["snapshot_id"])
-        text = say("forked_open", self.lang, label=render.label(snap, self.lang), title=done["title"])
+        text = say("forked_open", self.lang, label=label, title=done["title"])
         return Outcome(text, open_chat=done["thread_id"])
 
     async def _clear(self, chat_id: str) -> Outcome:

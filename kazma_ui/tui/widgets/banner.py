@@ -9,7 +9,6 @@ from textual.widgets import Static
 class ConnectionBanner(Static):
     DEFAULT_CSS = """
     ConnectionBanner {
-        dock: top;
         height: auto;
         padding: 0 1;
         background: $error;

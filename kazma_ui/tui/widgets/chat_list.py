@@ -25,7 +25,10 @@ def lineage(chat: dict[str, Any], titles: dict[str, str], lang: str = "en") -> s
 
 class ChatItem(ListItem):
     DEFAULT_CSS = """
-    ChatItem .lineage {
+    ChatItem > Label {
+        width: 100%;
+    }
+    ChatItem > .lineage {
         color: $text-muted;
     }
     """

@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 ROLES = {"user": "you", "assistant": "kazma", "error": "error", "system": "system"}
+NOTES = ("note", "alert", "command")
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,9 @@ class Entry:
     turn_index: int | None = None
 
     def shown(self) -> str:
-        if self.kind in ("note", "alert"):
+        if self.kind == "command":
+            return f"› {self.text}"
+        if self.kind in NOTES:
             return self.text
         return f"{ROLES.get(self.kind, self.kind)}: {self.text}"
 
@@ -36,6 +39,9 @@ class ChatView(VerticalScroll):
     }
     ChatView > .user {
         color: $accent;
+    }
+    ChatView > .command {
+        color: $text-muted;
     }
     ChatView > .note {
         color: $text-muted;
@@ -58,10 +64,20 @@ class ChatView(VerticalScroll):
         return [str(child.content) for child in self.query(Static)]
 
     async def show_transcript(self, messages: list[dict[str, Any]]) -> None:
+        """Show the chat as the server has it. When what is shown is still its beginning (a
+        reconnect, a reload that took nothing back), only the rest is added: notes stay."""
+        new = [Entry(m["role"], m["text"], m["turn_index"]) for m in messages]
+        old = [e for e in self.entries if e.kind not in NOTES]
+        if new[: len(old)] != old:
+            await self.remove_children()
+            self.entries = []
+            old = []
+        for entry in new[len(old):]:
+            await self._add(entry)
+
+    async def clear(self) -> None:
         await self.remove_children()
         self.entries = []
-        for m in messages:
-            await self._add(Entry(m["role"], m["text"], m["turn_index"]))
 
     async def add_message(self, role: str, text: str, turn_index: int) -> None:
         """A message from the stream; one the transcript already showed is not shown twice."""
@@ -71,6 +87,9 @@ class ChatView(VerticalScroll):
 
     async def add_note(self, text: str, alert: bool = False) -> None:
         await self._add(Entry("alert" if alert else "note", text))
+
+    async def add_command(self, text: str) -> None:
+        await self._add(Entry("command", text))
 
     async def _add(self, entry: Entry) -> None:
         self.entries.append(entry)
