@@ -65,6 +65,11 @@ class Unauthorized(KazmaError):
     status = 401
 
 
+class Forbidden(KazmaError):
+    code = "forbidden"
+    status = 403
+
+
 class ApprovalClosed(KazmaError):
     code = "approval_closed"
     status = 409

@@ -1,4 +1,4 @@
-"""Prometheus metrics of capture and rewind (exposed at /metrics)."""
+"""Prometheus metrics of capture, rewind and the clean-up's operator alerts (exposed at /metrics)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ REWIND_TOTAL = Counter(
     "kazma_time_travel_rewind",
     "Restores and forks by outcome",
     ["action", "outcome"],
+)
+ALERTS_TOTAL = Counter(
+    "kazma_time_travel_alerts",
+    "Operator alerts raised by the clean-up, by kind",
+    ["kind"],
 )
 
 for _result in ("stored", "truncated", "skipped", "failed"):

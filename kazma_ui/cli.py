@@ -12,6 +12,7 @@ from typing import Any
 from kazma_core.errors import KazmaError, SettingsError
 from kazma_core.settings import Settings, ensure_data_dir, load_settings
 from kazma_core.stores.app_sqlite import AppStore
+from kazma_ui import cli_data
 
 LOGIN_TTL = 86_400
 PLATFORMS = ("telegram", "discord", "slack")
@@ -133,6 +134,7 @@ def parser() -> argparse.ArgumentParser:
     tui.add_argument("--token", help="an API token from `kazma users add` (default: $KAZMA_TOKEN)")
     tui.add_argument("--data-dir", help="where the settings are read from, when --url is not given")
     tui.set_defaults(func=cmd_tui)
+    cli_data.register(sub)
     return top
 
 

@@ -74,6 +74,26 @@ class Card:
         }
 
 
+@dataclass(frozen=True)
+class Alert:
+    """An operator alert: shown to the owner until acknowledged."""
+
+    id: int
+    kind: str
+    message: str
+    created_at: float
+    acknowledged_at: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "message": self.message,
+            "created_at": self.created_at,
+            "acknowledged_at": self.acknowledged_at,
+        }
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -234,6 +254,11 @@ class AppStore:
             ).fetchall()
         )
         return [_chat(r) for r in rows]
+
+    async def chat_ids(self) -> set[str]:
+        """The id of every chat, whoever owns it."""
+        rows = await self.db.run(lambda c: c.execute("SELECT id FROM chats").fetchall())
+        return {r["id"] for r in rows}
 
     async def delete_chat(self, chat_id: str) -> None:
         await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)))
@@ -427,3 +452,37 @@ class AppStore:
     async def overrides(self) -> dict[str, Any]:
         rows = await self.db.run(lambda c: c.execute("SELECT key, value FROM settings_overrides").fetchall())
         return {r["key"]: orjson.loads(r["value"]) for r in rows}
+
+    # operator alerts ----------------------------------------------------------------
+    async def add_alert(self, kind: str, message: str, at: float | None = None) -> Alert:
+        def write(conn: sqlite3.Connection) -> Alert:
+            cur = conn.execute(
+                "INSERT INTO alerts (kind, message, created_at) VALUES (?, ?, ?)",
+                (kind, message, time.time() if at is None else at),
+            )
+            return _alert(conn.execute("SELECT * FROM alerts WHERE id = ?", (cur.lastrowid,)).fetchone())
+
+        return await self.db.tx(write)
+
+    async def alerts(self, include_acknowledged: bool = False) -> list[Alert]:
+        """Newest first; only the ones not yet acknowledged unless asked."""
+        where = "" if include_acknowledged else " WHERE acknowledged_at IS NULL"
+        rows = await self.db.run(lambda c: c.execute(f"SELECT * FROM alerts{where} ORDER BY id DESC").fetchall())
+        return [_alert(r) for r in rows]
+
+    async def acknowledge_alert(self, alert_id: int, at: float | None = None) -> Alert | None:
+        """Mark an alert seen (the first acknowledgement's time is kept); None when there is no such alert."""
+
+        def write(conn: sqlite3.Connection) -> Alert | None:
+            conn.execute(
+                "UPDATE alerts SET acknowledged_at = ? WHERE id = ? AND acknowledged_at IS NULL",
+                (time.time() if at is None else at, alert_id),
+            )
+            row = conn.execute("SELECT * FROM alerts WHERE id = ?", (alert_id,)).fetchone()
+            return _alert(row) if row else None
+
+        return await self.db.tx(write)
+
+
+def _alert(row: sqlite3.Row) -> Alert:
+    return Alert(row["id"], row["kind"], row["message"], row["created_at"], row["acknowledged_at"])

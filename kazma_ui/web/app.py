@@ -16,10 +16,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from bots.runner import Bots, configured
 from kazma_core.core import Core
+from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import KazmaError, NotFound
-from kazma_core.settings import Settings
+from kazma_core.maintenance import Maintenance
+from kazma_core.schedule import start_scheduler, stop_scheduler
+from kazma_core.settings import Settings, ensure_data_dir
 from kazma_ui.thread_rewind import RewindService
-from kazma_ui.web import account_api, chat_api, commands_api, pages, replay_api, settings_api
+from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, settings_api
 from kazma_ui.web.auth import CSRF_COOKIE, SESSION_COOKIE
 
 SESSION_SECONDS = 30 * 86_400
@@ -28,15 +31,26 @@ SESSION_SECONDS = 30 * 86_400
 def create_app(settings: Settings) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        ensure_data_dir(settings)
+        # Held while serving: `kazma backup restore` and `kazma migrate import` refuse to run under it.
+        with DataFolderLock.shared(settings.data_dir):
+            async with _serving(app):
+                yield
+
+    @contextlib.asynccontextmanager
+    async def _serving(app: FastAPI) -> AsyncIterator[None]:
         app.state.core = await Core.open(settings)
         app.state.rewind = RewindService(app.state.core)
         await app.state.rewind.recover()
         app.state.tasks = set()
         app.state.bots = Bots(configured(app.state.core, app.state.rewind))
         app.state.bots.start()
+        app.state.maintenance = Maintenance.of(app.state.core)
+        app.state.scheduler = start_scheduler(app.state.maintenance)
         try:
             yield
         finally:
+            await stop_scheduler(app.state.scheduler, app.state.maintenance)
             await app.state.bots.stop()
             for task in list(app.state.tasks):
                 task.cancel()
@@ -106,6 +120,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(replay_api.router)
     app.include_router(settings_api.router)
     app.include_router(account_api.router)
+    app.include_router(alerts_api.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=pages.STATIC_DIR), name="static")
     return app

@@ -1,0 +1,297 @@
+"""Backups of a data folder: kazma.db, checkpoints.db and time_travel_audit.db, never snapshots.db.
+
+Each database is copied with SQLite's online backup API, which reads one consistent
+snapshot while the server keeps writing. Saved steps are never copied: a copy elsewhere
+would bring back the steps of a chat deleted or forgotten since (SPEC, "Deleting and
+forgetting"). A manifest records each file's sha256; a restore refuses any mismatch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kazma_core.agent.checkpoints import open_saver
+from kazma_core.errors import KazmaError
+from kazma_core.leases import holder_is_dead
+from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.audit_sqlite import AuditStore
+
+FORMAT_VERSION = 1
+BACKUP_KIND = "kazma-backup"
+MANIFEST = "manifest.json"
+# Copied in this order: checkpoints first and kazma.db last, so a chat deleted while the
+# copies run is missing from kazma.db at worst with its checkpoints still present (which
+# the clean-up sweeps), never the other way round.
+DATABASES = ("checkpoints.db", "time_travel_audit.db", "kazma.db")
+NEVER_COPIED = "snapshots.db"
+
+
+class ArchiveDamaged(KazmaError):
+    """A backup or a migration bundle that cannot be trusted: nothing is taken from it."""
+
+    code = "archive_damaged"
+    status = 400
+
+
+class ArchiveTooNew(KazmaError):
+    """A backup or a bundle written by a newer Kazma, in a format this one does not know."""
+
+    code = "archive_too_new"
+    status = 400
+
+
+def kazma_version() -> str:
+    try:
+        return metadata.version("kazma")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def utc_stamp(at: float) -> str:
+    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    sha256: str
+    bytes: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileEntry:
+        return cls(sha256_of(path), path.stat().st_size)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    kind: str
+    format_version: int
+    kazma_version: str
+    created_at: str
+    files: dict[str, FileEntry]
+
+    def dumps(self) -> bytes:
+        body: dict[str, Any] = {
+            "kind": self.kind,
+            "format_version": self.format_version,
+            "kazma_version": self.kazma_version,
+            "created_at": self.created_at,
+            "files": {name: {"sha256": e.sha256, "bytes": e.bytes} for name, e in self.files.items()},
+        }
+        return orjson.dumps(body, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+    @classmethod
+    def parse(cls, raw: bytes, kind: str, where: str) -> Manifest:
+        """Read a manifest; refuse one that is not of this kind, is damaged, or comes from a newer Kazma."""
+        try:
+            body = orjson.loads(raw)
+            version = body["format_version"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise ArchiveDamaged(f"{where} is damaged: its manifest cannot be read. Nothing was changed.") from None
+        if body.get("kind") != kind:
+            raise ArchiveDamaged(
+                f"{where} is not a {kind} (its manifest says {body.get('kind')!r}). Nothing was changed."
+            )
+        if not isinstance(version, int) or version < 1:
+            raise ArchiveDamaged(f"{where} is damaged: its format version {version!r} is not valid. Nothing was changed.")
+        if version > FORMAT_VERSION:
+            raise ArchiveTooNew(
+                f"{where} was written by a newer Kazma ({body.get('kazma_version', 'unknown')}, format {version}); "
+                f"this Kazma ({kazma_version()}) reads format {FORMAT_VERSION} or older. "
+                "Upgrade Kazma, then try again. Nothing was changed."
+            )
+        try:
+            files = {name: FileEntry(str(e["sha256"]), int(e["bytes"])) for name, e in body["files"].items()}
+            return cls(kind, version, str(body["kazma_version"]), str(body["created_at"]), files)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ArchiveDamaged(f"{where} is damaged: its manifest lacks a field. Nothing was changed.") from None
+
+
+def copy_database(src: Path, dst: Path) -> None:
+    """One consistent copy of a live SQLite file (online backup API), as a standalone file.
+
+    The backup API copies every page, free ones too, and kazma.db and checkpoints.db do not
+    zero what they delete: the copy is vacuumed so that the text of a chat deleted before
+    the backup is not in it."""
+    source = sqlite3.connect(src, timeout=30.0)
+    try:
+        target = sqlite3.connect(dst)
+        try:
+            source.backup(target)
+            # The copy is a single file: no -wal beside it, readable by any SQLite tool.
+            target.execute("PRAGMA journal_mode=DELETE")
+            target.execute("VACUUM")
+        finally:
+            target.close()
+    finally:
+        source.close()
+
+
+async def ensure_databases(data_dir: Path) -> None:
+    """Create (and migrate) any of the three databases that does not exist yet, as the server would."""
+    store = AppStore(data_dir / "kazma.db")
+    audit = AuditStore(data_dir / "time_travel_audit.db")
+    saver = await open_saver(data_dir / "checkpoints.db")
+    try:
+        await store.count_users()
+        await audit.db.run(lambda conn: None)  # opening the file creates and migrates it
+    finally:
+        await saver.conn.close()
+        await audit.close()
+        await store.close()
+
+
+def copy_databases(data_dir: Path, into: Path) -> dict[str, FileEntry]:
+    into.mkdir(parents=True, exist_ok=True)
+    entries = {}
+    for name in DATABASES:
+        copy_database(data_dir / name, into / name)
+        entries[name] = FileEntry.of(into / name)
+    return entries
+
+
+@dataclass(frozen=True)
+class BackupReport:
+    path: Path
+    manifest: Manifest
+
+
+def create_backup(data_dir: Path, out_dir: Path, now: float | None = None) -> BackupReport:
+    """Write a backup folder (the three databases and manifest.json) under out_dir.
+
+    It is written as NAME.partial and renamed when whole, so a backup cut short never
+    looks complete. The databases must exist (ensure_databases)."""
+    at = time.time() if now is None else now
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = "kazma-backup-" + datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    final = out_dir / name
+    n = 1
+    while final.exists() or final.with_name(final.name + ".partial").exists():
+        n += 1
+        final = out_dir / f"{name}-{n}"
+    partial = final.with_name(final.name + ".partial")
+    partial.mkdir(mode=0o700)
+    try:
+        entries = copy_databases(data_dir, partial)
+        manifest = Manifest(BACKUP_KIND, FORMAT_VERSION, kazma_version(), utc_stamp(at), entries)
+        (partial / MANIFEST).write_bytes(manifest.dumps())
+        _fsync_folder(partial)
+        partial.rename(final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return BackupReport(final, manifest)
+
+
+def verify_backup(path: Path) -> Manifest:
+    """The backup's manifest, after every database in it matched its checksum."""
+    where = f"The backup {path}"
+    if not (path / MANIFEST).is_file():
+        raise ArchiveDamaged(f"{where} has no {MANIFEST}: it is not a Kazma backup folder, or it is incomplete.")
+    manifest = Manifest.parse((path / MANIFEST).read_bytes(), BACKUP_KIND, where)
+    for name in DATABASES:
+        entry = manifest.files.get(name)
+        if entry is None or not (path / name).is_file():
+            raise ArchiveDamaged(f"{where} is damaged: {name} is missing. Nothing was restored; use another backup.")
+        if FileEntry.of(path / name) != entry:
+            raise ArchiveDamaged(
+                f"{where} is damaged: {name} does not match the checksum in its manifest. "
+                "Nothing was restored; use another backup."
+            )
+    return manifest
+
+
+def quick_check(path: Path, where: str) -> None:
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            (result,) = conn.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.DatabaseError as err:
+        result = str(err)
+    if result != "ok":
+        raise ArchiveDamaged(f"{where} is damaged: {path.name} is not a sound SQLite database ({result}). Nothing was changed.")
+
+
+def refuse_live_leases(kazma_db: Path, now: float) -> None:
+    """A turn, restore or reset still holding a chat (from a process that is not proven dead) stops a restore."""
+    if not kazma_db.exists():
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{kazma_db}?mode=ro", uri=True)) as conn:
+            rows = conn.execute("SELECT chat_id, holder, purpose, expires_at FROM leases WHERE expires_at >= ?", (now,)).fetchall()
+    except sqlite3.Error:
+        return  # a kazma.db without leases (or unreadable) is about to be replaced anyway
+    live = [r for r in rows if not holder_is_dead(r[1])]
+    if live:
+        chat, holder, purpose, expires = live[0]
+        raise KazmaError(
+            f"A {purpose} is still running in chat {chat} (held by {holder}). Let it finish, or wait "
+            f"{max(1, int(expires - now))} s for its lease to expire, then try again. Nothing was changed."
+        )
+
+
+def install(staged: dict[str, Path], data_dir: Path) -> None:
+    """Move staged database files into the data folder (its lock held alone by the caller).
+
+    A database's old -wal and -shm go first: SQLite would replay a stale WAL onto the new file."""
+    for name, path in staged.items():
+        for extra in (data_dir / f"{name}-wal", data_dir / f"{name}-shm", data_dir / f"{name}-journal"):
+            extra.unlink(missing_ok=True)
+        os.replace(path, data_dir / name)
+    _fsync_folder(data_dir)
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    path: Path
+    manifest: Manifest
+
+
+def restore_backup(path: Path, data_dir: Path, now: float | None = None) -> RestoreReport:
+    """Put a backup's databases back into data_dir. The caller holds DataFolderLock.exclusive.
+
+    snapshots.db is left as it is: the steps of chats the backup does not have are swept
+    by the clean-up (kazma backup restore runs that sweep at once)."""
+    manifest = verify_backup(path)
+    refuse_live_leases(data_dir / "kazma.db", time.time() if now is None else now)
+    staging = data_dir / ".restore-staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(mode=0o700)
+    try:
+        staged = {}
+        for name in DATABASES:
+            shutil.copyfile(path / name, staging / name)
+            if FileEntry.of(staging / name) != manifest.files[name]:
+                raise ArchiveDamaged(f"Copying {name} out of {path} changed it (a disk error?). Nothing was restored.")
+            quick_check(staging / name, f"The backup {path}")
+            staged[name] = staging / name
+        install(staged, data_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return RestoreReport(path, manifest)
+
+
+def _fsync_folder(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

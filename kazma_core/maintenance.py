@@ -1,0 +1,384 @@
+"""The daily clean-up: old steps deleted, the file compacted when worth it, the deletion checked.
+
+One pass, in order:
+
+1. reads ``time_travel.auto_maintain`` and ``time_travel.retention_days`` live (the
+   overrides in kazma.db, else the value the server started with);
+2. deletes the steps older than ``retention_days`` (skipped when auto_maintain is off,
+   unless the pass was asked for by hand with ``kazma maintain``);
+3. deletes the steps of chats that no longer exist in kazma.db (a crash between deleting
+   a chat's steps and its row, or a fork that died half-way), and their checkpoints;
+4. prunes the chat step history (LangGraph checkpoints) of every chat to
+   ``history.checkpoints_per_chat``;
+5. compacts snapshots.db when at least a quarter of it, and 8 MB, is free pages (not when
+   auto_maintain is off: the sweep and the history pass run whatever it says);
+6. checks that what it deleted is gone: no row of a deleted step left, and no bytes of a
+   freed message body left in the file or its WAL (secure_delete zeroes them). A pass
+   whose deletion did not take raises an operator alert.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from kazma_core.agent.checkpoints import prune
+from kazma_core.errors import SettingsError
+from kazma_core.metrics import ALERTS_TOTAL
+from kazma_core.settings import Settings, validate_override
+from kazma_core.stores.app_sqlite import Alert, AppStore
+from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores import snapshots_upkeep as upkeep
+
+if TYPE_CHECKING:
+    from kazma_core.core import Core
+
+log = logging.getLogger(__name__)
+
+DAY = 86_400.0
+# Compaction rewrites the whole file: worth it only for at least this much free space,
+# and at least 1/MIN_FREE_SHARE of the file.
+MIN_FREE_BYTES = 8 * 1024 * 1024
+MIN_FREE_SHARE = 4
+MAX_SAMPLES = 128
+# A fork writes its checkpoint and step before its chat row: a chat without a row is
+# swept only when it is still without one this long after it was first seen.
+ORPHAN_GRACE = 5.0
+CHECKPOINT_WAIT = 1.0
+
+ALERT_ROWS_LEFT = "cleanup_rows_left"
+ALERT_TEXT_LEFT = "cleanup_text_left"
+ALERT_FAILED = "cleanup_failed"
+for _kind in (ALERT_ROWS_LEFT, ALERT_TEXT_LEFT, ALERT_FAILED):
+    ALERTS_TOTAL.labels(kind=_kind)
+
+
+@dataclass(frozen=True)
+class LiveSettings:
+    auto_maintain: bool
+    retention_days: int
+
+
+@dataclass(frozen=True)
+class Compaction:
+    wanted: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    steps_deleted: int
+    rows_left: int
+    bodies_freed: int
+    samples: int
+    samples_left: int
+    samples_shared: int
+    wal_busy: bool
+
+    @property
+    def passed(self) -> bool:
+        return self.rows_left == 0 and self.samples_left == 0
+
+
+@dataclass
+class Swept:
+    """What a sweep of chats without a row deleted."""
+
+    chats: set[str] = field(default_factory=set)
+    threads: int = 0
+    deletions: list[upkeep.Deletion] = field(default_factory=list)
+
+
+@dataclass
+class PassReport:
+    started_at: float
+    by_hand: bool
+    live: LiveSettings
+    cutoff: float | None = None
+    expired_steps: int = 0
+    orphan_chats: int = 0
+    orphan_steps: int = 0
+    orphan_threads: int = 0
+    checkpoints_pruned: int = 0
+    checkpoints_per_chat: int = 0
+    step_bytes_before: int = 0
+    step_bytes_after: int = 0
+    disk_bytes_before: int = 0
+    disk_bytes_after: int = 0
+    free_bytes: int = 0
+    file_bytes: int = 0
+    compaction: Compaction | None = None
+    compacted: bool = False
+    verification: Verification | None = None
+    alerts: list[Alert] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def steps_deleted(self) -> int:
+        return self.expired_steps + self.orphan_steps
+
+    @property
+    def disk_bytes_freed(self) -> int:
+        return max(self.disk_bytes_before - self.disk_bytes_after, 0)
+
+
+def megabytes(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def compaction_decision(free_bytes: int, file_bytes: int) -> Compaction:
+    """Compact only when at least a quarter of the file, and MIN_FREE_BYTES, is free pages."""
+    enough = free_bytes >= MIN_FREE_BYTES
+    share = free_bytes * MIN_FREE_SHARE >= file_bytes and file_bytes > 0
+    facts = f"{megabytes(free_bytes)} of {megabytes(file_bytes)} is free pages"
+    if enough and share:
+        return Compaction(True, f"{facts} (at least {megabytes(MIN_FREE_BYTES)} and a quarter of the file)")
+    if not enough:
+        return Compaction(False, f"{facts}; compaction waits for at least {megabytes(MIN_FREE_BYTES)}")
+    return Compaction(False, f"{facts}; compaction waits for at least a quarter of the file")
+
+
+async def read_live(store: AppStore, start: Settings) -> LiveSettings:
+    """The two clean-up settings as stored now in kazma.db, else as they were at start."""
+    stored = await store.overrides()
+
+    def pick(name: str, fallback: Any) -> Any:
+        key = f"time_travel.{name}"
+        if key not in stored:
+            return fallback
+        try:
+            return validate_override(key, stored[key])
+        except SettingsError as err:
+            log.warning("clean-up: ignoring the stored %s (%s); using %r", key, err.message, fallback)
+            return fallback
+
+    tt = start.time_travel
+    return LiveSettings(pick("auto_maintain", tt.auto_maintain), pick("retention_days", tt.retention_days))
+
+
+async def raise_alert(store: AppStore, kind: str, message: str, at: float | None = None) -> Alert:
+    """Store an operator alert in kazma.db, log it at ERROR and count it."""
+    alert = await store.add_alert(kind, message, at)
+    log.error("operator alert %s (%s): %s", alert.id, kind, message)
+    ALERTS_TOTAL.labels(kind=kind).inc()
+    return alert
+
+
+class Maintenance:
+    def __init__(
+        self,
+        settings: Settings,
+        store: AppStore,
+        snapshots: SqliteSnapshotStore,
+        saver: AsyncSqliteSaver,
+        *,
+        now: Callable[[], float] = time.time,
+        orphan_grace: float = ORPHAN_GRACE,
+        checkpoint_wait: float = CHECKPOINT_WAIT,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.snapshots = snapshots
+        self.saver = saver
+        self.now = now
+        self.orphan_grace = orphan_grace
+        self.checkpoint_wait = checkpoint_wait
+        self.last_report: PassReport | None = None
+        self._lock = asyncio.Lock()
+        # Markers a pass found left over: the next pass looks for them again (memory only:
+        # writing them down would keep the very text that was deleted).
+        self._unresolved: list[upkeep.Sample] = []
+        self._running: asyncio.Task[Any] | None = None
+
+    @classmethod
+    def of(cls, core: Core, **options: Any) -> Maintenance:
+        return cls(core.settings, core.store, core.snapshots, core.saver, **options)
+
+    async def run_pass(self, *, by_hand: bool = False) -> PassReport:
+        async with self._lock:
+            self._running = asyncio.current_task()
+            try:
+                return await self._pass(by_hand)
+            finally:
+                self._running = None
+
+    async def scheduled_pass(self) -> PassReport | None:
+        """The scheduler's job: a pass that fails is an operator alert, and the schedule goes on."""
+        try:
+            return await self.run_pass()
+        except Exception as err:
+            log.exception("clean-up: the pass failed")
+            await raise_alert(
+                self.store, ALERT_FAILED,
+                f"The daily clean-up of saved steps failed ({type(err).__name__}: {err}). "
+                "Check the disk and snapshots.db, then run `kazma maintain` to try again.",
+                self.now(),
+            )
+            return None
+
+    async def stop(self) -> None:
+        """Wait for a running pass to end (cancelled) before the stores close."""
+        task = self._running
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _pass(self, by_hand: bool) -> PassReport:
+        started = time.perf_counter()
+        report = PassReport(self.now(), by_hand, await read_live(self.store, self.settings))
+        db = self.snapshots.db
+        path = self.snapshots.path
+        report.disk_bytes_before = upkeep.disk_bytes(path)
+        report.step_bytes_before = (await self.snapshots.usage())[1]
+        deletions: list[upkeep.Deletion] = []
+        cleaning = report.live.auto_maintain or by_hand
+        if cleaning:
+            cutoff = report.started_at - report.live.retention_days * DAY
+            report.cutoff = cutoff
+            expired = await db.tx(lambda c: upkeep.delete_recording(c, "created_at < ?", (cutoff,)))
+            report.expired_steps = len(expired.step_ids)
+            deletions.append(expired)
+        swept = await self.sweep_orphans()
+        deletions.extend(swept.deletions)
+        report.orphan_chats, report.orphan_threads = len(swept.chats), swept.threads
+        report.orphan_steps = sum(len(d.step_ids) for d in swept.deletions)
+        report.checkpoints_per_chat = self.settings.history.checkpoints_per_chat
+        report.checkpoints_pruned = await self.prune_history()
+        stats = await db.run(upkeep.file_stats)
+        report.free_bytes, report.file_bytes = stats.free_bytes, stats.total_bytes
+        if cleaning:
+            report.compaction = compaction_decision(stats.free_bytes, stats.total_bytes)
+            if report.compaction.wanted:
+                await db.run(upkeep.vacuum)
+                report.compacted = True
+        final = await db.run(lambda c: upkeep.checkpoint(c, self.checkpoint_wait))
+        check = report.verification = await self._verify(deletions, final)
+        report.step_bytes_after = (await self.snapshots.usage())[1]
+        report.disk_bytes_after = upkeep.disk_bytes(path)
+        report.alerts = await self._alerts_for(report)
+        report.seconds = time.perf_counter() - started
+        self.last_report = report
+        log.info(
+            "clean-up: %d steps deleted (%d of deleted chats), %d checkpoints pruned, %s freed on disk, "
+            "compacted: %s, checks %s, %.2f s",
+            report.steps_deleted, report.orphan_steps, report.checkpoints_pruned, megabytes(report.disk_bytes_freed),
+            report.compacted, "passed" if check.passed else "FAILED", report.seconds,
+        )
+        return report
+
+    # chats without a row --------------------------------------------------------------
+    async def sweep_orphans(self) -> Swept:
+        """Delete the steps and checkpoints of chats kazma.db no longer has."""
+        swept = Swept()
+        if await self.store.count_users() == 0:
+            # Not a data folder in use (a kazma.db that is missing or new): every step would
+            # look orphaned, so nothing is swept.
+            return swept
+        first_seen = asyncio.get_running_loop().time()
+        steps, threads = await self._orphans()
+        if not steps and not threads:
+            return swept
+        wait = self.orphan_grace - (asyncio.get_running_loop().time() - first_seen)
+        if wait > 0:
+            await asyncio.sleep(wait)
+        again_steps, again_threads = await self._orphans()
+        for chat_id in sorted(steps & again_steps):
+            deletion = await self.snapshots.db.tx(lambda c, chat=chat_id: upkeep.delete_recording(c, "chat_id = ?", (chat,)))
+            swept.deletions.append(deletion)
+            swept.chats.add(chat_id)
+        for thread_id in sorted(threads & again_threads):
+            await self.saver.adelete_thread(thread_id)
+            swept.threads += 1
+        if swept.chats or swept.threads:
+            log.warning(
+                "clean-up: swept the steps of %d and the checkpoints of %d chats that no longer exist",
+                len(swept.chats), swept.threads,
+            )
+        return swept
+
+    async def _orphans(self) -> tuple[set[str], set[str]]:
+        chats = await self.store.chat_ids()
+        with_steps = await self.snapshots.db.run(upkeep.chats_with_steps)
+        return with_steps - chats, await self._checkpoint_threads() - chats
+
+    async def _checkpoint_threads(self) -> set[str]:
+        async with self.saver.lock:
+            cur = await self.saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints")
+            return {row[0] for row in await cur.fetchall()}
+
+    # the chat step history --------------------------------------------------------------
+    async def prune_history(self) -> int:
+        """Keep the newest history.checkpoints_per_chat checkpoints of every chat."""
+        keep = self.settings.history.checkpoints_per_chat
+        chats = await self.store.chat_ids() & await self._checkpoint_threads()
+        return sum([await prune(self.saver, chat_id, keep) for chat_id in sorted(chats)])
+
+    # the check ----------------------------------------------------------------------------
+    async def _verify(self, deletions: list[upkeep.Deletion], final: upkeep.Checkpoint) -> Verification:
+        ids = [i for d in deletions for i in d.step_ids]
+        rows_left = await self.snapshots.db.run(lambda c: upkeep.steps_left(c, ids))
+        samples = self._unresolved + _spread([d.samples for d in deletions], MAX_SAMPLES)
+        markers = [s.marker for s in samples]
+        path = self.snapshots.path
+        found = await asyncio.to_thread(upkeep.found_in_files, [path, upkeep.wal_of(path)], markers) if markers else set()
+        held: set[int] = set()
+        if found:
+            hits = sorted(found)
+            shared = await self.snapshots.db.run(lambda c: upkeep.held_by_live_rows(c, [markers[i] for i in hits]))
+            held = {hits[i] for i in shared}
+        left = found - held
+        self._unresolved = [samples[i] for i in sorted(left)][:MAX_SAMPLES]
+        return Verification(
+            steps_deleted=len(ids), rows_left=rows_left, bodies_freed=sum(d.bodies_freed for d in deletions),
+            samples=len(samples), samples_left=len(left), samples_shared=len(held), wal_busy=not final.complete,
+        )
+
+    async def _alerts_for(self, report: PassReport) -> list[Alert]:
+        check = report.verification
+        if check is None or check.passed:
+            return []
+        raised = []
+        if check.rows_left:
+            raised.append(await raise_alert(
+                self.store, ALERT_ROWS_LEFT,
+                f"The clean-up deleted {check.steps_deleted} saved steps, but {check.rows_left} of them are still "
+                "in snapshots.db. Check the disk and snapshots.db, then run `kazma maintain` again.",
+                report.started_at,
+            ))
+        if check.samples_left:
+            why = (
+                " A program holds snapshots.db open (a SQLite browser, a backup or replication tool), so SQLite "
+                "could not write the cleared pages back." if check.wal_busy else ""
+            )
+            raised.append(await raise_alert(
+                self.store, ALERT_TEXT_LEFT,
+                f"The clean-up deleted saved steps, but text of {check.samples_left} deleted messages is still in "
+                f"snapshots.db or its WAL.{why} Close any program that has the file open, then run "
+                "`kazma maintain`: it checks again.",
+                report.started_at,
+            ))
+        return raised
+
+
+def _spread(groups: list[list[upkeep.Sample]], limit: int) -> list[upkeep.Sample]:
+    """Up to limit samples, taken in turn from each chat of each deletion, distinct markers only."""
+    queues: dict[tuple[int, str], list[upkeep.Sample]] = {}
+    for g, samples in enumerate(groups):
+        for sample in samples:
+            queues.setdefault((g, sample.chat_id), []).append(sample)
+    chosen: list[upkeep.Sample] = []
+    seen: set[bytes] = set()
+    position = 0
+    while len(chosen) < limit and any(position < len(q) for q in queues.values()):
+        for queue in queues.values():
+            if position < len(queue) and queue[position].marker not in seen and len(chosen) < limit:
+                seen.add(queue[position].marker)
+                chosen.append(queue[position])
+        position += 1
+    return chosen

@@ -1,0 +1,217 @@
+"""Migration bundles: one archive that moves a Kazma to another machine.
+
+A gzip'd tar holding manifest.json (kind, format version, Kazma version, created time,
+each file's sha256), the three databases of a backup and settings.json (the settings
+overrides). Saved steps never travel: a chat deleted or forgotten since its steps were
+saved is not brought back. An import goes into an empty data folder only, and takes
+nothing from a bundle that is damaged or newer than this Kazma reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import shutil
+import sqlite3
+import tarfile
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from kazma_core.backup import (
+    DATABASES,
+    FORMAT_VERSION,
+    MANIFEST,
+    ArchiveDamaged,
+    FileEntry,
+    Manifest,
+    copy_databases,
+    install,
+    kazma_version,
+    quick_check,
+    utc_stamp,
+)
+from kazma_core.errors import KazmaError, SettingsError
+from kazma_core.settings import validate_override
+
+BUNDLE_KIND = "kazma-migration"
+SETTINGS_FILE = "settings.json"
+MEMBERS = (*DATABASES, SETTINGS_FILE)
+# Any of these in a folder means it already holds a Kazma.
+DATA_FILES = ("kazma.db", "checkpoints.db", "snapshots.db", "time_travel_audit.db")
+READ_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error)
+
+
+class FolderNotEmpty(KazmaError):
+    code = "data_folder_not_empty"
+    status = 409
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    path: Path
+    manifest: Manifest
+    overrides: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    manifest: Manifest
+    chats: int
+    checkpoints: int
+    audit_rows: int
+    overrides: dict[str, Any]
+    dropped: dict[str, str] = field(default_factory=dict)  # setting -> why it was left out
+
+
+def read_overrides_flat(kazma_db: Path) -> dict[str, Any]:
+    with contextlib.closing(sqlite3.connect(f"file:{kazma_db}?mode=ro", uri=True)) as conn:
+        return {key: orjson.loads(value) for key, value in conn.execute("SELECT key, value FROM settings_overrides ORDER BY key")}
+
+
+def export_bundle(data_dir: Path, file: Path, now: float | None = None) -> ExportReport:
+    """Write the bundle to file (through FILE.partial, so a cut-short export never looks whole)."""
+    at = time.time() if now is None else now
+    file.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=file.parent, prefix=".kazma-export-"))
+    partial = file.with_name(file.name + ".partial")
+    try:
+        entries = copy_databases(data_dir, staging)
+        overrides = read_overrides_flat(staging / "kazma.db")
+        (staging / SETTINGS_FILE).write_bytes(orjson.dumps(overrides, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        entries[SETTINGS_FILE] = FileEntry.of(staging / SETTINGS_FILE)
+        manifest = Manifest(BUNDLE_KIND, FORMAT_VERSION, kazma_version(), utc_stamp(at), entries)
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds token hashes and keys
+        with os.fdopen(fd, "wb") as raw:
+            with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+                _add(tar, MANIFEST, io.BytesIO(manifest.dumps()), len(manifest.dumps()), at)
+                for name in MEMBERS:
+                    with (staging / name).open("rb") as handle:
+                        _add(tar, name, handle, entries[name].bytes, at)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(partial, file)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return ExportReport(file, manifest, overrides)
+
+
+def _add(tar: tarfile.TarFile, name: str, data: IO[bytes], size: int, at: float) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mtime, info.mode = size, int(at), 0o600
+    tar.addfile(info, data)
+
+
+def refuse_non_empty(data_dir: Path) -> None:
+    for name in DATA_FILES:
+        if any((data_dir / f"{name}{extra}").exists() for extra in ("", "-wal")):
+            raise FolderNotEmpty(
+                f"{data_dir} already holds a Kazma ({name}). An import goes into an empty data folder only: "
+                "pass --data-dir with a new folder, or move this one away first. Nothing was changed."
+            )
+
+
+def import_bundle(file: Path, data_dir: Path) -> ImportReport:
+    """Load a bundle into an empty data folder. The caller holds DataFolderLock.exclusive."""
+    where = f"The bundle {file}"
+    refuse_non_empty(data_dir)
+    if not file.is_file():
+        raise KazmaError(f"There is no file {file}. Give the path of a bundle written by `kazma migrate export`.")
+    staging = Path(tempfile.mkdtemp(dir=data_dir, prefix=".import-"))
+    try:
+        try:
+            manifest = _unpack(file, staging, where)
+        except READ_ERRORS as err:
+            raise ArchiveDamaged(f"{where} is damaged ({err}). Nothing was imported; export it again.") from None
+        for name in DATABASES:
+            quick_check(staging / name, where)
+        overrides, dropped = _valid_overrides(staging / SETTINGS_FILE, where)
+        _write_overrides(staging / "kazma.db", overrides, time.time())
+        install({name: staging / name for name in DATABASES}, data_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return ImportReport(manifest, *_counts(data_dir), overrides=overrides, dropped=dropped)
+
+
+def _unpack(file: Path, staging: Path, where: str) -> Manifest:
+    """Check the manifest first (a newer format is refused before anything else), then each member's sha256."""
+    with tarfile.open(file, "r:gz") as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        if MANIFEST not in members or not members[MANIFEST].isfile():
+            raise ArchiveDamaged(f"{where} has no {MANIFEST}: it is not a Kazma migration bundle. Nothing was imported.")
+        manifest = Manifest.parse(_read(tar, members[MANIFEST]), BUNDLE_KIND, where)
+        for name in MEMBERS:
+            member, entry = members.get(name), manifest.files.get(name)
+            if member is None or entry is None or not member.isfile():
+                raise ArchiveDamaged(f"{where} is damaged: {name} is missing. Nothing was imported; export it again.")
+            digest, size = hashlib.sha256(), 0
+            with _member(tar, member) as source, (staging / name).open("wb") as out:
+                for chunk in iter(lambda: source.read(1 << 20), b""):
+                    digest.update(chunk)
+                    size += len(chunk)
+                    out.write(chunk)
+            if FileEntry(digest.hexdigest(), size) != entry:
+                raise ArchiveDamaged(
+                    f"{where} is damaged: {name} does not match the checksum in its manifest. "
+                    "Nothing was imported; export it again."
+                )
+    return manifest
+
+
+def _member(tar: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
+    handle = tar.extractfile(member)
+    if handle is None:
+        raise ArchiveDamaged(f"{member.name} in the bundle is not a file. Nothing was imported.")
+    return handle
+
+
+def _read(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
+    with _member(tar, member) as handle:
+        return handle.read()
+
+
+def _valid_overrides(path: Path, where: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The bundle's overrides this Kazma accepts; the others are left out (named, with why)."""
+    try:
+        stored = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:
+        raise ArchiveDamaged(f"{where} is damaged: {SETTINGS_FILE} cannot be read. Nothing was imported.") from None
+    if not isinstance(stored, dict):
+        raise ArchiveDamaged(f"{where} is damaged: {SETTINGS_FILE} is not an object. Nothing was imported.")
+    kept: dict[str, Any] = {}
+    dropped: dict[str, str] = {}
+    for key, value in stored.items():
+        try:
+            validate_override(key, value)
+        except SettingsError as err:
+            dropped[key] = err.message
+            continue
+        kept[key] = value
+    return kept, dropped
+
+
+def _write_overrides(kazma_db: Path, overrides: dict[str, Any], at: float) -> None:
+    with contextlib.closing(sqlite3.connect(kazma_db)) as conn, conn:
+        conn.execute("DELETE FROM settings_overrides")
+        conn.executemany(
+            "INSERT INTO settings_overrides (key, value, updated_at) VALUES (?, ?, ?)",
+            [(key, orjson.dumps(value).decode(), at) for key, value in overrides.items()],
+        )
+
+
+def _counts(data_dir: Path) -> tuple[int, int, int]:
+    def count(name: str, table: str) -> int:
+        with contextlib.closing(sqlite3.connect(f"file:{data_dir / name}?mode=ro", uri=True)) as conn:
+            return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    return count("kazma.db", "chats"), count("checkpoints.db", "checkpoints"), count("time_travel_audit.db", "audit")

@@ -1,0 +1,42 @@
+"""The clean-up's schedule: APScheduler on the server's event loop, first pass two minutes after start, then daily."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from apscheduler.job import Job
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from kazma_core.maintenance import DAY, Maintenance
+
+FIRST_PASS_DELAY = 120.0
+PASS_INTERVAL = DAY
+JOB_ID = "kazma-maintenance"
+
+
+def schedule_daily(scheduler: BaseScheduler, job: Callable[[], Awaitable[Any]], start: float) -> Job:
+    """The first pass FIRST_PASS_DELAY after start (a unix time), then one every PASS_INTERVAL."""
+    first = datetime.fromtimestamp(start + FIRST_PASS_DELAY, tz=timezone.utc)
+    trigger = IntervalTrigger(seconds=PASS_INTERVAL, start_date=first, timezone=timezone.utc)
+    return scheduler.add_job(
+        job, trigger, id=JOB_ID, name="daily clean-up", replace_existing=True,
+        coalesce=True, max_instances=1, misfire_grace_time=int(DAY / 2),
+    )
+
+
+def start_scheduler(maintenance: Maintenance) -> AsyncIOScheduler:
+    """APScheduler on the running event loop, holding the daily clean-up."""
+    scheduler = AsyncIOScheduler(timezone=timezone.utc)
+    schedule_daily(scheduler, maintenance.scheduled_pass, maintenance.now())
+    scheduler.start()
+    return scheduler
+
+
+async def stop_scheduler(scheduler: AsyncIOScheduler, maintenance: Maintenance) -> None:
+    if scheduler.running:
+        scheduler.shutdown(wait=False)
+    await maintenance.stop()

@@ -1,0 +1,206 @@
+"""The data folder's commands: `kazma maintain`, `kazma backup create|restore`, `kazma migrate export|import`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kazma_core.agent.checkpoints import open_saver
+from kazma_core.backup import NEVER_COPIED, create_backup, ensure_databases, restore_backup, verify_backup
+from kazma_core.datalock import DataFolderLock
+from kazma_core.errors import KazmaError
+from kazma_core.maintenance import Maintenance, PassReport, megabytes
+from kazma_core.migration import export_bundle, import_bundle
+from kazma_core.settings import Settings, ensure_data_dir, load_settings
+from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+
+T = TypeVar("T")
+
+
+def register(sub: Any) -> None:
+    """Add the data commands to the `kazma` parser's subcommands."""
+    maintain = sub.add_parser("maintain", help="run one clean-up pass now and print what it did")
+    maintain.add_argument("--data-dir")
+    maintain.set_defaults(func=cmd_maintain)
+
+    backup = sub.add_parser("backup", help="back up or restore kazma.db, checkpoints.db and the audit trail")
+    backups = backup.add_subparsers(dest="backup_command", required=True)
+    create = backups.add_parser("create", help="copy the databases (safe while the server runs); never the steps")
+    create.add_argument("--out", help="folder the backup is written under (default: DATA_DIR/backups)")
+    create.add_argument("--data-dir")
+    create.set_defaults(func=cmd_backup_create)
+    restore = backups.add_parser("restore", help="put a backup back (stop the server first)")
+    restore.add_argument("path", help="the backup folder printed by `kazma backup create`")
+    restore.add_argument("--data-dir")
+    restore.set_defaults(func=cmd_backup_restore)
+
+    migrate = sub.add_parser("migrate", help="move Kazma to another machine in one file")
+    bundles = migrate.add_subparsers(dest="migrate_command", required=True)
+    export = bundles.add_parser("export", help="write a migration bundle (databases, settings; never the steps)")
+    export.add_argument("file")
+    export.add_argument("--data-dir")
+    export.set_defaults(func=cmd_migrate_export)
+    load = bundles.add_parser("import", help="load a migration bundle into an empty data folder")
+    load.add_argument("file")
+    load.add_argument("--data-dir")
+    load.set_defaults(func=cmd_migrate_import)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = load_settings(data_dir=args.data_dir)
+    ensure_data_dir(settings)
+    return settings
+
+
+async def _with_stores(settings: Settings, work: Callable[[Maintenance], Awaitable[T]], **options: Any) -> T:
+    store = AppStore(settings.kazma_db)
+    snapshots = SqliteSnapshotStore(settings.snapshots_db)
+    saver = await open_saver(settings.checkpoints_db)
+    try:
+        await store.count_users()  # creates and migrates kazma.db now
+        return await work(Maintenance(settings, store, snapshots, saver, **options))
+    finally:
+        await saver.conn.close()
+        await snapshots.close()
+        await store.close()
+
+
+# kazma maintain -------------------------------------------------------------------------
+def cmd_maintain(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    with DataFolderLock.shared(settings.data_dir):
+        report = asyncio.run(_with_stores(settings, lambda m: m.run_pass(by_hand=True)))
+    print("\n".join(describe_pass(report, settings)))
+    for alert in report.alerts:
+        print(f"kazma: alert {alert.id} ({alert.kind}): {alert.message}", file=sys.stderr)
+    return 1 if report.alerts else 0
+
+
+def counted(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def describe_pass(report: PassReport, settings: Settings) -> list[str]:
+    live = report.live
+    lines = [
+        f"Clean-up of {settings.snapshots_db}",
+        f"  settings now: time_travel.retention_days = {live.retention_days}, "
+        f"time_travel.auto_maintain = {'on' if live.auto_maintain else 'off'}",
+    ]
+    if not live.auto_maintain and report.by_hand:
+        lines.append("  auto_maintain is off, so the daily pass leaves steps alone; this pass was asked for by hand")
+    if report.cutoff is None:
+        lines.append("  Old steps: not deleted (auto_maintain is off)")
+    else:
+        lines.append(
+            f"  Steps older than {counted(live.retention_days, 'day')} (saved before {_when(report.cutoff)}): "
+            f"{report.expired_steps} deleted"
+        )
+    if report.orphan_chats or report.orphan_threads:
+        lines.append(
+            f"  Chats that no longer exist: {counted(report.orphan_steps, 'step')} of "
+            f"{counted(report.orphan_chats, 'chat')} deleted, and the checkpoints of {counted(report.orphan_threads, 'chat')}"
+        )
+    else:
+        lines.append("  Chats that no longer exist: none left a step or a checkpoint behind")
+    lines.append(
+        f"  Chat step history: {counted(report.checkpoints_pruned, 'checkpoint')} deleted "
+        f"(the newest {report.checkpoints_per_chat} kept per chat)"
+    )
+    lines.append(
+        f"  Saved steps: {megabytes(report.step_bytes_before)} -> {megabytes(report.step_bytes_after)} "
+        f"({megabytes(max(report.step_bytes_before - report.step_bytes_after, 0))} freed)"
+    )
+    if report.compaction is None:
+        lines.append("  Not compacted: auto_maintain is off")
+    else:
+        lines.append(f"  {'Compacted' if report.compacted else 'Not compacted'}: {report.compaction.reason}")
+    lines.append(
+        f"  snapshots.db on disk: {megabytes(report.disk_bytes_before)} -> {megabytes(report.disk_bytes_after)} "
+        f"({megabytes(report.disk_bytes_freed)} given back)"
+    )
+    check = report.verification
+    if check is not None:
+        verdict = "Checks passed" if check.passed else "Checks FAILED"
+        lines.append(
+            f"  {verdict}: {check.rows_left} of {check.steps_deleted} deleted steps left; "
+            f"{check.samples_left} of {check.samples} text samples of {check.bodies_freed} freed messages "
+            f"left in the file or its WAL ({check.samples_shared} also held by steps kept)"
+        )
+    lines.append(f"  Took {report.seconds:.2f} s")
+    return lines
+
+
+# kazma backup ---------------------------------------------------------------------------
+def cmd_backup_create(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    out = Path(args.out).expanduser().resolve() if args.out else settings.data_dir / "backups"
+    with DataFolderLock.shared(settings.data_dir):
+        asyncio.run(ensure_databases(settings.data_dir))
+        report = create_backup(settings.data_dir, out)
+    print(f"Backup written to {report.path}")
+    for name, entry in report.manifest.files.items():
+        print(f"  {name}: {megabytes(entry.bytes)}, sha256 {entry.sha256}")
+    print(f"  {NEVER_COPIED} is not in it: saved steps are never backed up.")
+    print(f"Restore it with: kazma backup restore {report.path}")
+    return 0
+
+
+def cmd_backup_restore(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    path = Path(args.path).expanduser().resolve()
+    verify_backup(path)  # a damaged backup is refused before anything else is looked at
+    with DataFolderLock.exclusive(settings.data_dir, "restore"):
+        report = restore_backup(path, settings.data_dir)
+        swept = asyncio.run(_with_stores(settings, lambda m: m.sweep_orphans(), orphan_grace=0.0))
+    print(f"Restored {path} (written {report.manifest.created_at} by Kazma {report.manifest.kazma_version}) "
+          f"into {settings.data_dir}")
+    steps = sum(len(d.step_ids) for d in swept.deletions)
+    print(f"  Saved steps of chats the backup does not have: {counted(steps, 'step')} of "
+          f"{counted(len(swept.chats), 'chat')} deleted")
+    return 0
+
+
+# kazma migrate --------------------------------------------------------------------------
+def cmd_migrate_export(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    file = Path(args.file).expanduser().resolve()
+    if file.exists():
+        raise KazmaError(f"{file} already exists. Choose another file name, or remove it first.")
+    with DataFolderLock.shared(settings.data_dir):
+        asyncio.run(ensure_databases(settings.data_dir))
+        report = export_bundle(settings.data_dir, file)
+    print(f"Migration bundle written to {file} ({megabytes(file.stat().st_size)})")
+    for name, entry in report.manifest.files.items():
+        print(f"  {name}: {megabytes(entry.bytes)}, sha256 {entry.sha256}")
+    print(f"  {counted(len(report.overrides), 'settings override')}; {NEVER_COPIED} is not in it "
+          "(saved steps never travel)")
+    print("  It holds your chats and token hashes: keep it private.")
+    print(f"Load it on the new machine with: kazma migrate import {file.name} --data-dir EMPTY_FOLDER")
+    return 0
+
+
+def cmd_migrate_import(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    file = Path(args.file).expanduser().resolve()
+    with DataFolderLock.exclusive(settings.data_dir, "import"):
+        report = import_bundle(file, settings.data_dir)
+    manifest = report.manifest
+    print(f"Imported {file} (written {manifest.created_at} by Kazma {manifest.kazma_version}, "
+          f"format {manifest.format_version}) into {settings.data_dir}")
+    print(f"  {counted(report.chats, 'chat')}, {counted(report.checkpoints, 'checkpoint')}, "
+          f"{counted(report.audit_rows, 'audit row')}, {counted(len(report.overrides), 'settings override')}")
+    for why in report.dropped.values():
+        print(f"  Setting left out: {why}")
+    print("  Saved steps do not travel: Time Travel starts empty here.")
+    return 0

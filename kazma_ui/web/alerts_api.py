@@ -1,0 +1,60 @@
+"""Operator alerts (a clean-up whose deletion did not take, a failed pass), for the owner only.
+
+Shown until acknowledged: the list answers the ones not yet acknowledged unless asked for all.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel
+
+from kazma_core.errors import Forbidden, NotFound
+from kazma_core.stores.app_sqlite import AppStore, User
+from kazma_ui.web.auth import current_user
+from kazma_ui.web.schemas import ErrorBody
+
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 403, 404, 422)}
+router = APIRouter(prefix="/api/alerts", tags=["alerts"], responses=ERRORS)
+
+
+class AlertOut(BaseModel):
+    id: int
+    kind: str
+    message: str
+    created_at: float
+    acknowledged_at: float | None
+
+
+class AlertList(BaseModel):
+    alerts: list[AlertOut]
+
+
+async def owner_only(user: Annotated[User, Depends(current_user)]) -> User:
+    if user.role != "owner":
+        raise Forbidden("Only the owner of this Kazma sees its operator alerts.")
+    return user
+
+
+OwnerDep = Annotated[User, Depends(owner_only)]
+
+
+def store_of(request: Request) -> AppStore:
+    return request.app.state.core.store  # type: ignore[no-any-return]
+
+
+@router.get("", response_model=AlertList)
+async def list_alerts(request: Request, owner: OwnerDep, include_acknowledged: bool = False) -> AlertList:
+    """Newest first: the alerts not yet acknowledged (all of them with include_acknowledged=true)."""
+    alerts = await store_of(request).alerts(include_acknowledged)
+    return AlertList(alerts=[AlertOut(**a.to_dict()) for a in alerts])
+
+
+@router.post("/{alert_id}/ack", response_model=AlertOut)
+async def acknowledge(request: Request, alert_id: int, owner: OwnerDep) -> AlertOut:
+    """Mark an alert seen; acknowledging it again keeps the first time."""
+    alert = await store_of(request).acknowledge_alert(alert_id)
+    if alert is None:
+        raise NotFound("There is no such alert. GET /api/alerts lists them.")
+    return AlertOut(**alert.to_dict())
