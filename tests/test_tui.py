@@ -14,6 +14,7 @@ import re
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,6 +28,7 @@ from kazma_ui.tui.app import KazmaTui
 from kazma_ui.tui.widgets.chat_list import ChatList
 from kazma_ui.tui.widgets.confirm import ConfirmDialog
 from kazma_ui.web.app import create_app
+from tests.conftest import make_settings
 from tests.http_server import START_TIMEOUT, RunningServer, serve_kazma
 
 WAIT = 10.0
@@ -495,6 +497,30 @@ async def test_when_the_open_chat_is_deleted_elsewhere_another_one_opens_and_say
         assert app.view.texts()[2].startswith("The chat you had open was deleted on another surface")
         assert [item.title for item in app.query_one(ChatList).items] == ["Kept"]
         assert "Kept" in app.sub_title
+
+
+async def test_a_step_saved_cut_is_refused_with_its_reason_and_nothing_is_asked(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data", time_travel={"max_snapshot_bytes": 4096})
+    async with serve_kazma(settings) as server:
+        _, token = await server.add_user("ann")
+        async with server.client(token) as http:
+            chat = await new_chat(http, "Big")
+            await say(http, chat, "big 8")
+            cut = next(s for s in await steps_of(http, chat) if s["truncated"])
+            async with tui(server.url, token) as (app, pilot):
+                for typed in (f"/replay {cut['snapshot_id'][:8]}", f"/fork {cut['snapshot_id'][:8]}"):
+                    await enter(pilot, typed)
+                    await until(pilot, refused(app, typed))
+                    assert app.view.texts()[-1].startswith(f"turn 1, step {cut['iteration']} was saved cut"), typed
+                    assert "pick another step" in app.view.texts()[-1]
+                    assert dialog(app) is None
+
+                await pilot.press("ctrl+n")  # and a new chat, from the keyboard
+                await until(pilot, lambda: app.chat_id != chat and app.shown_chat == app.chat_id)
+                await until(pilot, lambda: [i.title for i in app.query_one(ChatList).items] == ["New chat", "Big"])
+            assert len((await http.get("/api/chats")).json()["chats"]) == 2
+        outcomes = [(r.action, r.outcome) for r in await server.core.audit.rows(chat)]
+    assert outcomes == [("restore", "snapshot_truncated"), ("fork", "snapshot_truncated")]
 
 
 async def test_a_bad_token_is_said_on_the_banner(server: RunningServer) -> None:
