@@ -34,14 +34,18 @@ class Adapter(Protocol):
 
 async def supervise(adapter: Adapter, first_retry: float = FIRST_RETRY) -> None:
     """Run an adapter for ever: on failure one log line, then a retry after a growing pause."""
+    loop = asyncio.get_running_loop()
     delay = first_retry
     while True:
+        started = loop.time()
         try:
             await adapter.run()
             delay = first_retry
         except asyncio.CancelledError:
             raise
         except Exception as err:
+            if loop.time() - started > LAST_RETRY:
+                delay = first_retry  # it ran well for a while: this is a new outage, not the same one
             # The dispatch loop's one broad except: a bot's failure must not stop the others.
             log.error("%s bot stopped (%s: %s); retrying in %.0f s", adapter.name, type(err).__name__, err, delay)
         finally:

@@ -9,6 +9,7 @@ turn of the agent. Platform ids stop here: the agent only ever sees Kazma's chat
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -88,22 +89,29 @@ class Gateway:
         self.core = core
         self.rewind = rewind
         self.bot_name = bot_name
+        self._creating = asyncio.Lock()
 
     async def user(self, inc: Incoming) -> User:
         found = await self.core.store.user_for_identity(inc.identity)
         if found is not None:
             return found
-        name = f"{inc.identity}"
-        user = await self.core.store.user_by_name(name) or await self.core.store.add_user(name)
-        await self.core.store.link_identity(inc.identity, user.id)
-        return user
+        async with self._creating:  # two first messages at once must not make two users
+            found = await self.core.store.user_for_identity(inc.identity)
+            if found is not None:
+                return found
+            user = await self.core.store.user_by_name(inc.identity) or await self.core.store.add_user(inc.identity)
+            await self.core.store.link_identity(inc.identity, user.id)
+            return user
 
     async def chat(self, inc: Incoming, user: User) -> tuple[Chat, GroupGrant | None]:
         key = f"{inc.platform}:{inc.chat_key}"
         chat = await self.core.store.bound_chat(key)
         if chat is None:
-            chat = await self.core.chats.create(user, inc.chat_title or f"{inc.platform} chat")
-            await self.core.store.bind_chat(key, chat.id, inc.is_group)
+            async with self._creating:
+                chat = await self.core.store.bound_chat(key)
+                if chat is None:
+                    chat = await self.core.chats.create(user, inc.chat_title or f"{inc.platform} chat")
+                    await self.core.store.bind_chat(key, chat.id, inc.is_group)
         grant = None
         if chat.owner_id != user.id and inc.is_group:
             grant = GroupGrant(chat.id, "admin" if inc.is_admin else "member")

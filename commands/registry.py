@@ -101,7 +101,7 @@ COMMANDS: tuple[CommandDef, ...] = (
             CommandDef("compare", Text("What differs between two steps", "ما يختلف بين خطوتين"),
                        args=(ArgDef("a", Text("The first step’s id (8 or more characters)", "معرّف الخطوة الأولى (8 أحرف أو أكثر)")),
                              ArgDef("b", Text("The second step’s id (8 or more characters)", "معرّف الخطوة الثانية (8 أحرف أو أكثر)"))),
-                       surfaces=CHAT_APPS, web=PAGE_LINK),
+                       surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
             CommandDef("clear", Text("Delete this chat’s saved steps", "حذف الخطوات المحفوظة لهذه الدردشة"),
                        surfaces=EVERYWHERE),
         ),

@@ -83,8 +83,3 @@ class SettingsError(KazmaError):
 class TurnFailed(KazmaError):
     code = "turn_failed"
     status = 502
-
-
-class Forbidden(KazmaError):
-    code = "forbidden"
-    status = 403

@@ -24,7 +24,8 @@ from pydantic_settings import (
 
 from kazma_core.errors import SettingsError
 
-DEFAULTS_FILE = Path(__file__).resolve().parent.parent / "config" / "kazma.toml"
+# config/kazma.toml, shipped inside the package through the kazma_core/defaults.toml link.
+DEFAULTS_FILE = Path(__file__).resolve().parent / "defaults.toml"
 USER_FILE = Path("~/.config/kazma/kazma.toml").expanduser()
 
 LIVE = {"live": True}
@@ -271,6 +272,8 @@ def validate_override(dotted: str, value: Any) -> Any:
     cls = model.annotation if model else None
     if not (isinstance(cls, type) and issubclass(cls, _Section) and name in cls.model_fields):
         raise SettingsError(f"unknown setting {dotted}: pick one of {', '.join(setting_names())}")
+    if isinstance(value, bool) and cls.model_fields[name].annotation is not bool:
+        raise SettingsError(f"invalid setting {dotted} = {value!r}: a number is needed, not true or false{_allowed((section, name))}")
     try:
         return _check(cls, name, value)
     except ValidationError as err:

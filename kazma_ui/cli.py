@@ -15,6 +15,7 @@ from kazma_core.stores.app_sqlite import AppStore
 from kazma_ui import cli_data
 
 LOGIN_TTL = 86_400
+SHUTDOWN_GRACE = 3
 PLATFORMS = ("telegram", "discord", "slack")
 
 
@@ -51,7 +52,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     url = asyncio.run(_login_url(settings))
     print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
     print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
-    config = uvicorn.Config(create_app(settings), host=settings.server.host, port=settings.server.port, log_level="info")
+    # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
+    config = uvicorn.Config(
+        create_app(settings), host=settings.server.host, port=settings.server.port, log_level="info",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )
     uvicorn.Server(config).run()
     return 0
 

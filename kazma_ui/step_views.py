@@ -39,6 +39,16 @@ def label(info: dict[str, Any]) -> str:
     return f"turn {info['turn_index']}, step {info['iteration']}"
 
 
+def _said(view: dict[str, Any]) -> str:
+    """A message's words, or the tool calls it makes when it has none."""
+    if view.get("text"):
+        return str(view["text"])
+    calls = view.get("tool_calls") or []
+    return "calls " + ", ".join(
+        f"{c['name']}(" + ", ".join(f"{k}={v}" for k, v in (c.get("args") or {}).items()) + ")" for c in calls
+    )
+
+
 def _short(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -73,11 +83,11 @@ def render_comparison(diff: dict[str, Any]) -> str:
         f"Messages: {len(m['added'])} added, {len(m['removed'])} removed, {len(m['changed'])} changed.",
     ]
     for item in m["added"][:5]:
-        lines.append(f"+ {item['role']}: {_short(item['text'] or str(item.get('tool_calls', '')))}")
+        lines.append(f"+ {item['role']}: {_short(_said(item))}")
     for item in m["removed"][:5]:
-        lines.append(f"- {item['role']}: {_short(item['text'] or str(item.get('tool_calls', '')))}")
+        lines.append(f"- {item['role']}: {_short(_said(item))}")
     for item in m["changed"][:3]:
-        lines.append(f"~ #{item['position']}: {_short(item['a']['text'], 35)} → {_short(item['b']['text'], 35)}")
+        lines.append(f"~ #{item['position']}: {_short(_said(item['a']), 35)} → {_short(_said(item['b']), 35)}")
     if diff["plan"]["a"] != diff["plan"]["b"]:
         lines.append(f"Plan: {diff['plan']['a']} → {diff['plan']['b']}")
     if diff["model"]["a"] != diff["model"]["b"]:

@@ -135,7 +135,9 @@ class RewindService:
             )
 
     @contextlib.asynccontextmanager
-    async def _audited(self, action: str, user: User, surface: str, chat_id: str) -> AsyncIterator[_Attempt]:
+    async def _audited(
+        self, action: str, user: User, surface: str, chat_id: str, refusals_only: bool = False
+    ) -> AsyncIterator[_Attempt]:
         attempt = _Attempt()
         outcome = "ok"
         try:
@@ -147,16 +149,20 @@ class RewindService:
             outcome = "error"
             raise
         finally:
-            if action in METERED:
-                REWIND_TOTAL.labels(action=action, outcome=outcome).inc()
-            await self.core.audit.record(
-                AuditRow(
-                    at=time.time(), user_id=user.id, surface=surface, chat_id=str(chat_id)[:64],
-                    step_id=attempt.step_id, action=action, outcome=outcome,
-                    checkpoint_before=attempt.checkpoint_before, new_chat_id=attempt.new_chat_id,
-                    detail=orjson.dumps(attempt.detail).decode() if attempt.detail else None,
-                )
+            if not (refusals_only and outcome == "ok"):
+                await self._record(action, user, surface, chat_id, outcome, attempt)
+
+    async def _record(self, action: str, user: User, surface: str, chat_id: str, outcome: str, attempt: _Attempt) -> None:
+        if action in METERED:
+            REWIND_TOTAL.labels(action=action, outcome=outcome).inc()
+        await self.core.audit.record(
+            AuditRow(
+                at=time.time(), user_id=user.id, surface=surface, chat_id=str(chat_id)[:64],
+                step_id=attempt.step_id, action=action, outcome=outcome,
+                checkpoint_before=attempt.checkpoint_before, new_chat_id=attempt.new_chat_id,
+                detail=orjson.dumps(attempt.detail).decode() if attempt.detail else None,
             )
+        )
 
     # reading -------------------------------------------------------------------------------
     async def list_threads(self, user: User, surface: str) -> list[dict[str, Any]]:
@@ -195,13 +201,17 @@ class RewindService:
         self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
     ) -> dict[str, Any]:
         """What a restore to this step would take back, and the side effects it will not undo.
-        It refuses as the restore would, so nobody is asked to confirm what cannot happen."""
-        await self._access(user, chat_id, grant, CHANGE)
-        info = await self.resolve(chat_id, address)
-        await self.core.turns.settle_expired(chat_id)
-        if await self.core.store.lease(chat_id) is not None:
-            raise TurnRunning("A turn is running in this chat. Wait for its answer, then try again.")
-        await self._refuse_pending(chat_id)
+        It refuses as the restore would (and audits the refused restore), so nobody is asked
+        to confirm what cannot happen."""
+        async with self._audited("restore", user, surface, chat_id, refusals_only=True) as attempt:
+            await self._access(user, chat_id, grant, CHANGE)
+            info = await self.resolve(chat_id, address)
+            attempt.step_id = info.id
+            attempt.detail = {"stage": "preview"}
+            await self.core.turns.settle_expired(chat_id)
+            if await self.core.store.lease(chat_id) is not None:
+                raise TurnRunning("A turn is running in this chat. Wait for its answer, then try again.")
+            await self._refuse_pending(chat_id)
         current = await self.core.turns.graph.aget_state(self.core.turns.config(chat_id))
         later = [message_to_dict(m) for m in current.values.get("messages", [])[info.message_count :]]
         steps = await self.core.snapshots.list_steps(chat_id)

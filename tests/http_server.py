@@ -58,12 +58,13 @@ class RunningServer:
 
 
 @contextlib.asynccontextmanager
-async def serve_kazma(settings: Settings) -> AsyncIterator[RunningServer]:
-    """Start create_app(settings) with uvicorn on 127.0.0.1:<free port>; stop it on exit."""
+async def serve_kazma(settings: Settings, port: int = 0) -> AsyncIterator[RunningServer]:
+    """Start create_app(settings) with uvicorn on 127.0.0.1 (a free port unless one is given);
+    stop it on exit, giving open event streams a second, as `kazma serve` gives them a few."""
     app = create_app(settings)
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, log_level="warning", access_log=False,
-        timeout_graceful_shutdown=5,
+        app, host="127.0.0.1", port=port, log_config=None, log_level="warning", access_log=False,
+        timeout_graceful_shutdown=1,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

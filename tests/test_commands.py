@@ -501,3 +501,17 @@ def test_english_and_arabic_sentences_take_the_same_placeholders() -> None:
     for key, text in MESSAGES.items():
         assert names(text.en) == names(text.ar), key
         assert ARABIC.search(text.ar), key
+
+
+def test_slash_definitions_fit_discord_and_slack_description_limits() -> None:
+    """Discord refuses a command or option description over 100 characters, and the bot would not start."""
+    for surface in ("discord", "slack"):
+        checked = False
+        for definition in registry.slash_definitions(surface):
+            found = [definition, *definition["options"], *definition["subcommands"]]
+            for sub in definition["subcommands"]:
+                found += sub["options"]
+            for item in found:
+                assert 1 <= len(item.get("description", "x")) <= 100, (surface, item)
+            checked = True
+        assert checked

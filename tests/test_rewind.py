@@ -232,7 +232,10 @@ async def test_another_users_chat_is_not_found_for_every_operation_and_unchanged
     assert await rewind.list_threads(stranger, "test") == []
     assert (await rows(core, chat.id), await core.snapshots.list_steps(chat.id)) == before
     assert [c.id for c in await core.chats.list(stranger)] == []
-    assert await audit_outcomes(core, chat.id) == [("restore", "not_found"), ("fork", "not_found"), ("clear", "not_found")]
+    # The refused preview is a refused restore too: both are in the trail.
+    assert await audit_outcomes(core, chat.id) == [
+        ("restore", "not_found"), ("restore", "not_found"), ("fork", "not_found"), ("clear", "not_found"),
+    ]
 
 
 async def test_an_unreadable_store_is_store_unavailable_never_no_steps(tmp_path: Path) -> None:

@@ -110,3 +110,10 @@ def test_serve_stops_with_one_line_on_an_unwritable_data_folder(tmp_path: Path) 
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"kazma: invalid setting data_dir = '{blocker / 'data'}': the folder cannot be written")
+
+
+def test_true_or_false_is_not_taken_for_a_number() -> None:
+    """Regression: validate_override("time_travel.max_snapshots", True) stored 1."""
+    with pytest.raises(SettingsError, match="a number is needed"):
+        validate_override("time_travel.max_snapshots", True)
+    assert validate_override("time_travel.enabled", False) is False

@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from textual.pilot import Pilot
 
 from kazma_core.settings import Settings
@@ -27,9 +26,8 @@ from kazma_ui import cli
 from kazma_ui.tui.app import KazmaTui
 from kazma_ui.tui.widgets.chat_list import ChatList
 from kazma_ui.tui.widgets.confirm import ConfirmDialog
-from kazma_ui.web.app import create_app
 from tests.conftest import make_settings
-from tests.http_server import START_TIMEOUT, RunningServer, serve_kazma
+from tests.http_server import RunningServer, serve_kazma
 
 WAIT = 10.0
 SIZE = (120, 50)
@@ -537,37 +535,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@contextlib.asynccontextmanager
-async def serve_on(settings: Settings, port: int) -> AsyncIterator[RunningServer]:
-    """As serve_kazma, on a given port, so a restarted server is found where it was.
-
-    Stopping it gives open event streams 1 s: the server does not end them itself
-    when it shuts down (see the report of issue 6), and a real restart cuts them anyway.
-    """
-    app = create_app(settings)
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_config=None, log_level="warning", access_log=False,
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    try:
-        async with asyncio.timeout(START_TIMEOUT):
-            while not server.started:
-                if task.done():
-                    task.result()
-                    raise RuntimeError("the Kazma server stopped before it started")
-                await asyncio.sleep(0.01)
-        yield RunningServer(f"http://127.0.0.1:{port}", app, server)
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, START_TIMEOUT + 5)
-
-
 async def test_a_lost_server_shows_the_banner_and_reconnects_keeping_what_was_typed(settings: Settings) -> None:
     port = free_port()
     async with contextlib.AsyncExitStack() as first_run:
-        first = await first_run.enter_async_context(serve_on(settings, port))
+        first = await first_run.enter_async_context(serve_kazma(settings, port))
         _, token = await first.add_user("ann")
         async with first.client(token) as http:
             chat = await new_chat(http, "Restart")
@@ -591,7 +562,7 @@ async def test_a_lost_server_shows_the_banner_and_reconnects_keeping_what_was_ty
             await until(pilot, lambda: app.attempt >= 2)  # it keeps trying
             assert str(app.banner.content).startswith(f"Cannot reach the Kazma server at {first.url}")
 
-            async with serve_on(settings, port) as second:
+            async with serve_kazma(settings, port) as second:
                 await until(pilot, lambda: not app.banner.lost)
                 assert app.input_line.value == "calc 2+2"
                 # What was shown before the loss is still there: the reload found nothing new.

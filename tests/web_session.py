@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import httpx
 
 from kazma_core.stores.app_sqlite import User
@@ -16,12 +19,12 @@ async def login_url(server: RunningServer, user: User) -> str:
     return f"{server.url}/login?token={token}"
 
 
-async def browser_client(server: RunningServer, user: User, **headers: str) -> httpx.AsyncClient:
+@contextlib.asynccontextmanager
+async def browser_client(server: RunningServer, user: User, **headers: str) -> AsyncIterator[httpx.AsyncClient]:
     """An httpx client holding the session and CSRF cookies a browser gets from the login link."""
-    client = httpx.AsyncClient(base_url=server.url, trust_env=False, headers=headers, timeout=httpx.Timeout(30.0))
-    signed_in = await client.get(await login_url(server, user), follow_redirects=False)
-    if signed_in.status_code != 303 or "kazma_session" not in client.cookies:
-        await client.aclose()
-        raise AssertionError(f"login failed: {signed_in.status_code} {signed_in.headers}")
-    client.headers["X-Kazma-CSRF"] = client.cookies["kazma_csrf"]
-    return client
+    async with httpx.AsyncClient(base_url=server.url, trust_env=False, headers=headers, timeout=httpx.Timeout(30.0)) as client:
+        signed_in = await client.get(await login_url(server, user), follow_redirects=False)
+        if signed_in.status_code != 303 or "kazma_session" not in client.cookies:
+            raise AssertionError(f"login failed: {signed_in.status_code} {signed_in.headers}")
+        client.headers["X-Kazma-CSRF"] = client.cookies["kazma_csrf"]
+        yield client

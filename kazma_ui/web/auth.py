@@ -37,3 +37,14 @@ async def current_user(request: Request) -> User:
     raise Unauthorized(
         "Sign in first: open the login link that kazma serve printed, or send Authorization: Bearer <token>."
     )
+
+
+SURFACES = {"http", "tui", "web"}
+
+
+def surface_of(request: Request, default: str = "http") -> str:
+    """Which surface asks, for the audit trail: the browser, the TUI (it says so), or the plain API."""
+    if request.cookies.get(SESSION_COOKIE) and not request.headers.get("authorization"):
+        return "web"
+    asked = request.headers.get("x-kazma-surface", default)
+    return asked if asked in SURFACES else default

@@ -39,6 +39,7 @@ ERRORS: dict[int | str, dict[str, object]] = {
 router = APIRouter(prefix="/api/chats", tags=["chats"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]
 SSE_KEEPALIVE = 15.0
+SSE_POLL = 1.0
 
 
 def core_of(request: Request) -> Core:
@@ -146,12 +147,18 @@ async def chat_events(request: Request, thread_id: str, user: UserDep) -> Stream
     async def stream() -> AsyncIterator[bytes]:
         async with core.events.subscribe(thread_id) as queue:
             yield b": connected\n\n"
+            quiet = 0.0
+            # Short waits, so a closed tab ends its stream within a second.
             while not await request.is_disconnected():
                 try:
-                    event = await asyncio.wait_for(queue.get(), SSE_KEEPALIVE)
+                    event = await asyncio.wait_for(queue.get(), SSE_POLL)
                 except TimeoutError:
-                    yield b": keep-alive\n\n"
+                    quiet += SSE_POLL
+                    if quiet >= SSE_KEEPALIVE:
+                        quiet = 0.0
+                        yield b": keep-alive\n\n"
                     continue
+                quiet = 0.0
                 yield b"event: " + event.type.encode() + b"\ndata: " + orjson.dumps(event.data) + b"\n\n"
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})

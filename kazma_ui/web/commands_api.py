@@ -11,7 +11,7 @@ from commands.executor import CommandContext, execute
 from commands.parser import parse
 from kazma_core.errors import InvalidInput
 from kazma_core.stores.app_sqlite import User
-from kazma_ui.web.auth import current_user
+from kazma_ui.web.auth import current_user, surface_of
 from kazma_ui.web.i18n import lang_for
 from kazma_ui.web.schemas import ErrorBody
 
@@ -44,7 +44,7 @@ async def run_command(request: Request, thread_id: str, body: CommandText, user:
         raise InvalidInput("That is not a slash command: send it as a message instead.")
     lang = lang_for(user.lang, request.headers.get("accept-language"))
     context = CommandContext(
-        service=request.app.state.rewind, core=core, user=user, surface="web", chat_id=thread_id, lang=lang,
+        service=request.app.state.rewind, core=core, user=user, surface=surface_of(request, default="web"), chat_id=thread_id, lang=lang,
         base_url=str(request.base_url), confirmed=body.confirmed,
     )
     result = await execute(parsed, context)

@@ -1,7 +1,8 @@
 """Every sentence of the web pages in English and Arabic, and which of the two a person reads.
 
 The templates and the page scripts take their words from here only (the scripts get the
-person's half of `STRINGS` in the page), so a sentence is translated in one place.
+person's half of `STRINGS` in the page), so a sentence is translated in one place. Which
+language a browser asks for is read as the chat apps' locales are (commands.i18n.pick_lang).
 `{name}` placeholders are filled by `text` on the server and by `Kazma.t` in the browser.
 """
 
@@ -10,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-LANGS = ("en", "ar")
-DEFAULT_LANG = "en"
+from commands.i18n import LANGS, pick_lang
+
 DIRECTION = {"en": "ltr", "ar": "rtl"}
 
 STRINGS: dict[str, tuple[str, str]] = {
@@ -20,15 +21,12 @@ STRINGS: dict[str, tuple[str, str]] = {
     "nav_chat": ("Chat", "الدردشة"),
     "nav_replay": ("Time Travel", "السفر عبر الزمن"),
     "nav_settings": ("Settings", "الإعدادات"),
-    "nav_api": ("API", "الواجهة البرمجية"),
     "signed_in_as": ("Signed in as {name}", "مسجّل الدخول باسم {name}"),
     "language": ("Language", "اللغة"),
     "lang_en": ("English", "English"),
     "lang_ar": ("العربية", "العربية"),
     "confirm": ("Confirm", "تأكيد"),
     "cancel": ("Cancel", "إلغاء"),
-    "close": ("Close", "إغلاق"),
-    "loading": ("Loading…", "جارٍ التحميل…"),
     # signing in
     "signin_title": ("Sign in to Kazma", "سجّل الدخول إلى كاظمه"),
     "signin_body": (
@@ -115,7 +113,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "step_messages": ("Messages", "الرسائل"),
     "restore_here": ("Restore here", "الاستعادة هنا"),
     "fork": ("Fork", "تفريع"),
-    "tool_call": ("calls {name}({args})", "تستدعي {name}({args})"),
+    "tool_call": ("calls {call}", "تستدعي {call}"),
     "side_effect": ("Changed outside the chat: {what}", "تغيير خارج الدردشة: {what}"),
     "effect_file_written": ("file written: {path}", "ملف كُتب: {path}"),
     "confirm_restore_title": ("Restore this chat to {label}?", "هل تستعيد هذه الدردشة إلى {label}؟"),
@@ -243,24 +241,6 @@ def catalogue(lang: str) -> dict[str, str]:
 def text(lang: str, key: str, **values: Any) -> str:
     template = STRINGS[key][LANGS.index(lang) if lang in LANGS else 0]
     return template.format(**values) if values else template
-
-
-def pick_lang(accept_language: str | None) -> str:
-    """"ar" or "en" from an Accept-Language header ("ar-EG,ar;q=0.9,en;q=0.5"), by quality."""
-    best, best_q = DEFAULT_LANG, 0.0
-    for part in (accept_language or "").split(","):
-        tag, _, params = part.partition(";")
-        primary = re.split(r"[-_]", tag.strip().lower(), maxsplit=1)[0]
-        if primary not in LANGS:
-            continue
-        match = re.search(r"q\s*=\s*([0-9.]{1,6})", params)
-        try:
-            q = float(match.group(1)) if match else 1.0
-        except ValueError:
-            q = 0.0
-        if q > best_q:
-            best, best_q = primary, q
-    return best
 
 
 def lang_for(stored: str | None, accept_language: str | None, asked: str | None = None) -> str:

@@ -9,13 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kazma_core.stores.app_sqlite import User
 from kazma_ui.thread_rewind import RewindService
-from kazma_ui.web.auth import SESSION_COOKIE, current_user
+from kazma_ui.web.auth import current_user, surface_of
 from kazma_ui.web.schemas import ErrorBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 409, 422, 503)}
 router = APIRouter(prefix="/api/replay", tags=["replay"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]
-SURFACES = {"http", "tui", "web"}
 StepId = Field(min_length=1, max_length=64)
 
 
@@ -128,13 +127,6 @@ class Cleared(BaseModel):
 
 def rewind_of(request: Request) -> RewindService:
     return request.app.state.rewind  # type: ignore[no-any-return]
-
-
-def surface_of(request: Request) -> str:
-    if request.cookies.get(SESSION_COOKIE) and not request.headers.get("authorization"):
-        return "web"
-    asked = request.headers.get("x-kazma-surface", "http")
-    return asked if asked in SURFACES else "http"
 
 
 @router.get("/threads", response_model=Threads)

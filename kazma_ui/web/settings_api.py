@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict
 
-from kazma_core.errors import KazmaError, NotFound, SettingsError
+from kazma_core.errors import Forbidden, NotFound, SettingsError
 from kazma_core.settings import Settings, is_live, setting_names, validate_override
 from kazma_core.stores.app_sqlite import User
 from kazma_ui.web.auth import current_user
@@ -21,11 +21,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code i
 router = APIRouter(prefix="/api/settings", tags=["settings"], responses=ERRORS)
 
 Value = bool | int | float | str
-
-
-class Forbidden(KazmaError):
-    code = "forbidden"
-    status = 403
 
 
 class SettingOut(BaseModel):

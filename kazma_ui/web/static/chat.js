@@ -190,7 +190,7 @@
         return;
       }
       notice(nodes.notice, t(data.reason === "restored" ? "reloaded_restored" : "reloaded"), "info");
-      state.notes = [];
+      if (data.reason === "restored") state.notes = []; // they spoke of steps that may be gone
       refresh();
       loadChats();
     });

@@ -12,6 +12,22 @@ const Kazma = (() => {
     return text;
   }
 
+  // The same sentence as nodes, each value isolated (<bdi>) so that an id, a size or code
+  // keeps its own direction inside an Arabic sentence.
+  function tn(key, values = {}) {
+    const template = config.strings[key] ?? key;
+    const parts = [];
+    let last = 0;
+    for (const match of template.matchAll(/\{(\w+)\}/g)) {
+      parts.push(template.slice(last, match.index));
+      const value = values[match[1]];
+      parts.push(value instanceof Node ? value : el("bdi", {}, value === undefined ? match[0] : String(value)));
+      last = match.index + match[0].length;
+    }
+    parts.push(template.slice(last));
+    return parts;
+  }
+
   function cookie(name) {
     const found = document.cookie.split("; ").find((part) => part.startsWith(name + "="));
     return found ? decodeURIComponent(found.slice(name.length + 1)) : "";
@@ -67,6 +83,12 @@ const Kazma = (() => {
       if (child === null || child === undefined || child === false) continue;
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
+    return node;
+  }
+
+  // Replaces a node's children, skipping the empty ones (a part that does not apply is null).
+  function fill(node, ...children) {
+    node.replaceChildren(...children.flat().filter((child) => child !== null && child !== undefined && child !== false));
     return node;
   }
 
@@ -127,5 +149,5 @@ const Kazma = (() => {
   }
 
   setupLanguageSwitch();
-  return { config, t, api, ApiError, errorText, el, notice, stepLabel, shortId, number, time, size, confirmBox };
+  return { config, t, tn, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
 })();

@@ -3,7 +3,7 @@
 "use strict";
 
 (() => {
-  const { t, api, el, errorText, notice, stepLabel, shortId, number, time, size, confirmBox } = Kazma;
+  const { t, tn, api, el, fill, errorText, notice, stepLabel, shortId, number, time, size, confirmBox } = Kazma;
   const $ = (id) => document.getElementById(id);
   const nodes = {
     select: $("thread-select"), openChat: $("open-chat"), notice: $("notice"), noChats: $("no-chats"),
@@ -103,7 +103,7 @@
     const parts = [el("span", { class: "role" }, t(`role_${message.role}`))];
     if (message.text) parts.push(el("p", { class: "text", dir: "auto" }, clip(message.text)));
     for (const call of message.tool_calls || []) {
-      parts.push(el("p", { class: "tool-call", dir: "ltr" }, t("tool_call", { name: call.name, args: JSON.stringify(call.args || {}) })));
+      parts.push(el("p", { class: "tool-call" }, tn("tool_call", { call: el("code", { dir: "ltr" }, `${call.name}(${JSON.stringify(call.args || {})})`) })));
     }
     if (message.side_effect) parts.push(el("p", { class: "effect" }, t("side_effect", { what: effectText(message.side_effect) })));
     return el("li", { class: `message ${message.role}`, "data-role": message.role }, parts);
@@ -122,10 +122,10 @@
     }
     restore.addEventListener("click", () => restoreTo(info));
     fork.addEventListener("click", () => forkFrom(info));
-    nodes.detail.replaceChildren(
+    fill(nodes.detail,
       el("header", { class: "detail-head" },
         el("h2", {}, labelOf(info), " ", el("code", { class: "step-id" }, shortId(info.snapshot_id))),
-        el("p", { class: "muted" }, t("step_meta", {
+        el("p", { class: "muted" }, tn("step_meta", {
           time: time(info.created_at), model: info.model, count: number(info.message_count), size: size(info.size),
         }))),
       info.truncated ? el("p", { class: "notice warn", id: "truncated-reason" }, t("truncated_reason")) : null,
@@ -212,7 +212,7 @@
       el("td", { dir: "ltr" }, JSON.stringify(a)), el("td", { dir: "ltr" }, JSON.stringify(a) === JSON.stringify(b) ? t("compare_same") : JSON.stringify(b)));
     const costs = Object.entries(result.cost).filter(([, v]) => v).map(([k, v]) => `${k} ${v > 0 ? "+" : ""}${v}`).join(", ");
     nodes.compareText.textContent = result.text;
-    nodes.compareDiff.replaceChildren(
+    fill(nodes.compareDiff,
       el("p", { class: "counts" }, t("compare_counts", { added: m.added.length, removed: m.removed.length, changed: m.changed.length })),
       section("added", m.added, diffMessage),
       section("removed", m.removed, diffMessage),

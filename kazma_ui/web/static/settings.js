@@ -14,10 +14,11 @@
   };
 
   function row(setting) {
+    const current = setting.stored ?? setting.value; // what the next start will use
     const input = setting.kind === "bool"
-      ? el("input", { type: "checkbox", checked: setting.value === true, "aria-label": setting.name })
+      ? el("input", { type: "checkbox", checked: current === true, "aria-label": setting.name })
       : el("input", {
-        type: "number", step: "1", value: setting.value, min: setting.minimum, max: setting.maximum,
+        type: "number", step: "1", value: current, min: setting.minimum, max: setting.maximum,
         "aria-label": setting.name, dir: "ltr",
       });
     const save = el("button", { type: "submit", class: "primary" }, t("save"));

@@ -1,0 +1,326 @@
+"""Discord, on discord.py: slash commands, buttons and messages in; the gateway's replies out.
+
+The slash commands are derived from the command registry; an interaction becomes the
+text command it stands for ("/replay show 3f9a1c2e") and goes through `Gateway.handle`,
+so every rule lives in one place. A button carries its action in its custom_id and goes
+through `Gateway.press`. Plain messages are read in DMs, and in server channels where the
+bot is mentioned (Discord sends the content of those without the privileged
+message-content intent, so the bot does not ask for it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import discord
+import yarl
+from discord import app_commands
+
+from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, Reply, split_text
+from commands import registry
+from kazma_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MESSAGE_LIMIT = 2000  # characters in one Discord message
+CUSTOM_ID_LIMIT = 100  # characters in a component's custom_id
+ACTION_PREFIX = "kazma:"
+# Discord drops an interaction that is not answered within 3 s: past this, say "working on it" first.
+ANSWER_WITHIN = 2.0
+# discord.py reconnects by itself when the gateway drops the socket; this many drops in a row,
+# without a session between them, end `run` so the supervisor logs it and backs off.
+MAX_DROPS = 5
+
+CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
+
+
+class GatewayUnstable(ConnectionError):
+    """The Discord gateway keeps dropping the connection before a session starts."""
+
+
+class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=re.escape(ACTION_PREFIX) + r"(?P<action>.+)"):
+    """A reply's button; its custom_id is the gateway action, so a click still works after a restart."""
+
+    def __init__(self, action: str, label: str = "", style: discord.ButtonStyle = discord.ButtonStyle.secondary) -> None:
+        custom_id = ACTION_PREFIX + action
+        if len(custom_id) > CUSTOM_ID_LIMIT:
+            # Actions are short by construction (a verb and a card id, or a command with one step id).
+            raise ValueError(f"button action {action[:40]!r}... is longer than Discord's {CUSTOM_ID_LIMIT}-character custom_id")
+        super().__init__(discord.ui.Button(label=label or "…", style=style, custom_id=custom_id))
+        self.action = action
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> ActionButton:
+        return cls(match["action"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        client = interaction.client
+        if not isinstance(client, KazmaClient):
+            return
+        try:
+            await client.adapter.on_press(interaction, self.action)
+        except Exception:
+            # The top of the click dispatch: log it with the traceback, keep serving.
+            client.adapter.failed(f"button {self.action}")
+
+
+def _style(action: str) -> discord.ButtonStyle:
+    verb = action.partition(":")[0]
+    return {APPROVE: discord.ButtonStyle.success, CONFIRM: discord.ButtonStyle.danger}.get(verb, discord.ButtonStyle.secondary)
+
+
+def _view(reply: Reply) -> discord.ui.View | None:
+    if not reply.buttons:
+        return None
+    view = discord.ui.View(timeout=None)
+    for button in reply.buttons:
+        view.add_item(ActionButton(button.action, button.label, _style(button.action)))
+    return view
+
+
+def _pieces(reply: Reply) -> list[tuple[str, discord.ui.View | None]]:
+    """The reply as Discord messages: cut under the length limit, its buttons on the last one."""
+    texts = [t for t in split_text(reply.text, MESSAGE_LIMIT) if t.strip()] or ["…"]
+    view = _view(reply)
+    return [(text, view if i == len(texts) - 1 else None) for i, text in enumerate(texts)]
+
+
+def _command(path: str, spec: dict[str, Any], handler: CommandHandler) -> app_commands.Command[Any, ..., None]:
+    """One slash command from its registry definition; its options become the typed command's words."""
+    options = spec["options"]
+
+    async def callback(interaction: discord.Interaction, **values: str) -> None:
+        await handler(interaction, registry.leaf(path).typed(tuple(values[o["name"]] for o in options)))
+
+    # discord.py reads a command's options off its callback's signature.
+    callback.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
+        + [
+            inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, annotation=app_commands.Range[str, 1, o["max_length"]])
+            for o in options
+        ]
+    )
+    callback.__discord_app_commands_param_description__ = {o["name"]: o["description"] for o in options}  # type: ignore[attr-defined]
+    return app_commands.Command(name=spec["name"], description=spec["description"], callback=callback)
+
+
+def slash_commands(handler: CommandHandler) -> list[app_commands.Command[Any, ..., None] | app_commands.Group]:
+    """The registry's commands offered on Discord, as discord.py app commands."""
+    out: list[app_commands.Command[Any, ..., None] | app_commands.Group] = []
+    for spec in registry.slash_definitions("discord"):
+        if not spec["subcommands"]:
+            out.append(_command(spec["name"], spec, handler))
+            continue
+        group = app_commands.Group(name=spec["name"], description=spec["description"])
+        for sub in spec["subcommands"]:
+            group.add_command(_command(f"{spec['name']} {sub['name']}", sub, handler))
+        out.append(group)
+    return out
+
+
+def _administers(permissions: discord.Permissions | None) -> bool:
+    return permissions is not None and (permissions.administrator or permissions.manage_guild)
+
+
+class KazmaClient(discord.Client):
+    """One connection's client: a new one for every `run`, so no state outlives a failure."""
+
+    def __init__(self, adapter: DiscordAdapter) -> None:
+        # Kazma never joins voice: discord.py's warnings about missing voice libraries would mislead.
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
+        super().__init__(
+            intents=discord.Intents.default(),
+            guild_ready_timeout=adapter.guild_ready_timeout,
+            allowed_mentions=discord.AllowedMentions.none(),  # an answer never pings anyone
+        )
+        self.adapter = adapter
+        self.tree = app_commands.CommandTree(self)
+        self.tree.error(adapter.command_failed)
+        for command in slash_commands(adapter.on_command):
+            self.tree.add_command(command)
+        self.synced = False
+        self.drops = 0
+        self.gave_up = False
+        self.serving: asyncio.Task[None] | None = None  # the login-and-connect task that `run` awaits
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(ActionButton)
+
+    async def on_ready(self) -> None:
+        self.drops = 0
+        if not self.synced:
+            await self.tree.sync()
+            self.synced = True
+            log.info("discord bot ready as %s; slash commands synced", self.user)
+
+    async def on_resumed(self) -> None:
+        self.drops = 0
+
+    async def on_disconnect(self) -> None:
+        self.drops += 1
+        if self.drops >= MAX_DROPS and not self.gave_up and self.serving is not None:
+            self.gave_up = True
+            self.serving.cancel()
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self.adapter.on_message(message)
+
+    async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
+        self.adapter.failed(f"event {event_method}")
+
+
+class DiscordAdapter:
+    name = "discord"
+    http_path: str | None = None
+
+    def __init__(
+        self, gateway: Gateway, token: str, *, api_base: str, gateway_url: str, guild_ready_timeout: float = 2.0
+    ) -> None:
+        self.gateway = gateway
+        self.token = token
+        self.api_base = api_base.rstrip("/")
+        self.gateway_url = gateway_url
+        self.guild_ready_timeout = guild_ready_timeout
+        self.answer_within = ANSWER_WITHIN
+        self.client: KazmaClient | None = None
+        self.failures: list[str] = []  # handler failures since start, each logged with its traceback
+
+    # -- lifecycle ------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Log in, connect and serve until cancelled; a rejected token or a lost platform raises."""
+        # discord.py reads both from class attributes (process-wide); one Discord bot per process.
+        discord.http.Route.BASE = self.api_base
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(self.gateway_url)
+        client = self.client = KazmaClient(self)
+        # reconnect=False: a lost connection raises here, and the supervisor retries with
+        # backoff and one log line, instead of discord.py retrying for ever on its own.
+        client.serving = asyncio.ensure_future(client.start(self.token, reconnect=False))
+        try:
+            await client.serving
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if client.gave_up and not (current is not None and current.cancelling()):
+                raise GatewayUnstable(f"the Discord gateway dropped the connection {MAX_DROPS} times in a row") from None
+            raise
+        finally:
+            client.serving.cancel()
+            await client.close()
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+
+    async def http(self, request: Any) -> Any:
+        raise NotImplementedError("the Discord bot takes no HTTP requests: it connects to the gateway")
+
+    def failed(self, where: str) -> None:
+        log.exception("discord %s failed", where)
+        self.failures.append(where)
+
+    async def command_failed(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
+        name = interaction.command.qualified_name if interaction.command else "?"
+        log.error("discord /%s failed", name, exc_info=error)
+        self.failures.append(f"/{name}")
+
+    # -- platform update -> Incoming ---------------------------------------------------------
+    def _incoming(
+        self, author: discord.abc.User, guild: discord.Guild | None, guild_id: int | None, channel: Any, channel_id: int,
+        text: str, *, is_admin: bool, locale: str | None,
+    ) -> Incoming:
+        if guild_id is None:
+            title = f"Discord: {author.display_name}"
+        else:
+            title = f"{guild.name if guild else 'Discord'} #{getattr(channel, 'name', None) or 'channel'}"
+        return Incoming(
+            platform="discord", user_id=str(author.id), user_name=author.display_name,
+            chat_key=f"{guild_id or 'dm'}:{channel_id}", chat_title=title, text=text,
+            is_group=guild_id is not None, is_admin=guild_id is not None and is_admin, locale=locale,
+        )
+
+    def _from_interaction(self, interaction: discord.Interaction, text: str = "") -> Incoming:
+        return self._incoming(
+            interaction.user, interaction.guild, interaction.guild_id, interaction.channel, interaction.channel_id or 0,
+            text, is_admin=_administers(interaction.permissions), locale=str(interaction.locale),
+        )
+
+    def _from_message(self, message: discord.Message) -> Incoming | None:
+        """A message for the bot: any DM, or a server message that mentions it (mention removed)."""
+        me = self.client.user if self.client else None
+        if me is None or message.author.bot:
+            return None
+        mentioned = next((user for user in message.mentions if user.id == me.id), None)
+        if message.guild is not None and mentioned is None:
+            return None
+        # As a person reads it: "<@id>" and "<#id>" become "@name" and "#name", so no
+        # Discord id reaches the agent through the text.
+        text = message.clean_content
+        if mentioned is not None:
+            shown = message.guild.get_member(me.id) if message.guild else None
+            text = text.replace(f"@{(shown or mentioned).display_name}", " ").strip()
+        perms = message.author.guild_permissions if isinstance(message.author, discord.Member) else None
+        return self._incoming(
+            message.author, message.guild, message.guild.id if message.guild else None, message.channel,
+            message.channel.id, text, is_admin=_administers(perms), locale=None,
+        )
+
+    # -- handlers ---------------------------------------------------------------------------
+    async def on_message(self, message: discord.Message) -> None:
+        incoming = self._from_message(message)
+        if incoming is None:
+            return
+        for reply in await self.gateway.handle(incoming):
+            for text, view in _pieces(reply):
+                extra: dict[str, Any] = {"view": view} if view else {}
+                await message.channel.send(text, **extra)
+
+    async def on_command(self, interaction: discord.Interaction, text: str) -> None:
+        await self._answer(interaction, self.gateway.handle(self._from_interaction(interaction, text)), click=False)
+
+    async def on_press(self, interaction: discord.Interaction, action: str) -> None:
+        await self._answer(interaction, self.gateway.press(self._from_interaction(interaction), action), click=True)
+
+    async def _answer(self, interaction: discord.Interaction, work: Awaitable[list[Reply]], *, click: bool) -> None:
+        task = asyncio.ensure_future(work)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.answer_within)
+            if not done:
+                # After a deferral the first follow-up takes the deferred message's place (and its
+                # ephemeral flag, which most command answers have).
+                if click:
+                    await interaction.response.defer()
+                else:
+                    await interaction.response.defer(ephemeral=True, thinking=True)
+            replies = await task
+        finally:
+            task.cancel()
+        if click and replies and replies[0].kind != "error":
+            # Answered: its buttons go, so nobody confirms or approves twice. A refusal keeps
+            # them (the approval is still the owner's to answer).
+            if interaction.response.is_done():
+                await interaction.edit_original_response(view=None)
+            else:
+                await interaction.response.edit_message(view=None)
+        for reply in replies:
+            for text, view in _pieces(reply):
+                extra: dict[str, Any] = {"view": view} if view else {}
+                if interaction.response.is_done():
+                    await interaction.followup.send(text, ephemeral=reply.ephemeral, **extra)
+                else:
+                    await interaction.response.send_message(text, ephemeral=reply.ephemeral, **extra)
+        if not interaction.response.is_done():
+            await interaction.response.defer()
+
+
+def build(gateway: Gateway, settings: Settings) -> DiscordAdapter | None:
+    """The Discord bot, when a token is set (KAZMA_DISCORD__TOKEN)."""
+    token = settings.discord.token.get_secret_value().strip()
+    if not token:
+        return None
+    return DiscordAdapter(gateway, token, api_base=settings.discord.api_base, gateway_url=settings.discord.gateway_url)

@@ -1,0 +1,402 @@
+"""Telegram, on python-telegram-bot: messages and button presses in, the gateway's replies out.
+
+Polling, or a webhook whose requests must carry the secret token. Every rule (who may do
+what, commands, turns, approvals) is the gateway's; this module maps a Telegram update to
+an `Incoming`, asks the chat's admins only when a change needs it, and posts the replies
+as HTML pieces under Telegram's length limit, with inline keyboards for buttons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import html
+import logging
+import re
+import secrets
+import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import timedelta
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from telegram import (
+    Bot,
+    BotCommand,
+    Chat,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    MessageEntity,
+    ReplyParameters,
+    Update,
+    User,
+)
+from telegram.constants import ChatMemberStatus, ChatType, MessageLimit, ParseMode
+from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
+from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, ContextTypes, MessageHandler, filters
+from telegram.warnings import PTBDeprecationWarning
+
+from bots.gateway import CANCEL, CONFIRM, Button, Gateway, Incoming, Reply, split_text
+from commands.parser import ReplayClear, ReplayRestore, parse
+from commands.registry import telegram_menu
+from kazma_core.errors import KazmaError
+from kazma_core.settings import Settings, TelegramSettings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+UPDATES = ["message", "callback_query"]
+POLL_SECONDS = 10
+WATCH_SECONDS = 60.0  # how often a running bot checks that its token is still accepted
+CALLBACK_BYTES = 64  # Telegram's limit on a button's callback_data
+LONG_ACTIONS_KEPT = 1024
+FLOOD_WAITS = 5  # RetryAfter answers waited out for one request before giving up on it
+STOP_GRACE = 5.0  # seconds replies in progress may take to finish when the bot stops
+TOAST_CHARS = 200  # Telegram's limit on a callback answer's text
+GROUPS = (ChatType.GROUP, ChatType.SUPERGROUP)
+ADMINS = (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+
+
+class TelegramUnavailable(KazmaError):
+    """Telegram cannot be reached or refuses the bot; the supervisor retries."""
+
+    code = "telegram_unavailable"
+    status = 503
+
+
+class TelegramMisconfigured(KazmaError):
+    code = "telegram_misconfigured"
+    status = 500
+
+
+def build(gateway: Gateway, settings: Settings) -> TelegramAdapter | None:
+    if not settings.telegram.token.get_secret_value():
+        return None
+    return TelegramAdapter(gateway, settings.telegram)
+
+
+class TelegramAdapter:
+    name = "telegram"
+    http_path: str | None = None  # the webhook, when used, is served by PTB on its own port
+
+    def __init__(self, gateway: Gateway, settings: TelegramSettings) -> None:
+        self.gateway = gateway
+        self.settings = settings
+        self._token = settings.token.get_secret_value()
+        self._hide_token = _HideToken(self._token)
+        self._app: Application[Any, Any, Any, Any, Any, Any] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._long_actions: OrderedDict[str, str] = OrderedDict()
+        self.serving = asyncio.Event()  # set while updates are taken (the webhook listens, or polling runs)
+
+    # lifecycle -------------------------------------------------------------------------------
+    async def run(self) -> None:
+        self._check_settings()
+        # httpx logs every request URL, and the Bot API puts the token in the URL.
+        logging.getLogger("httpx").addFilter(self._hide_token)
+        app = self._app = self._application()
+        try:
+            await self._start(app)
+            await self._watch(app.bot)
+        finally:
+            await self.close()
+
+    async def _start(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        s = self.settings
+        try:
+            await app.initialize()  # getMe: the token is checked here
+            self.gateway.bot_name = app.bot.username
+            await self._set_menu(app.bot)
+            await app.start()
+            updater = app.updater
+            if updater is None:
+                raise TelegramMisconfigured("The Telegram application was built without an updater.")
+            if s.mode == "webhook":
+                await updater.start_webhook(
+                    listen=s.webhook_listen, port=s.webhook_port, url_path=urlsplit(s.webhook_url).path or "/",
+                    webhook_url=s.webhook_url, secret_token=s.webhook_secret.get_secret_value(),
+                    allowed_updates=UPDATES,
+                )
+            else:
+                await updater.start_polling(
+                    poll_interval=0, timeout=POLL_SECONDS, allowed_updates=UPDATES, error_callback=self._polling_failed,
+                )
+        except InvalidToken:
+            raise self._rejected() from None
+        except TelegramError as err:
+            raise TelegramUnavailable(
+                f"Telegram at {s.base_url} could not be used: {self._redact(str(err))}. "
+                "Check the network and KAZMA_TELEGRAM__BASE_URL."
+            ) from None
+        self.serving.set()
+        log.info("telegram bot @%s is serving (%s)", app.bot.username, s.mode)
+
+    async def _watch(self, bot: Bot) -> None:
+        """Serve until cancelled; raise when the token is revoked meanwhile. Polling then
+        stops for good and PTB only logs it, so the token is checked now and then."""
+        while True:
+            await asyncio.sleep(WATCH_SECONDS)
+            try:
+                await bot.get_me()
+            except InvalidToken:
+                raise self._rejected() from None
+            except TelegramError as err:  # a passing outage: polling retries by itself
+                log.info("telegram: the token check did not get through (%s)", self._redact(str(err)))
+
+    def _rejected(self) -> TelegramUnavailable:
+        return TelegramUnavailable(
+            f"Telegram rejected the bot token at {self.settings.base_url}. Check KAZMA_TELEGRAM__TOKEN (from @BotFather)."
+        )
+
+    async def close(self) -> None:
+        self.serving.clear()
+        app, self._app = self._app, None
+        if app is not None:
+            if app.updater is not None and app.updater.running:
+                await app.updater.stop()
+            if app.running:
+                await app.stop()
+            if self._tasks:
+                _, late = await asyncio.wait(set(self._tasks), timeout=STOP_GRACE)
+                for task in late:
+                    task.cancel()
+                await asyncio.gather(*late, return_exceptions=True)
+            await app.shutdown()
+            await app.bot.shutdown()  # also when initialize failed half-way: its HTTP clients are open
+        logging.getLogger("httpx").removeFilter(self._hide_token)
+
+    async def http(self, request: Any) -> Any:
+        raise TelegramMisconfigured("The Telegram bot takes no requests through the web server.")
+
+    def _check_settings(self) -> None:
+        s = self.settings
+        if s.mode == "webhook" and not (s.webhook_secret.get_secret_value() and s.webhook_url):
+            raise TelegramMisconfigured(
+                "Telegram webhook mode needs KAZMA_TELEGRAM__WEBHOOK_URL (the public https address) and "
+                "KAZMA_TELEGRAM__WEBHOOK_SECRET (so nobody else can post updates); set both, or use polling."
+            )
+
+    def _application(self) -> Application[Any, Any, Any, Any, Any, Any]:
+        base = self.settings.base_url
+        builder = ApplicationBuilder().token(self._token).base_url(base)
+        if base.endswith("/bot"):
+            builder = builder.base_file_url(base[: -len("bot")] + "file/bot")
+        app = builder.build()
+        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT, self._on_message))
+        app.add_handler(CallbackQueryHandler(self._on_press))
+        return app
+
+    async def _set_menu(self, bot: Bot) -> None:
+        for lang, code in (("en", None), ("ar", "ar")):
+            menu = [BotCommand(name, description) for name, description in telegram_menu(lang)]
+            await self._patiently(functools.partial(bot.set_my_commands, menu, language_code=code))
+
+    def _polling_failed(self, err: TelegramError) -> None:
+        log.warning("telegram polling failed (%s: %s); retrying", type(err).__name__, self._redact(str(err)))
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._token, "<token>")
+
+    # updates ---------------------------------------------------------------------------------
+    # PTB hands over updates one at a time; each is answered in a task of its own so a long
+    # turn in one chat does not hold up the others, and a lock per chat keeps a chat in order.
+    async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        self._spawn(self._answer_message(update, context.bot))
+
+    async def _on_press(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        self._spawn(self._answer_press(update, context.bot))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(self._guarded(work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except Exception:
+            # The dispatch loop's one broad except: one update's failure must not stop the bot.
+            log.exception("telegram: an update could not be answered")
+
+    def _lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    async def _answer_message(self, update: Update, bot: Bot) -> None:
+        message = update.message
+        if message is None or message.from_user is None or not message.text:
+            return
+        text = self._addressed(message, bot)
+        if text is None:
+            return
+        thread = message.message_thread_id if message.is_topic_message else None
+        async with self._lock(_chat_key(message.chat, thread)):
+            inc = await self._incoming(bot, message.chat, message.from_user, thread, text, self._changes(text))
+            replies = await self.gateway.handle(inc)
+            await self._post(bot, message.chat.id, thread, replies, message.message_id)
+
+    async def _answer_press(self, update: Update, bot: Bot) -> None:
+        query = update.callback_query
+        if query is None:
+            return
+        message = query.message
+        if message is None or query.data is None:
+            await self._patiently(query.answer)
+            return
+        thread = message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
+        action = self._long_actions.get(query.data, f"{CANCEL}:") if query.data.startswith("#") else query.data
+        async with self._lock(_chat_key(message.chat, thread)):
+            verb, _, command = action.partition(":")
+            inc = await self._incoming(bot, message.chat, query.from_user, thread, "", verb == CONFIRM and self._changes(command))
+            replies = await self.gateway.press(inc, action)
+            refused = next((r.text for r in replies if r.kind == "error"), None)
+            try:
+                await self._patiently(functools.partial(query.answer, refused[:TOAST_CHARS] if refused else None))
+            except BadRequest as err:  # a press answered late ("query is too old") still gets its reply
+                log.info("telegram: a button press was answered late (%s)", err)
+            await self._post(bot, message.chat.id, thread, replies, message.message_id)
+            if replies and refused is None and isinstance(message, Message) and message.reply_markup:
+                # The question is answered: its buttons go, so nobody presses them twice.
+                await self._patiently(functools.partial(message.edit_reply_markup, None))
+
+    def _addressed(self, message: Message, bot: Bot) -> str | None:
+        """The text meant for Kazma, or None: in a group, only commands for this bot and
+        messages that mention it or reply to it (an admin bot sees every message there)."""
+        text = message.text or ""
+        first = message.entities[0] if message.entities else None
+        if first is not None and first.type == MessageEntity.BOT_COMMAND and first.offset == 0:
+            _, _, target = message.parse_entity(first).partition("@")
+            return text if not target or target.lower() == (bot.username or "").lower() else None
+        if message.chat.type not in GROUPS:
+            return text
+        mention = f"@{bot.username}".lower()
+        mentioned = any(
+            (e.type == MessageEntity.MENTION and message.parse_entity(e).lower() == mention)
+            or (e.type == MessageEntity.TEXT_MENTION and e.user is not None and e.user.id == bot.id)
+            for e in message.entities
+        )
+        replied = message.reply_to_message is not None and message.reply_to_message.from_user is not None \
+            and message.reply_to_message.from_user.id == bot.id
+        if not (mentioned or replied):
+            return None
+        return re.sub(re.escape(mention), "", text, flags=re.I).strip()
+
+    def _changes(self, text: str) -> bool:
+        """Whether the command restores or clears: only those need the platform's word on admins."""
+        return isinstance(parse(text, self.gateway.bot_name), (ReplayRestore, ReplayClear))
+
+    async def _incoming(self, bot: Bot, chat: Chat, user: User, thread: int | None, text: str, changes: bool) -> Incoming:
+        group = chat.type in GROUPS
+        return Incoming(
+            platform="telegram", user_id=str(user.id), user_name=user.full_name, chat_key=_chat_key(chat, thread),
+            chat_title=f"Telegram: {chat.effective_name or user.full_name}", text=text, is_group=group,
+            is_admin=group and changes and await self._is_admin(bot, chat.id, user.id), locale=user.language_code,
+        )
+
+    async def _is_admin(self, bot: Bot, chat_id: int, user_id: int) -> bool:
+        try:
+            member = await self._patiently(functools.partial(bot.get_chat_member, chat_id, user_id))
+        except TelegramError as err:
+            log.warning("telegram: could not ask whether a user administers a chat (%s); treating them as a member", err)
+            return False
+        return member.status in ADMINS
+
+    # replies ---------------------------------------------------------------------------------
+    async def _post(self, bot: Bot, chat_id: int, thread: int | None, replies: list[Reply], reply_to: int | None) -> None:
+        for reply in replies:
+            # Telegram counts UTF-16 units: an emoji is two, so a text with any is cut at half the length.
+            wide = len(reply.text.encode("utf-16-le")) > 2 * len(reply.text)
+            limit = MessageLimit.MAX_TEXT_LENGTH // (2 if wide else 1)
+            pieces = [p for p in split_text(reply.text, limit) if p.strip()]
+            for i, piece in enumerate(pieces):
+                markup = self._keyboard(reply.buttons) if i == len(pieces) - 1 else None
+                await self._send(bot, chat_id, thread, piece, markup, reply_to if i == 0 else None)
+
+    async def _send(
+        self, bot: Bot, chat_id: int, thread: int | None, text: str, markup: InlineKeyboardMarkup | None, reply_to: int | None,
+    ) -> None:
+        send = functools.partial(
+            bot.send_message, chat_id, message_thread_id=thread, reply_markup=markup,
+            reply_parameters=ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None,
+        )
+        try:
+            await self._patiently(functools.partial(send, to_html(text), parse_mode=ParseMode.HTML))
+        except BadRequest as err:
+            if "entities" not in str(err).lower():
+                raise
+            await self._patiently(functools.partial(send, text))  # formatting Telegram refused: say it plainly
+
+    def _keyboard(self, buttons: list[Button]) -> InlineKeyboardMarkup | None:
+        if not buttons:
+            return None
+        return InlineKeyboardMarkup([[InlineKeyboardButton(b.label, callback_data=self._callback_data(b.action)) for b in buttons]])
+
+    def _callback_data(self, action: str) -> str:
+        """The action itself when Telegram can carry it; else a short key to it kept here
+        (a key this process no longer knows is pressed as Cancel, which changes nothing)."""
+        if len(action.encode()) <= CALLBACK_BYTES:
+            return action
+        key = "#" + secrets.token_urlsafe(16)
+        self._long_actions[key] = action
+        while len(self._long_actions) > LONG_ACTIONS_KEPT:
+            self._long_actions.popitem(last=False)
+        return key
+
+    async def _patiently(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Make a Bot API call, waiting out flood control (RetryAfter) rather than dropping it."""
+        for _ in range(FLOOD_WAITS):
+            try:
+                return await call()
+            except RetryAfter as err:
+                wait = _retry_seconds(err)
+                log.warning("telegram asked to slow down; waiting %.1f s", wait)
+                await asyncio.sleep(wait)
+        return await call()
+
+
+def _chat_key(chat: Chat, thread: int | None) -> str:
+    return f"{chat.id}:{thread}" if thread else str(chat.id)
+
+
+def _retry_seconds(err: RetryAfter) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)  # int or timedelta, depending on PTB_TIMEDELTA
+        value = err.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
+_INLINE = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")
+
+
+def to_html(text: str) -> str:
+    """Plain text, escaped for Telegram's HTML mode, with Markdown code and bold kept as such."""
+
+    def inline(part: str) -> str:
+        return _INLINE.sub(lambda m: f"<code>{m[1]}</code>" if m[1] is not None else f"<b>{m[2]}</b>", html.escape(part, quote=False))
+
+    out, last = [], 0
+    for m in _FENCE.finditer(text):
+        out += [inline(text[last : m.start()]), f"<pre>{html.escape(m[1], quote=False)}</pre>"]
+        last = m.end()
+    out.append(inline(text[last:]))
+    return "".join(out)
+
+
+class _HideToken(logging.Filter):
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if self.token in text:
+            record.msg, record.args = text.replace(self.token, "<token>"), None
+        return True

@@ -1,0 +1,330 @@
+"""The web pages in a real browser: Playwright driving Debian's chromium against the real server.
+
+Every step waits at most STEP_MS; screenshots are kept in test-artifacts/screenshots
+(or $KAZMA_TEST_ARTIFACTS/screenshots) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from kazma_core.settings import Settings
+from kazma_core.stores.app_sqlite import User
+from tests.http_server import RunningServer, serve_kazma
+from tests.web_session import login_url
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+STEP_MS = 10_000
+ARTIFACTS = Path(os.environ.get("KAZMA_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))
+SCREENSHOTS = ARTIFACTS / "screenshots"
+
+expect.set_options(timeout=STEP_MS)
+
+
+@dataclass
+class Web:
+    """The real server, a browser, and the owner who signs in with the printed link."""
+
+    server: RunningServer
+    browser: Browser
+    user: User
+    http: httpx.AsyncClient  # the same person over the API, to set a chat up quickly
+    errors: list[str] = field(default_factory=list)
+
+    async def page(self, path: str = "/", locale: str = "en-US") -> Page:
+        """A new browser signed in through the login link, then at `path`."""
+        context = await self.browser.new_context(locale=locale, viewport={"width": 1280, "height": 860})
+        context.set_default_timeout(STEP_MS)
+        page = await context.new_page()
+        self.watch(page)
+        await page.goto(await login_url(self.server, self.user))
+        assert page.url == f"{self.server.url}/", page.url
+        if path != "/":
+            await page.goto(self.server.url + path)
+        return page
+
+    async def tab(self, page: Page, path: str) -> Page:
+        """Another tab of the same browser (same session)."""
+        tab = await page.context.new_page()
+        self.watch(tab)
+        await tab.goto(self.server.url + path)
+        return tab
+
+    def watch(self, page: Page) -> None:
+        page.on("pageerror", lambda err: self.errors.append(f"{page.url}: {err}"))
+
+    async def chat(self, title: str, *messages: str) -> str:
+        response = await self.http.post("/api/chats", json={"title": title})
+        assert response.status_code == 201, response.text
+        chat: str = response.json()["thread_id"]
+        for text in messages:
+            said = await self.http.post(f"/api/chats/{chat}/messages", json={"text": text})
+            assert said.status_code == 200, said.text
+            for gate in said.json()["gates"]:
+                decided = await self.http.post(f"/api/chats/{chat}/approvals/{gate['card_id']}", json={"decision": "approve"})
+                assert decided.status_code == 200, decided.text
+        return chat
+
+    async def steps(self, chat: str) -> dict[str, Any]:
+        response = await self.http.get(f"/api/replay/snapshots/{chat}")
+        assert response.status_code == 200, response.text
+        return response.json()  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+async def web(settings: Settings) -> AsyncIterator[Web]:
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install -y chromium).")
+    async with serve_kazma(settings) as server, async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=20_000)
+        user, token = await server.add_user("olive", role="owner")
+        try:
+            async with server.client(token) as http:
+                running = Web(server, browser, user, http)
+                yield running
+        finally:
+            await browser.close()
+    assert not running.errors, running.errors  # no script of a page failed
+
+
+async def shot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
+def rows(page: Page, role: str) -> Any:
+    return page.locator(f'#messages [data-role="{role}"] .text')
+
+
+async def send(page: Page, text: str) -> None:
+    await page.fill("#message-input", text)
+    await page.press("#message-input", "Enter")
+
+
+def last_step_of_turn(listing: dict[str, Any], turn: int) -> str:
+    found = next(t for t in listing["turns"] if t["turn_index"] == turn)
+    return found["steps"][-1]["snapshot_id"]  # type: ignore[no-any-return]
+
+
+# -- the chat ----------------------------------------------------------------------------------------
+
+
+async def test_the_login_link_signs_in_and_the_answer_streams_into_the_chat(web: Web) -> None:
+    page = await web.page()
+    await expect(page.locator("#chats-heading")).to_have_text("Your chats")
+    await expect(page.locator("#no-chats")).to_be_visible()
+
+    await send(page, "remember: tea")
+    await expect(rows(page, "user")).to_have_text(["remember: tea"])
+    await expect(rows(page, "assistant")).to_have_text(["Remembered: tea"])
+    await expect(page.locator("#chat-list .chat-title")).to_have_text(["remember: tea"])
+    chat = re.search(r"thread=(\w+)", page.url).group(1)  # type: ignore[union-attr]
+    await expect(page.locator("#chat-replay-link")).to_have_attribute("href", f"/replay?thread={chat}")
+
+    await send(page, "what do I like?")
+    await expect(rows(page, "assistant")).to_have_text(["Remembered: tea", 'You said: "what do I like?". I know: tea.'])
+    await expect(page.locator("#status")).to_be_hidden()
+    await shot(page, "chat.png")
+
+
+async def test_a_write_waits_at_its_card_and_runs_once_approved(web: Web, settings: Settings) -> None:
+    page = await web.page()
+    await send(page, "write notes.txt: hello")
+    card = page.locator(".approval")
+    await expect(card.locator("h3")).to_have_text("Kazma asks before it runs write_file")
+    await expect(card.locator(".args")).to_contain_text('"path": "notes.txt"')
+    notes = settings.data_dir / "workspace" / "notes.txt"
+    assert not notes.exists()
+
+    await card.get_by_role("button", name="Approve").click()
+    await expect(rows(page, "assistant")).to_have_text(["Wrote 5 bytes to notes.txt."])
+    await expect(page.locator(".approval")).to_have_count(0)
+    assert notes.read_text() == "hello"
+
+
+async def test_replay_in_the_chat_answers_without_the_model_and_replay_clear_asks_first(web: Web) -> None:
+    chat = await web.chat("commands", "calc 1+2")
+    page = await web.page(f"/?thread={chat}")
+    await expect(rows(page, "assistant")).to_have_text(["1+2 = 3"])
+
+    await send(page, "/replay")
+    note = page.locator('#messages [data-role="command"]').first
+    await expect(note).to_contain_text("Saved steps in this chat: 2.")
+    await expect(note.locator("a")).to_have_attribute("href", f"{web.server.url}/replay?thread={chat}")
+    await send(page, "/fork")
+    await expect(page.locator('#messages [data-role="command"]')).to_have_count(2)
+
+    await send(page, "/replay clear")
+    dialog = page.locator("#confirm-dialog")
+    await expect(dialog).to_contain_text("Delete this chat’s saved steps (2)?")
+    await page.click("#confirm-ok")
+    await expect(page.locator('#messages [data-role="command"]').last).to_have_text(re.compile("Deleted this chat’s saved steps: 2"))
+    assert (await web.steps(chat))["snapshots"] == []
+    await expect(rows(page, "user")).to_have_text(["calc 1+2"])  # the model saw none of it
+
+    await note.locator("a").click()
+    await page.wait_for_url(f"**/replay?thread={chat}")
+    await expect(page.locator("#steps-count")).to_have_text("No steps saved in this chat yet.")
+
+
+# -- the Time Travel page ---------------------------------------------------------------------------------
+
+
+async def test_restore_shows_its_preview_asks_and_every_open_tab_of_the_chat_reloads(web: Web, settings: Settings) -> None:
+    chat = await web.chat("tea", "remember: tea", "write notes.txt: hello", "calc 1+2")
+    target = last_step_of_turn(await web.steps(chat), 1)
+    first = await web.page(f"/?thread={chat}")
+    second = await web.tab(first, f"/?thread={chat}")
+    for tab in (first, second):
+        await expect(tab.locator("#messages .message")).to_have_count(6)
+
+    page = await web.tab(first, f"/replay?thread={chat}")
+    await expect(page.locator("#thread-select")).to_have_value(chat)
+    await expect(page.locator(".turn h3")).to_have_text(["Turn 1", "Turn 2", "Turn 3"])
+    await page.click(f'button[data-snapshot="{target}"]')
+    detail = page.locator("#step-detail")
+    await expect(detail.locator("h2")).to_have_text(f"turn 1, step 1 {target[:8]}")
+    await expect(detail.locator('[data-role="user"] .text')).to_have_text(["remember: tea"])
+    await expect(detail.locator('[data-role="assistant"] .text').last).to_have_text("Remembered: tea")
+    await shot(page, "time-travel.png")
+
+    await page.click("#restore-button")
+    dialog = page.locator("#confirm-dialog")
+    await expect(dialog.locator("h2")).to_have_text(f"Restore this chat to turn 1, step 1 ({target[:8]})?")
+    await expect(dialog).to_contain_text("Later turns taken back: 2")
+    await expect(dialog).to_contain_text("Restoring rewinds the conversation, not the world. These stay done:")
+    await expect(dialog.locator("li")).to_have_text(["file written: notes.txt"])
+    await shot(page, "time-travel-restore.png")
+    await page.click("#confirm-ok")
+
+    await expect(page.locator("#notice")).to_contain_text("Restored this chat to turn 1, step 1.")
+    await expect(page.locator(".turn h3")).to_have_text(["Turn 1"])
+    for tab in (first, second):
+        await expect(tab.locator("#notice")).to_contain_text("This chat was restored to an earlier step")
+        await expect(tab.locator("#messages .message .text")).to_have_text(["remember: tea", "Remembered: tea"])
+    assert (settings.data_dir / "workspace" / "notes.txt").read_text() == "hello"  # the world is not rewound
+
+    # A refusal is shown as its sentence: here an approval waits in the chat.
+    paused = await web.http.post(f"/api/chats/{chat}/messages", json={"text": "write later.txt: x"})
+    assert paused.json()["status"] == "awaiting_approval"
+    await page.click("#restore-button")
+    await expect(page.locator("#notice")).to_have_text(
+        "An approval is waiting in this chat. Approve or deny it (or let it expire), then try again."
+    )
+    await expect(page.locator("#notice")).to_have_class(re.compile("error"))
+
+
+async def test_fork_asks_then_opens_the_new_chat_with_its_lineage(web: Web) -> None:
+    chat = await web.chat("holiday", "remember: tea", "calc 1+2")
+    target = last_step_of_turn(await web.steps(chat), 1)
+    page = await web.page(f"/replay?thread={chat}")
+    await page.click(f'button[data-snapshot="{target}"]')
+    await page.click("#fork-button")
+    await expect(page.locator("#confirm-dialog h2")).to_have_text(f"Fork turn 1, step 1 ({target[:8]}) into a new chat?")
+    await page.click("#confirm-ok")
+
+    await page.wait_for_url(re.compile(r"/\?thread=(?!" + chat + r")\w+$"))
+    fork = page.url.rsplit("=", 1)[1]
+    await expect(page.locator("#chat-heading")).to_have_text("holiday (fork)")
+    await expect(page.locator(f'a[data-thread="{fork}"] .lineage')).to_have_text("forked from holiday, turn 1 step 1")
+    await expect(page.locator("#messages .message .text")).to_have_text(["remember: tea", "Remembered: tea"])
+    listed = {c["thread_id"]: c for c in (await web.http.get("/api/chats")).json()["chats"]}
+    assert listed[fork]["forked_from"]["thread_id"] == chat and len(listed) == 2
+
+
+async def test_the_compare_tab_shows_what_differs_between_two_steps(web: Web) -> None:
+    chat = await web.chat("compare", "remember: tea", "calc 1+2")
+    listing = await web.steps(chat)
+    first, last = listing["snapshots"][0]["snapshot_id"], listing["snapshots"][-1]["snapshot_id"]
+    expected = (await web.http.post("/api/replay/compare", json={"thread_id": chat, "a": first, "b": last})).json()
+
+    page = await web.page(f"/replay?thread={chat}")
+    await page.click("#tab-compare")
+    await expect(page.locator("#panel-compare")).to_be_visible()
+    await expect(page.locator("#panel-steps")).to_be_hidden()
+    await page.select_option("#compare-a", first)
+    await page.select_option("#compare-b", last)
+    await page.click("#compare-run")
+    await expect(page.locator("#compare-text")).to_have_text(expected["text"])
+    added = len(expected["messages"]["added"])
+    await expect(page.locator(".counts")).to_have_text(f"Messages: {added} added, 0 removed, 0 changed.")
+    await expect(page.locator(".diff-added li")).to_have_count(added)
+    await shot(page, "time-travel-compare.png")
+
+
+async def test_a_step_saved_cut_is_marked_and_cannot_be_restored_or_forked(web: Web) -> None:
+    chat = await web.chat("big", "big 3000")
+    cut = [s for s in (await web.steps(chat))["snapshots"] if s["truncated"]]
+    assert cut, "big 3000 should be saved cut"
+    page = await web.page(f"/replay?thread={chat}")
+    button = page.locator(f'button[data-snapshot="{cut[0]["snapshot_id"]}"]')
+    await expect(button.locator(".badge")).to_have_text("saved cut")
+    await button.click()
+    await expect(page.locator("#truncated-reason")).to_contain_text("It can be read, but not restored or forked.")
+    for action in ("#restore-button", "#fork-button"):
+        await expect(page.locator(action)).to_be_disabled()
+        await expect(page.locator(action)).to_have_attribute("title", re.compile("saved cut"))
+
+
+# -- Settings and the two languages -----------------------------------------------------------------------
+
+
+async def test_settings_apply_live_ones_at_once_and_refuse_invalid_values_with_the_reason(web: Web) -> None:
+    page = await web.page("/settings")
+    live = page.locator('tr[data-setting="time_travel.retention_days"]')
+    await live.locator("input").fill("7")
+    await live.get_by_role("button", name="Save").click()
+    saved = page.locator('tr[data-setting="time_travel.retention_days"]')
+    await expect(saved.locator(".row-message")).to_have_text("Saved time_travel.retention_days: it applies now.")
+    await expect(saved.locator(".running")).to_have_text("7")
+    assert web.server.core.settings.time_travel.retention_days == 7
+
+    later = page.locator('tr[data-setting="time_travel.max_snapshots"]')
+    await later.locator("input").fill("0")
+    await later.get_by_role("button", name="Save").click()
+    await expect(later.locator(".row-message")).to_contain_text("allowed: 1 to 100000")
+    await later.locator("input").fill("10")
+    await later.get_by_role("button", name="Save").click()
+    row = page.locator('tr[data-setting="time_travel.max_snapshots"]')
+    await expect(row.locator(".restart")).to_have_text("restart needed")
+    await expect(row.locator(".running")).to_have_text("50")
+    await expect(row.locator(".stored")).to_have_text("10")
+    await shot(page, "settings.png")
+
+
+async def test_switching_to_arabic_lays_every_page_out_right_to_left(web: Web) -> None:
+    chat = await web.chat("شاي", "remember: tea")
+    page = await web.page(f"/?thread={chat}")
+    await page.click('a[data-set-lang="ar"]')
+    await expect(page.locator("html")).to_have_attribute("dir", "rtl")
+    await expect(page.locator("html")).to_have_attribute("lang", "ar")
+    await expect(page.locator("#chats-heading")).to_have_text("دردشاتك")
+    await expect(page.locator('.nav a[href="/replay"]')).to_have_text("السفر عبر الزمن")
+    await expect(rows(page, "assistant")).to_have_text(["Remembered: tea"])
+    sidebar, conversation = await page.locator(".sidebar").bounding_box(), await page.locator(".conversation").bounding_box()
+    assert sidebar and conversation and sidebar["x"] > conversation["x"]  # the sidebar moved to the right
+    assert (await web.server.core.store.user_by_id(web.user.id)).lang == "ar"  # type: ignore[union-attr]
+    await shot(page, "chat-ar.png")
+
+    await page.goto(f"{web.server.url}/replay?thread={chat}")
+    await expect(page.locator("html")).to_have_attribute("dir", "rtl")
+    await page.locator(".step-button").last.click()
+    await expect(page.locator("#step-detail h2")).to_contain_text("الدورة 1، الخطوة 1")
+    await expect(page.locator("#restore-button")).to_have_text("الاستعادة هنا")
+    await shot(page, "time-travel-ar.png")
+
+    await page.click('a[data-set-lang="en"]')
+    await expect(page.locator("html")).to_have_attribute("dir", "ltr")
