@@ -10,9 +10,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel
 
-from kazma_core.errors import Forbidden, NotFound
+from kazma_core.errors import NotFound
 from kazma_core.stores.app_sqlite import AppStore, User
-from kazma_ui.web.auth import current_user
+from kazma_ui.web.auth import current_owner
 from kazma_ui.web.schemas import ErrorBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 403, 404, 422)}
@@ -31,13 +31,7 @@ class AlertList(BaseModel):
     alerts: list[AlertOut]
 
 
-async def owner_only(user: Annotated[User, Depends(current_user)]) -> User:
-    if user.role != "owner":
-        raise Forbidden("Only the owner of this Kazma sees its operator alerts.")
-    return user
-
-
-OwnerDep = Annotated[User, Depends(owner_only)]
+OwnerDep = Annotated[User, Depends(current_owner)]
 
 
 def store_of(request: Request) -> AppStore:

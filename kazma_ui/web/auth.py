@@ -6,7 +6,7 @@ import hmac
 
 from fastapi import Request
 
-from kazma_core.errors import Unauthorized
+from kazma_core.errors import Forbidden, Unauthorized
 from kazma_core.stores.app_sqlite import User
 
 SESSION_COOKIE = "kazma_session"
@@ -48,3 +48,11 @@ def surface_of(request: Request, default: str = "http") -> str:
         return "web"
     asked = request.headers.get("x-kazma-surface", default)
     return asked if asked in SURFACES else default
+
+
+async def current_owner(request: Request) -> User:
+    """The signed-in user, who must be this Kazma's owner (settings, operator alerts)."""
+    user = await current_user(request)
+    if user.role != "owner":
+        raise Forbidden("Only the owner of this Kazma can see or change this. Sign in as the owner.")
+    return user

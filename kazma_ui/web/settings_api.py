@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict
 
-from kazma_core.errors import Forbidden, NotFound, SettingsError
+from kazma_core.errors import NotFound, SettingsError
 from kazma_core.settings import Settings, is_live, setting_names, validate_override
 from kazma_core.stores.app_sqlite import User
-from kazma_ui.web.auth import current_user
+from kazma_ui.web.auth import current_owner
 from kazma_ui.web.schemas import ErrorBody
 
 EDITABLE: tuple[str, ...] = (
@@ -44,13 +44,7 @@ class NewValue(BaseModel):
     value: Value
 
 
-async def owner(user: Annotated[User, Depends(current_user)]) -> User:
-    if user.role != "owner":
-        raise Forbidden("Only the owner of this Kazma can see and change its settings.")
-    return user
-
-
-OwnerDep = Annotated[User, Depends(owner)]
+OwnerDep = Annotated[User, Depends(current_owner)]
 
 
 def _field(name: str) -> Any:
