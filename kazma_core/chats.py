@@ -6,6 +6,7 @@ from typing import Any
 
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.errors import ApprovalPending, InvalidInput, NotFound
+from kazma_core.agent.checkpoints import purge_wal
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
 from kazma_core.stores.app_sqlite import AppStore, Chat, User
@@ -35,6 +36,12 @@ class ChatService:
         self.saver = saver
         self.events = events
 
+    async def _purge(self) -> None:
+        """After a deletion, no copy of the deleted text stays in a WAL (secure_delete clears the files)."""
+        await self.snapshots.purge_wal()
+        await self.store.db.purge_wal()
+        await purge_wal(self.saver)
+
     async def owned(self, user: User, chat_id: str) -> Chat:
         """The chat if it is this user's; not_found otherwise (a stranger learns nothing)."""
         chat = await self.store.get_chat(chat_id) if isinstance(chat_id, str) and chat_id else None
@@ -58,6 +65,7 @@ class ChatService:
             await self.snapshots.delete_chat(chat_id)
             await self.saver.adelete_thread(chat_id)
             await self.store.delete_chat(chat_id)
+            await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "deleted"})
 
     async def forget(self, user: User, chat_id: str) -> None:
@@ -66,6 +74,7 @@ class ChatService:
         async with chat_lease(self.store, chat_id, "forget", self.lease_seconds):
             await self.snapshots.delete_chat(chat_id)
             await self.store.delete_facts(chat_id)
+            await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
 
     async def memory_off(self, user: User, chat_id: str) -> None:
@@ -78,6 +87,7 @@ class ChatService:
             await self.store.set_memory(chat_id, False)
             await self.snapshots.delete_chat(chat_id)
             await self.store.delete_facts(chat_id)
+            await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
 
     async def reset(self, user: User, chat_id: str) -> None:

@@ -340,3 +340,14 @@ async def test_group_members_read_and_fork_while_only_admins_restore_or_clear(co
     assert await audit_outcomes(core, chat.id) == [
         ("fork", "ok"), ("restore", "forbidden"), ("clear", "forbidden"), ("restore", "not_found"), ("restore", "ok"),
     ]
+
+
+async def test_a_deleted_chat_leaves_no_text_in_any_database_file(core: Core, chat: Chat, user: User) -> None:
+    secret = "zebra-quartz-7781"
+    await core.turns.send(chat.id, f"remember: my code is {secret}")
+    await core.turns.send(chat.id, "hello")
+    await core.chats.delete(user, chat.id)
+    for path in (core.settings.kazma_db, core.settings.checkpoints_db, core.settings.snapshots_db):
+        for name in (path, path.with_name(path.name + "-wal")):
+            if name.exists():
+                assert secret.encode() not in name.read_bytes(), name

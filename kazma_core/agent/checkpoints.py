@@ -11,6 +11,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 async def open_saver(path: Path) -> AsyncSqliteSaver:
     conn = await aiosqlite.connect(path)
     await conn.execute("PRAGMA synchronous=NORMAL")
+    await conn.execute("PRAGMA secure_delete=ON")  # deleted chats leave no text in free pages
     saver = AsyncSqliteSaver(conn)
     await saver.setup()
     return saver
@@ -46,3 +47,9 @@ async def latest_checkpoint_id(saver: AsyncSqliteSaver, thread_id: str) -> str |
         )
         row = await cur.fetchone()
     return str(row[0]) if row else None
+
+
+async def purge_wal(saver: AsyncSqliteSaver) -> None:
+    """Fold checkpoints.db's WAL into the file and empty it (deleted chats leave no copy there)."""
+    async with saver.lock:
+        await saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

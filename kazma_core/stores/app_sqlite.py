@@ -121,7 +121,8 @@ class AppStore:
     """Everything in kazma.db except time-travel steps and the audit trail."""
 
     def __init__(self, path: Path) -> None:
-        self.db = SqliteDB(path, MIGRATIONS)
+        # secure_delete: a deleted or forgotten chat leaves no text behind in free pages.
+        self.db = SqliteDB(path, MIGRATIONS, secure_delete=True)
 
     async def close(self) -> None:
         await self.db.close()

@@ -440,5 +440,8 @@ class SqliteSnapshotStore:
     async def delete_older_than(self, cutoff: float) -> int:
         return len(await self._tx(lambda c: _delete_where(c, "created_at < ?", (cutoff,))))
 
+    async def purge_wal(self) -> None:
+        await self._run(lambda c: c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+
     async def close(self) -> None:
         await self.db.close()

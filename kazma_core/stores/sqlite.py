@@ -86,6 +86,10 @@ class SqliteDB:
 
         return await self.run(job)
 
+    async def purge_wal(self) -> None:
+        """Fold the WAL into the file and empty it: old copies of deleted rows live on in WAL frames."""
+        await self.run(lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+
     async def close(self) -> None:
         def shut(_: sqlite3.Connection) -> None:
             if self._conn is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel
 
 from kazma_core.errors import NotFound
@@ -32,6 +32,8 @@ class AlertList(BaseModel):
 
 
 OwnerDep = Annotated[User, Depends(current_owner)]
+# An alert's id is a SQLite row id: a larger number can name no alert (and SQLite cannot even bind it).
+AlertId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 def store_of(request: Request) -> AppStore:
@@ -46,7 +48,7 @@ async def list_alerts(request: Request, owner: OwnerDep, include_acknowledged: b
 
 
 @router.post("/{alert_id}/ack", response_model=AlertOut)
-async def acknowledge(request: Request, alert_id: int, owner: OwnerDep) -> AlertOut:
+async def acknowledge(request: Request, alert_id: AlertId, owner: OwnerDep) -> AlertOut:
     """Mark an alert seen; acknowledging it again keeps the first time."""
     alert = await store_of(request).acknowledge_alert(alert_id)
     if alert is None:
