@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import secrets
 import sys
@@ -49,6 +50,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from kazma_ui.web.app import create_app
 
     settings = _settings(args)
+    # Kazma's own lines (bots starting or retrying, the clean-up) with time and level, next to uvicorn's.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for chatty in ("httpx", "httpcore", "apscheduler.scheduler", "apscheduler.executors.default"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)  # request lines would carry bot tokens
     url = asyncio.run(_login_url(settings))
     print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
     print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
