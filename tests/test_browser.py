@@ -328,3 +328,17 @@ async def test_switching_to_arabic_lays_every_page_out_right_to_left(web: Web) -
 
     await page.click('a[data-set-lang="en"]')
     await expect(page.locator("html")).to_have_attribute("dir", "ltr")
+
+
+async def test_the_owner_sees_an_operator_alert_on_every_page_until_acknowledged(web: Web) -> None:
+    await web.server.core.store.add_alert("deletion_not_verified", "A clean-up found deleted text still in snapshots.db.")
+    page = await web.page()
+    alert = page.locator("#alerts .alert")
+    await expect(alert).to_contain_text("A clean-up found deleted text still in snapshots.db.")
+    tab = await web.tab(page, "/replay")
+    await expect(tab.locator("#alerts .alert")).to_have_count(1)
+    await alert.get_by_role("button", name="Acknowledge").click()
+    await expect(alert).to_have_count(0)
+    await tab.reload()
+    await expect(tab.locator("#alerts .alert")).to_have_count(0)
+    assert await web.server.core.store.alerts(False) == []

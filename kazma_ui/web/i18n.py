@@ -26,6 +26,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "lang_en": ("English", "English"),
     "lang_ar": ("العربية", "العربية"),
     "confirm": ("Confirm", "تأكيد"),
+    # operator alerts, shown to the owner on every page until acknowledged
+    "alerts_title": ("Operator alert", "تنبيه للمشغّل"),
+    "alert_ack": ("Acknowledge", "تم الاطلاع"),
     "cancel": ("Cancel", "إلغاء"),
     # signing in
     "signin_title": ("Sign in to Kazma", "سجّل الدخول إلى كاظمه"),

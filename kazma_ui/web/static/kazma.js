@@ -148,6 +148,23 @@ const Kazma = (() => {
     }
   }
 
+  // The owner sees every operator alert (a clean-up whose deletion did not take) until acknowledged.
+  async function showAlerts() {
+    const box = document.getElementById("alerts");
+    if (!box || !config.user || config.user.role !== "owner") return;
+    let found;
+    try { found = (await api("GET", "/api/alerts")).alerts; } catch (err) { return; }
+    fill(box, found.map((alert) => el("div", { class: "notice error alert", "data-alert": alert.id },
+      el("strong", {}, t("alerts_title")), " · ", el("bdi", {}, time(alert.created_at)), " · ",
+      el("span", {}, alert.message), " ",
+      el("button", { type: "button", onclick: async () => {
+        try { await api("POST", `/api/alerts/${alert.id}/ack`); } catch (err) { return; }
+        showAlerts();
+      } }, t("alert_ack")))));
+    box.hidden = found.length === 0;
+  }
+
   setupLanguageSwitch();
+  showAlerts();
   return { config, t, tn, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
 })();
