@@ -18,7 +18,6 @@ import os
 import tempfile
 import time
 import uuid
-from pathlib import Path
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 

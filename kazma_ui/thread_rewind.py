@@ -40,7 +40,7 @@ from kazma_core.stores.app_sqlite import Chat, User
 from kazma_core.stores.audit_sqlite import AuditRow
 from kazma_core.stores.snapshots import StepInfo
 from kazma_core.time_travel import ends_with_answer, strip_platform_ids
-from kazma_ui.step_views import compare_states, label, message_view, render_comparison, side_effects
+from kazma_ui.step_views import compare_states, message_view, render_comparison, side_effects
 
 log = logging.getLogger(__name__)
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from prometheus_client import REGISTRY
 
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import Chat, User
+from tests.http_server import RunningServer, serve_kazma
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +57,41 @@ async def user(core: Core) -> User:
 @pytest.fixture
 async def chat(core: Core, user: User) -> Chat:
     return await core.chats.create(user, "tests")
+
+
+@dataclass
+class Person:
+    """A user of a running server, with an API client signed in as them."""
+
+    user: User
+    token: str
+    http: httpx.AsyncClient
+
+
+@pytest.fixture
+async def server(settings: Settings) -> AsyncIterator[RunningServer]:
+    """The real app, served by uvicorn on a free port of 127.0.0.1."""
+    async with serve_kazma(settings) as running:
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def person(server: RunningServer, name: str) -> AsyncIterator[Person]:
+    user, token = await server.add_user(name)
+    async with server.client(token) as http:
+        yield Person(user, token, http)
+
+
+@pytest.fixture
+async def ann(server: RunningServer) -> AsyncIterator[Person]:
+    async with person(server, "ann") as p:
+        yield p
+
+
+@pytest.fixture
+async def bob(server: RunningServer) -> AsyncIterator[Person]:
+    async with person(server, "bob") as p:
+        yield p
 
 
 def metric(name: str, **labels: str) -> float:

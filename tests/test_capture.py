@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
-import sqlite3
 from pathlib import Path
 
-import pytest
 
 from kazma_core.core import Core
-from kazma_core.stores.app_sqlite import Chat, User
+from kazma_core.stores.app_sqlite import Chat
 from kazma_core.time_travel import CUT_MARK
 from tests.conftest import make_settings, metric
 

@@ -12,17 +12,14 @@ import os
 import socket
 import sys
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sqlite import User
-from tests.http_server import RunningServer, open_events, serve_kazma
+from tests.conftest import Person
+from tests.http_server import RunningServer, open_events
 
 VENV_BIN = Path(sys.executable).parent
 ROUTES = {
@@ -36,38 +33,6 @@ ROUTES = {
     ("/api/chats/{thread_id}/forget", "post"),
     ("/api/chats/{thread_id}/events", "get"),
 }
-
-
-@dataclass
-class Person:
-    user: User
-    token: str
-    http: httpx.AsyncClient
-
-
-@pytest.fixture
-async def server(settings: Settings) -> AsyncIterator[RunningServer]:
-    async with serve_kazma(settings) as running:
-        yield running
-
-
-@contextlib.asynccontextmanager
-async def person(server: RunningServer, name: str) -> AsyncIterator[Person]:
-    user, token = await server.add_user(name)
-    async with server.client(token) as http:
-        yield Person(user, token, http)
-
-
-@pytest.fixture
-async def ann(server: RunningServer) -> AsyncIterator[Person]:
-    async with person(server, "ann") as p:
-        yield p
-
-
-@pytest.fixture
-async def bob(server: RunningServer) -> AsyncIterator[Person]:
-    async with person(server, "bob") as p:
-        yield p
 
 
 def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]:

@@ -11,13 +11,11 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
-import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
@@ -33,27 +31,10 @@ from kazma_core.stores.snapshots import NewStep
 from kazma_core.time_travel import encode_message
 from tests.conftest import make_settings
 from tests.http_server import RunningServer, open_events, serve_kazma
-from tests.test_http_chat import Person, chat_ids, error_of, new_chat, person, say, transcript
+from tests.conftest import Person
+from tests.test_http_chat import chat_ids, error_of, new_chat, say, transcript
 
 BAD_ADDRESSES = ("%%%%%%%%", "________", "abc")
-
-
-@pytest.fixture
-async def server(settings: Settings) -> AsyncIterator[RunningServer]:
-    async with serve_kazma(settings) as running:
-        yield running
-
-
-@pytest.fixture
-async def ann(server: RunningServer) -> AsyncIterator[Person]:
-    async with person(server, "ann") as p:
-        yield p
-
-
-@pytest.fixture
-async def bob(server: RunningServer) -> AsyncIterator[Person]:
-    async with person(server, "bob") as p:
-        yield p
 
 
 def ok(response: httpx.Response, status: int = 200) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import sqlite3
 from collections.abc import Awaitable
 import time
 import uuid
@@ -17,7 +16,6 @@ from kazma_core.errors import (
     AmbiguousStep,
     ApprovalPending,
     InvalidStep,
-    KazmaError,
     NotFound,
     SnapshotTruncated,
     StoreUnavailable,

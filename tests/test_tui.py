@@ -13,7 +13,6 @@ import contextlib
 import re
 import socket
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,31 +25,12 @@ from kazma_ui import cli
 from kazma_ui.tui.app import KazmaTui
 from kazma_ui.tui.widgets.chat_list import ChatList
 from kazma_ui.tui.widgets.confirm import ConfirmDialog
-from tests.conftest import make_settings
+from tests.conftest import Person, make_settings
 from tests.http_server import RunningServer, serve_kazma
 
 WAIT = 10.0
 SIZE = (120, 50)
 SHORT_ID = re.compile(r"· ([0-9a-f]{8})\b")
-
-
-@dataclass
-class Ann:
-    token: str
-    http: httpx.AsyncClient
-
-
-@pytest.fixture
-async def server(settings: Settings) -> AsyncIterator[RunningServer]:
-    async with serve_kazma(settings) as running:
-        yield running
-
-
-@pytest.fixture
-async def ann(server: RunningServer) -> AsyncIterator[Ann]:
-    _, token = await server.add_user("ann")
-    async with server.client(token) as http:
-        yield Ann(token, http)
 
 
 # -- helpers: the scene over HTTP, and what the app shows ------------------------------------
@@ -147,7 +127,7 @@ async def turn_over(server: RunningServer, chat: str) -> None:
 # -- chatting ----------------------------------------------------------------------------------
 
 
-async def test_a_message_is_sent_and_its_reply_streams_into_the_view(server: RunningServer, ann: Ann) -> None:
+async def test_a_message_is_sent_and_its_reply_streams_into_the_view(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Sums")
     async with tui(server.url, ann.token) as (app, pilot):
         assert app.chat_id == chat
@@ -163,7 +143,7 @@ async def test_a_message_is_sent_and_its_reply_streams_into_the_view(server: Run
     assert await transcript(ann.http, chat) == [("user", "calc 6*7"), ("assistant", "6*7 = 42")]
 
 
-async def test_an_approval_card_is_answered_with_a_key(server: RunningServer, ann: Ann, settings: Settings) -> None:
+async def test_an_approval_card_is_answered_with_a_key(server: RunningServer, ann: Person, settings: Settings) -> None:
     chat = await new_chat(ann.http, "Files")
     async with tui(server.url, ann.token) as (app, pilot):
         await enter(pilot, "write notes.txt: hello")
@@ -187,7 +167,7 @@ async def test_an_approval_card_is_answered_with_a_key(server: RunningServer, an
     assert [a["status"] for a in listed] == ["approved", "denied"]
 
 
-async def test_a_card_waiting_when_the_chat_opens_is_shown_and_blocks_a_restore(server: RunningServer, ann: Ann) -> None:
+async def test_a_card_waiting_when_the_chat_opens_is_shown_and_blocks_a_restore(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Waiting")
     await say(ann.http, chat, "calc 1+1")
     step = (await steps_of(ann.http, chat))[0]["snapshot_id"]
@@ -205,7 +185,7 @@ async def test_a_card_waiting_when_the_chat_opens_is_shown_and_blocks_a_restore(
 # -- time travel commands ------------------------------------------------------------------------
 
 
-async def test_replay_list_shows_the_steps_turn_by_turn_with_short_ids(server: RunningServer, ann: Ann) -> None:
+async def test_replay_list_shows_the_steps_turn_by_turn_with_short_ids(server: RunningServer, ann: Person) -> None:
     empty = await new_chat(ann.http, "Empty")
     chat = await new_chat(ann.http, "Busy")
     await say(ann.http, chat, "calc 1+1")
@@ -235,7 +215,7 @@ async def test_replay_list_shows_the_steps_turn_by_turn_with_short_ids(server: R
         await until_shown(pilot, "No steps saved in this chat yet.")
 
 
-async def test_replay_show_gives_a_steps_messages_plan_routing_and_cost(server: RunningServer, ann: Ann) -> None:
+async def test_replay_show_gives_a_steps_messages_plan_routing_and_cost(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Show")
     await say(ann.http, chat, "steps 2")
     step = (await steps_of(ann.http, chat))[1]
@@ -251,7 +231,7 @@ async def test_replay_show_gives_a_steps_messages_plan_routing_and_cost(server: 
         assert dialog(app) is None
 
 
-async def test_replay_compare_shows_what_differs_between_two_steps(server: RunningServer, ann: Ann) -> None:
+async def test_replay_compare_shows_what_differs_between_two_steps(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Compare")
     await say(ann.http, chat, "calc 1+1")
     await say(ann.http, chat, "calc 2+2")
@@ -265,7 +245,7 @@ async def test_replay_compare_shows_what_differs_between_two_steps(server: Runni
 
 
 async def test_restore_shows_what_it_will_not_undo_and_cancel_changes_nothing(
-    server: RunningServer, ann: Ann, settings: Settings
+    server: RunningServer, ann: Person, settings: Settings
 ) -> None:
     chat = await new_chat(ann.http, "Notes")
     await say(ann.http, chat, "calc 1+1")
@@ -307,7 +287,7 @@ async def test_restore_shows_what_it_will_not_undo_and_cancel_changes_nothing(
     assert audited == [("restore", "ok", "tui")]
 
 
-async def test_fork_asks_then_opens_the_new_chat_listed_with_its_lineage(server: RunningServer, ann: Ann) -> None:
+async def test_fork_asks_then_opens_the_new_chat_listed_with_its_lineage(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Trip")
     await say(ann.http, chat, "remember: we go to Oman")
     await say(ann.http, chat, "calc 3*3")
@@ -349,7 +329,7 @@ async def test_fork_asks_then_opens_the_new_chat_listed_with_its_lineage(server:
     assert [r for r, _ in await transcript(ann.http, chat)] == ["user", "assistant", "user", "assistant"]
 
 
-async def test_replay_clear_asks_first_and_deletes_the_steps(server: RunningServer, ann: Ann) -> None:
+async def test_replay_clear_asks_first_and_deletes_the_steps(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Clear")
     await say(ann.http, chat, "steps 1")
     count = len(await steps_of(ann.http, chat))
@@ -372,7 +352,7 @@ async def test_replay_clear_asks_first_and_deletes_the_steps(server: RunningServ
     assert len(await transcript(ann.http, chat)) == 2  # the conversation itself stays
 
 
-async def test_help_and_mistyped_commands_are_answered_with_what_to_type(server: RunningServer, ann: Ann) -> None:
+async def test_help_and_mistyped_commands_are_answered_with_what_to_type(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Help")
     await say(ann.http, chat, "calc 1+1")
     async with tui(server.url, ann.token) as (app, pilot):
@@ -399,7 +379,7 @@ async def test_help_and_mistyped_commands_are_answered_with_what_to_type(server:
     assert await transcript(ann.http, chat) == [("user", "calc 1+1"), ("assistant", "1+1 = 2")]
 
 
-async def test_reset_and_memory_off_run_on_the_server(server: RunningServer, ann: Ann) -> None:
+async def test_reset_and_memory_off_run_on_the_server(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Memory")
     await say(ann.http, chat, "remember: tea, no sugar")
     async with tui(server.url, ann.token) as (app, pilot):
@@ -429,7 +409,7 @@ async def test_reset_and_memory_off_run_on_the_server(server: RunningServer, ann
 
 
 async def test_while_a_turn_runs_a_message_and_a_restore_are_refused_with_what_to_do(
-    server: RunningServer, ann: Ann
+    server: RunningServer, ann: Person
 ) -> None:
     chat = await new_chat(ann.http, "Busy")
     await say(ann.http, chat, "calc 3+3")
@@ -459,7 +439,7 @@ async def test_while_a_turn_runs_a_message_and_a_restore_are_refused_with_what_t
     ]
 
 
-async def test_a_restore_made_through_the_api_reloads_the_open_chat(server: RunningServer, ann: Ann) -> None:
+async def test_a_restore_made_through_the_api_reloads_the_open_chat(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http, "Elsewhere")
     await say(ann.http, chat, "calc 1+1")
     target = (await steps_of(ann.http, chat))[-1]["snapshot_id"]
@@ -482,7 +462,7 @@ async def test_a_restore_made_through_the_api_reloads_the_open_chat(server: Runn
 
 
 async def test_when_the_open_chat_is_deleted_elsewhere_another_one_opens_and_says_why(
-    server: RunningServer, ann: Ann
+    server: RunningServer, ann: Person
 ) -> None:
     kept = await new_chat(ann.http, "Kept")
     await say(ann.http, kept, "calc 1+1")
