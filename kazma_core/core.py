@@ -12,6 +12,7 @@ from kazma_core.agent.models import build_model
 from kazma_core.agent.runtime import TurnRunner
 from kazma_core.chats import ChatService
 from kazma_core.events import EventBus
+from kazma_core.leases import holder_is_dead
 from kazma_core.settings import Settings, ensure_data_dir
 from kazma_core.stores.app_sqlite import AppStore
 from kazma_core.stores.audit_sqlite import AuditStore
@@ -45,6 +46,19 @@ class Core:
         turns = TurnRunner(settings, store, saver, graph, build_model(settings.model), recorder, events)
         chats = ChatService(store, snapshots, saver, events, settings.agent.lease_seconds, graph=graph)
         return cls(settings, store, snapshots, saver, audit, events, recorder, turns, chats)
+
+    async def recover(self) -> list[str]:
+        """At start: free the chats of processes that died holding them, and close the turns
+        they cut off, so no chat stays blocked or half-answered. Returns the chats freed."""
+        freed = []
+        for chat_id, holder, purpose in await self.store.lease_holders():
+            if not holder_is_dead(holder):
+                continue
+            await self.store.break_lease(chat_id, holder)
+            if purpose == "turn":
+                await self.turns.close_interrupted(chat_id)
+            freed.append(chat_id)
+        return freed
 
     async def close(self) -> None:
         await self.snapshots.close()

@@ -33,7 +33,7 @@ from kazma_core.errors import (
     SnapshotTruncated,
     TurnRunning,
 )
-from kazma_core.leases import chat_lease, holder_is_dead
+from kazma_core.leases import chat_lease
 from kazma_core.metrics import REWIND_TOTAL
 from kazma_core.stores.app_rewind import Intent, RewindRows, StepPoint
 from kazma_core.stores.app_sqlite import Chat, User
@@ -286,11 +286,8 @@ class RewindService:
         return removed
 
     async def recover(self) -> int:
-        """Finish every restore a crash interrupted (run at start, before serving)."""
+        """Finish every restore a crash interrupted (run at start, after Core.recover, before serving)."""
         finished = 0
-        for chat_id, holder in await self.core.store.lease_holders():
-            if holder_is_dead(holder):
-                await self.core.store.break_lease(chat_id, holder)
         for intent in await self.rows.open_intents():
             ttl = self.core.settings.agent.lease_seconds
             async with chat_lease(self.core.store, intent.chat_id, "restore", ttl, wait=ttl + 1):

@@ -1,7 +1,10 @@
-"""A restore killed (SIGKILL) at any point leaves the chat, after the next start, fully restored or as before."""
+"""Crashes: a restore killed (SIGKILL) at any point leaves the chat, after the next start, fully restored
+or as before; a turn killed mid-way is closed at the next start, and the chat goes on."""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +81,7 @@ async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path
 
     core = await Core.open(make_settings(data))
     try:
+        await core.recover()
         finished = await RewindService(core).recover()
         rows = [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)]
         facts = [f.text for f in await core.store.facts(chat_id)]
@@ -98,5 +102,59 @@ async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path
         assert await RewindRows(core.store).open_intents() == []
         # The chat is usable at once: the dead process's lease does not block it.
         assert (await core.turns.send(chat_id, "still here?")).status == "done"
+    finally:
+        await core.close()
+
+
+TURN_CHILD = """
+import asyncio, sys
+from kazma_core.core import Core
+from kazma_core.settings import load_settings
+
+async def main():
+    core = await Core.open(load_settings(data_dir=sys.argv[1]))
+    await core.turns.send(sys.argv[2], sys.argv[3])
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("message", ["sleep 30", "steps 99999"])
+async def test_a_turn_killed_mid_way_is_closed_at_the_next_start_and_the_chat_goes_on(tmp_path: Path, message: str) -> None:
+    data = tmp_path / "data"
+    core = await Core.open(make_settings(data))
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        await core.turns.send(chat.id, "hello")
+    finally:
+        await core.close()
+    child = subprocess.Popen([sys.executable, "-c", TURN_CHILD, str(data), chat.id, message])
+    try:
+        # Wait until the turn is under way: its question is in the transcript and a step or the lease is there.
+        for _ in range(600):
+            with sqlite3.connect(data / "kazma.db") as conn:
+                (rows,) = conn.execute("SELECT count(*) FROM transcript WHERE chat_id = ?", (chat.id,)).fetchone()
+                (leases,) = conn.execute("SELECT count(*) FROM leases WHERE chat_id = ?", (chat.id,)).fetchone()
+            if rows == 3 and leases == 1:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+
+    core = await Core.open(make_settings(data))
+    try:
+        assert await core.recover() == [chat.id]
+        rows = [(r.turn_index, r.role) for r in await core.store.transcript(chat.id)]
+        assert rows == [(1, "user"), (1, "assistant"), (2, "user"), (2, "error")]
+        state = await core.turns.graph.aget_state(core.turns.config(chat.id))
+        assert state.next == ()
+        result = await core.turns.send(chat.id, "still there?")
+        assert (result.turn_index, result.status) == (3, "done")
+        history = (await core.turns.graph.aget_state(core.turns.config(chat.id))).values["messages"]
+        answered = {m.tool_call_id for m in history if m.type == "tool"}
+        assert all(c["id"] in answered for m in history if m.type == "ai" for c in m.tool_calls)
     finally:
         await core.close()

@@ -152,13 +152,28 @@ class TurnRunner:
             except KazmaError:
                 log.info("chat %s is busy; its expired card %s will be closed later", chat_id, card.id)
 
+    async def close_interrupted(self, chat_id: str) -> bool:
+        """Close a turn cut off by a crash (its process died holding the lease), as a failed one."""
+        snapshot = await self.graph.aget_state(self.config(chat_id))
+        chat = await self.store.get_chat(chat_id)
+        # A superstep cut short shows as a task (with or without its writes), not always in `next`.
+        if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards(chat_id, "pending"):
+            return False
+        await self._close_failed_turn(chat_id, chat.last_turn, "Kazma stopped during this turn. Send the message again.")
+        return True
+
     async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str) -> None:
         """Leave the history a finished turn, so the next message does not replay a broken one."""
         config = self.config(chat_id)
-        snapshot = await self.graph.aget_state(config)
-        closing = closing_messages(list(snapshot.values.get("messages", [])), f"(No answer: {reason})")
-        if closing:
-            await self.graph.aupdate_state(config, {"messages": closing}, as_node="respond")
+        # Writes a cut superstep had saved are applied with the first update, and may hold a
+        # tool call of their own: look again until the history is whole (twice is enough).
+        for _ in range(3):
+            snapshot = await self.graph.aget_state(config)
+            closing = closing_messages(list(snapshot.values.get("messages", [])), f"(No answer: {reason})")
+            if not (closing or snapshot.next or snapshot.tasks):
+                break
+            done = {"messages": closing, "routing": {"next": "done", "tools": []}}
+            await self.graph.aupdate_state(config, done, as_node="respond")
         await self.store.add_transcript(chat_id, turn_index, "error", reason)
         self.events.publish(chat_id, "message", {"role": "error", "text": reason, "turn_index": turn_index})
 

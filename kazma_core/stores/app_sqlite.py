@@ -422,10 +422,10 @@ class AppStore:
         """Drop a dead holder's lease (only after proving the holder is gone)."""
         await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = ? AND holder = ?", (chat_id, holder)))
 
-    async def lease_holders(self) -> list[tuple[str, str]]:
-        """(chat_id, holder) of every lease row, live or not."""
-        rows = await self.db.run(lambda c: c.execute("SELECT chat_id, holder FROM leases").fetchall())
-        return [(r["chat_id"], r["holder"]) for r in rows]
+    async def lease_holders(self) -> list[tuple[str, str, str]]:
+        """(chat_id, holder, purpose) of every lease row, live or not."""
+        rows = await self.db.run(lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases").fetchall())
+        return [(r["chat_id"], r["holder"], r["purpose"]) for r in rows]
 
     async def lease_holder(self, chat_id: str) -> str | None:
         row = await self.db.run(lambda c: c.execute("SELECT holder FROM leases WHERE chat_id = ?", (chat_id,)).fetchone())

@@ -41,6 +41,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def _serving(app: FastAPI) -> AsyncIterator[None]:
         app.state.core = await Core.open(settings)
         app.state.rewind = RewindService(app.state.core)
+        await app.state.core.recover()
         await app.state.rewind.recover()
         app.state.tasks = set()
         app.state.bots = Bots(configured(app.state.core, app.state.rewind))
