@@ -668,3 +668,20 @@ async def test_acknowledging_an_alert_id_beyond_sqlites_range_is_invalid_input_n
         for alert_id in (2**63, 54176295105264582656, 0, -1):
             error_of(await http.post(f"/api/alerts/{alert_id}/ack"), 422, "invalid_input")
         error_of(await http.post(f"/api/alerts/{2**63 - 1}/ack"), 404, "not_found")
+
+
+async def test_the_comparison_summary_is_in_the_readers_language(ann: Person) -> None:
+    chat = await new_chat(ann.http)
+    await say(ann.http, chat, "hello")
+    await say(ann.http, chat, "calc 1+1")
+    listing = (await ann.http.get(f"/api/replay/snapshots/{chat}")).json()
+    a, b = listing["snapshots"][0]["snapshot_id"], listing["snapshots"][-1]["snapshot_id"]
+    english = (await ann.http.post("/api/replay/compare", json={"thread_id": chat, "a": a, "b": b})).json()
+    arabic = (await ann.http.post(
+        "/api/replay/compare", json={"thread_id": chat, "a": a, "b": b}, headers={"Accept-Language": "ar"}
+    )).json()
+    from commands.render import label
+
+    assert english["text"].startswith("turn 1, step 0 → turn 2, step 1")
+    assert arabic["text"].splitlines()[0] == f"{label(english['a'], 'ar')} ← {label(english['b'], 'ar')}"
+    assert arabic["messages"] == english["messages"]

@@ -7,9 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from commands.render import comparison
 from kazma_core.stores.app_sqlite import User
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web.auth import current_user, surface_of
+from kazma_ui.web.i18n import lang_for
 from kazma_ui.web.schemas import ErrorBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 409, 422, 503)}
@@ -161,7 +163,9 @@ async def fork(request: Request, body: StepRef, user: UserDep) -> Any:
 
 @router.post("/compare", response_model=Comparison)
 async def compare(request: Request, body: CompareRef, user: UserDep) -> Any:
-    return await rewind_of(request).compare(user, surface_of(request), body.thread_id, body.a, body.b)
+    diff = await rewind_of(request).compare(user, surface_of(request), body.thread_id, body.a, body.b)
+    # The summary in the reader's language (the structured parts are the same in both).
+    return {**diff, "text": comparison(diff, lang_for(user.lang, request.headers.get("accept-language")))}
 
 
 @router.delete("/threads/{thread_id}", response_model=Cleared)
