@@ -263,7 +263,7 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
     seq = int(cur.lastrowid or 0)
     _bump(conn, step.chat_id, 1, own + added, step.created_at)
     _bump(conn, GLOBAL, 1, own + added, step.created_at)
-    evicted = _enforce(conn, step, seq, budgets)
+    evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets)
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
         created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
@@ -272,19 +272,18 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
     return PutResult(info, evicted)
 
 
-def _enforce(conn: sqlite3.Connection, step: NewStep, seq: int, b: Budgets) -> list[str]:
-    """Drop what the budgets no longer allow, oldest first; the step just written stays."""
+def _enforce(conn: sqlite3.Connection, chat: str, turn_index: int, seq: int, b: Budgets) -> list[str]:
+    """Drop what the budgets no longer allow, oldest first; the step just written (seq) stays."""
     evicted: list[str] = []
-    chat = step.chat_id
     (in_turn,) = conn.execute(
-        "SELECT count(*) FROM steps WHERE chat_id = ? AND turn_index = ?", (chat, step.turn_index)
+        "SELECT count(*) FROM steps WHERE chat_id = ? AND turn_index = ?", (chat, turn_index)
     ).fetchone()
     for _ in range(max(in_turn - b.max_per_turn, 0)):
         # A turn keeps its first step and its newest ones.
         evicted += _delete_where(
             conn,
             "seq = (SELECT seq FROM steps WHERE chat_id = ? AND turn_index = ? ORDER BY seq LIMIT 1 OFFSET 1)",
-            (chat, step.turn_index),
+            (chat, turn_index),
         )
     oldest_in_chat = "seq = (SELECT seq FROM steps WHERE chat_id = ? AND seq < ? ORDER BY seq LIMIT 1)"
     oldest_anywhere = "seq = (SELECT seq FROM steps WHERE seq < ? ORDER BY seq LIMIT 1)"
@@ -324,18 +323,35 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
     row = conn.execute("SELECT * FROM steps WHERE chat_id = ? AND id = ?", (src, step_id)).fetchone()
     if row is None:
         return None
-    interner = _Interner(conn, dst)
-    new_ids: list[int] = []
-    for start, length in orjson.loads(row["refs"]):
-        found = {
-            r["n"]: (r["digest"], r["body"])
-            for r in conn.execute(
-                "SELECT n, digest, body FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (src, start, start + length - 1)
+    runs = orjson.loads(row["refs"])
+    if conn.execute("SELECT 1 FROM bodies WHERE chat_id = ? LIMIT 1", (dst,)).fetchone() is None:
+        # A new chat (a fork): its bodies keep their numbers, copied in one statement per run.
+        for start, length in runs:
+            conn.execute(
+                "INSERT OR IGNORE INTO bodies (chat_id, n, digest, body) SELECT ?, n, digest, body FROM bodies"
+                " WHERE chat_id = ? AND n BETWEEN ? AND ?",
+                (dst, src, start, start + length - 1),
             )
-        }
-        new_ids += [interner.add(found[start + k][1], found[start + k][0]) for k in range(length)]
-    interner.done()
-    added = interner.added
+        (added, top) = conn.execute(
+            "SELECT coalesce(sum(length(body)), 0), coalesce(max(n), 0) FROM bodies WHERE chat_id = ?", (dst,)
+        ).fetchone()
+        _bump(conn, dst, 0, 0)
+        conn.execute("UPDATE counters SET next_body = ? WHERE scope = ?", (top + 1, dst))
+        new_ids = [start + k for start, length in runs for k in range(length)]
+    else:
+        interner = _Interner(conn, dst)
+        new_ids = []
+        for start, length in runs:
+            found = {
+                r["n"]: (r["digest"], r["body"])
+                for r in conn.execute(
+                    "SELECT n, digest, body FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?",
+                    (src, start, start + length - 1),
+                )
+            }
+            new_ids += [interner.add(found[start + k][1], found[start + k][0]) for k in range(length)]
+        interner.done()
+        added = interner.added
     refs = orjson.dumps(_runs_extend([], new_ids))
     own = row["own_bytes"] - len(row["refs"]) + len(refs)
     cur = conn.execute(
@@ -351,8 +367,7 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
     _bump(conn, GLOBAL, 1, own + added, row["created_at"])
     copied = conn.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE seq = ?", (seq,)).fetchone()
     info = _info(copied)
-    fake = NewStep(new_id, dst, info.turn_index, info.iteration, info.created_at, info.model, [], {}, [], lambda i: b"")
-    _enforce(conn, fake, seq, budgets)
+    _enforce(conn, dst, info.turn_index, seq, budgets)
     return info
 
 
