@@ -48,12 +48,13 @@ class TimeTravelSettings(_Section):
 
 
 class ModelSettings(_Section):
-    provider: Literal["offline", "openai"]
+    provider: Literal["offline", "openai", "anthropic"]
     name: str = Field(min_length=1)
     base_url: str
     api_key: SecretStr
     temperature: float = Field(ge=0.0, le=2.0)
     timeout_seconds: float = Field(gt=0, le=3600)
+    max_tokens: int = Field(ge=1, le=200_000)
 
 
 class ServerSettings(_Section):

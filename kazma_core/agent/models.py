@@ -1,4 +1,4 @@
-"""Chat models by setting: the offline model, or any OpenAI-compatible endpoint."""
+"""Chat models by setting: the offline model, any OpenAI-compatible endpoint, or Anthropic."""
 
 from __future__ import annotations
 
@@ -11,6 +11,18 @@ from kazma_core.settings import ModelSettings
 def build_model(settings: ModelSettings) -> BaseChatModel:
     if settings.provider == "offline":
         return OfflineChatModel(model_name=settings.name)
+    if settings.provider == "anthropic":
+        from langchain_anthropic import ChatAnthropic
+
+        return ChatAnthropic(  # type: ignore[call-arg]
+            model=settings.name,
+            anthropic_api_url=settings.base_url or "https://api.anthropic.com",
+            anthropic_api_key=settings.api_key,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            default_request_timeout=settings.timeout_seconds,
+            max_retries=1,
+        )
     from langchain_openai import ChatOpenAI
 
     # OpenAI itself, or Ollama, vLLM, LM Studio: anything that speaks its chat API.
@@ -20,5 +32,6 @@ def build_model(settings: ModelSettings) -> BaseChatModel:
         api_key=settings.api_key.get_secret_value() or "not-needed",  # type: ignore[arg-type]
         temperature=settings.temperature,
         timeout=settings.timeout_seconds,
+        max_tokens=settings.max_tokens,
         max_retries=1,
     )
