@@ -109,6 +109,10 @@ async def _run(cmd: Command | Usage, ctx: CommandContext) -> CommandResult:
         await ctx.core.chats.reset(ctx.user, ctx.chat_id)
         return CommandResult("answer", t("reset_done", ctx.lang), {"thread_id": ctx.chat_id})
     if isinstance(cmd, MemoryOff):
+        await ctx.core.chats.owned(ctx.user, ctx.chat_id)
+        if not ctx.confirmed:
+            # It forgets and deletes every saved step, and cannot be undone: ask, as /replay clear does.
+            return CommandResult("confirm", t("confirm_memory_off", ctx.lang), {"confirm": cmd.text()}, ephemeral=True)
         await ctx.core.chats.memory_off(ctx.user, ctx.chat_id)
         return CommandResult("answer", t("memory_off_done", ctx.lang), {"thread_id": ctx.chat_id, "memory": False})
     if isinstance(cmd, Help):

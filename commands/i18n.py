@@ -111,6 +111,11 @@ MESSAGES: dict[str, Text] = {
         "Conversation reset: the next message starts afresh. The saved steps are kept (/replay list).",
         "أُعيد ضبط المحادثة: تبدأ الرسالة التالية من جديد. وتبقى الخطوات المحفوظة (/replay list).",
     ),
+    "confirm_memory_off": Text(
+        "Turn memory off in this chat? Kazma forgets what it learned here, and the chat’s saved steps are deleted. "
+        "This cannot be undone.",
+        "هل توقف الذاكرة في هذه الدردشة؟ تنسى كاظمه ما تعلمته هنا، وتُحذف الخطوات المحفوظة للدردشة. لا يمكن التراجع عن ذلك.",
+    ),
     "memory_off_done": Text(
         "Memory is off in this chat: Kazma forgot what it learned here and deleted the chat’s saved steps.",
         "الذاكرة متوقفة في هذه الدردشة: نسيت كاظمه ما تعلمته هنا وحذفت الخطوات المحفوظة للدردشة.",

@@ -225,7 +225,10 @@ async def test_restoring_to_before_a_reset_takes_the_reset_back(core: Core, chat
 
 async def test_memory_off_forgets_facts_and_steps_and_the_agent_stops_remembering(core: Core, chat: Chat, user: User, service: RewindService) -> None:
     await talk(core, chat, "remember: tea is good")
-    done = await run(service, user, chat.id, "/Memory off", lang="ar")
+    asked = await run(service, user, chat.id, "/Memory off")
+    assert asked.kind == "confirm" and asked.data["confirm"] == "/memory off"
+    assert "cannot be undone" in asked.text and await facts(core, chat.id) == ["tea is good"]  # nothing yet
+    done = await run(service, user, chat.id, "/Memory off", lang="ar", confirmed=True)
     assert done.kind == "answer" and done.text.startswith("الذاكرة متوقفة في هذه الدردشة")
     assert await facts(core, chat.id) == [] and await core.snapshots.list_steps(chat.id) == []
     assert not await core.store.memory_on(chat.id)

@@ -131,9 +131,10 @@ class KazmaClient:
             json={"decision": decision}, timeout=TURN_TIMEOUT,
         )
 
-    async def command(self, chat_id: str, text: str) -> dict[str, Any]:
+    async def command(self, chat_id: str, text: str, confirmed: bool = False) -> dict[str, Any]:
         """Run a chat command that has no route of its own (/reset, /memory off) on the server."""
-        return await self.request("POST", f"/api/chats/{_path(chat_id)}/commands", json={"text": text})  # type: ignore[no-any-return]
+        body = {"text": text, "confirmed": confirmed}
+        return await self.request("POST", f"/api/chats/{_path(chat_id)}/commands", json=body)  # type: ignore[no-any-return]
 
     # time travel ---------------------------------------------------------------------------
     async def steps(self, chat_id: str) -> dict[str, Any]:

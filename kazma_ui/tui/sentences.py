@@ -12,11 +12,6 @@ SENTENCES: dict[str, Text] = {
         "Forked {label} into a new chat, “{title}”, which is open now. The original is not touched.",
         "فُرّعت {label} إلى دردشة جديدة، «{title}»، وهي مفتوحة الآن. الأصل لا يُمسّ.",
     ),
-    "confirm_memory_off": Text(
-        "Turn memory off in this chat? Kazma forgets what it learned here, and the chat’s saved steps are deleted. "
-        "This cannot be undone.",
-        "هل توقف الذاكرة في هذه الدردشة؟ تنسى كاظمه ما تعلمته هنا، وتُحذف الخطوات المحفوظة للدردشة. لا يمكن التراجع عن ذلك.",
-    ),
     "reloaded_restored": Text(
         "This chat was restored on another surface{to}; the view was reloaded.",
         "استُعيدت هذه الدردشة من واجهة أخرى{to}؛ وأُعيد تحميل العرض.",

@@ -88,7 +88,7 @@ class SlashRunner:
         if isinstance(cmd, Reset):
             return await self._on_server(cmd, chat_id, ("reset", None))
         if isinstance(cmd, MemoryOff):
-            if not await self.confirm(say("confirm_memory_off", lang)):
+            if not await self.confirm(t("confirm_memory_off", lang)):
                 return Outcome(say("cancelled", lang))
             return await self._on_server(cmd, chat_id, ("forgotten", None))
         raise TypeError(f"not a command: {cmd!r}")
@@ -108,7 +108,8 @@ class SlashRunner:
     async def _on_server(self, cmd: Reset | MemoryOff, chat_id: str, reload: tuple[str, str | None]) -> Outcome:
         """A command without a route of its own, run by the server's command route."""
         async with self._expecting(reload):
-            answer = await self.client.command(chat_id, cmd.text())
+            # The person confirmed in the TUI already (only /memory off asks).
+            answer = await self.client.command(chat_id, cmd.text(), confirmed=True)
         if answer["kind"] == "error":
             self.expected.discard(reload)
             return Outcome(answer["text"], alert=True)
