@@ -17,6 +17,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import discord
 import yarl
 from discord import app_commands
@@ -37,6 +38,10 @@ ANSWER_WITHIN = 2.0
 MAX_DROPS = 5
 
 CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
+
+
+class DiscordUnavailable(ConnectionError):
+    """Discord cannot be reached or refuses the bot; the supervisor logs this one line and retries."""
 
 
 class GatewayUnstable(ConnectionError):
@@ -204,6 +209,13 @@ class DiscordAdapter:
         client.serving = asyncio.ensure_future(client.start(self.token, reconnect=False))
         try:
             await client.serving
+        except discord.LoginFailure as err:
+            raise DiscordUnavailable(f"Discord refused the token ({err}). Check KAZMA_DISCORD__TOKEN.") from None
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as err:
+            raise DiscordUnavailable(
+                f"Discord at {self.api_base} could not be used ({type(err).__name__}: {err}). "
+                "Check the network, KAZMA_DISCORD__API_BASE and KAZMA_DISCORD__GATEWAY_URL."
+            ) from None
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if client.gave_up and not (current is not None and current.cancelling()):

@@ -21,7 +21,7 @@ import discord
 import pytest
 
 from bots.base import supervise
-from bots.discord_bot import MESSAGE_LIMIT, DiscordAdapter, GatewayUnstable, build
+from bots.discord_bot import MESSAGE_LIMIT, DiscordAdapter, DiscordUnavailable, GatewayUnstable, build
 from bots.gateway import Gateway
 from commands import registry
 from kazma_core.core import Core
@@ -354,7 +354,7 @@ async def test_a_rejected_token_makes_run_raise(monkeypatch: pytest.MonkeyPatch,
     core = await Core.open(settings)
     try:
         adapter = adapter_for(core)
-        with pytest.raises(discord.LoginFailure):
+        with pytest.raises(DiscordUnavailable, match="Discord refused the token .*Check KAZMA_DISCORD__TOKEN"):
             await asyncio.wait_for(adapter.run(), 10)
         await adapter.close()
     finally:
@@ -377,7 +377,10 @@ async def test_the_supervisor_logs_one_line_per_failed_start_and_retries(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        assert all("discord bot stopped (LoginFailure" in r.getMessage() and r.exc_info is None for r in stopped())
+        assert all(
+            "discord bot stopped (DiscordUnavailable: Discord refused the token" in r.getMessage() and r.exc_info is None
+            for r in stopped()
+        )
         assert [r for r in caplog.records if r.levelno >= logging.ERROR and r.name != "bots.base"] == []
     finally:
         await core.close()
@@ -386,7 +389,7 @@ async def test_the_supervisor_logs_one_line_per_failed_start_and_retries(
 async def test_an_unreachable_or_dropping_platform_makes_run_raise(fake: FakeDiscord, kazma: Core) -> None:
     adapter = adapter_for(kazma)
     adapter.api_base = "http://127.0.0.1:9/api/v10"  # nothing listens there
-    with pytest.raises(OSError):
+    with pytest.raises(DiscordUnavailable, match="Check the network, KAZMA_DISCORD__API_BASE"):
         await asyncio.wait_for(adapter.run(), 10)
     await adapter.close()
     adapter = adapter_for(kazma)
