@@ -27,7 +27,8 @@ from kazma_core.settings import load_settings
 from kazma_core.stores.app_sqlite import AppStore
 from kazma_core.stores.snapshots import Budgets, NewStep
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
-from kazma_core.time_travel import MessageIds, encode_message
+from kazma_core.messages import encode_message
+from kazma_core.time_travel import MessageIds
 
 STEPS_PER_CHAT = 20
 ROOMY = Budgets(100_000, 100_000_000, 100_000, 1 << 40, 1 << 44, 1 << 30)

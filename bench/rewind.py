@@ -26,7 +26,8 @@ from kazma_core.core import Core  # noqa: E402
 from kazma_core.settings import load_settings  # noqa: E402
 from kazma_core.stores.app_sqlite import Chat, User  # noqa: E402
 from kazma_core.stores.snapshots import NewStep  # noqa: E402
-from kazma_core.time_travel import MessageIds, encode_message  # noqa: E402
+from kazma_core.messages import encode_message
+from kazma_core.time_travel import MessageIds  # noqa: E402
 from kazma_ui.thread_rewind import RewindService  # noqa: E402
 
 FILLER = "Kazma keeps every step of every turn so a conversation can be rewound. " * 14  # ~1 KB

@@ -22,20 +22,23 @@ from typing import Any
 
 import orjson
 
-from kazma_core.agent.checkpoints import open_saver
 from kazma_core.errors import KazmaError
 from kazma_core.leases import holder_is_dead
 from kazma_core.stores.app_sqlite import AppStore
 from kazma_core.stores.audit_sqlite import AuditStore
+from kazma_core.stores.legacy import convert_legacy
+from kazma_core.stores.sqlite import copy_database
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: checkpoints live in kazma.db (no checkpoints.db)
 BACKUP_KIND = "kazma-backup"
 MANIFEST = "manifest.json"
 # Copied in this order: checkpoints first and kazma.db last, so a chat deleted while the
 # copies run is missing from kazma.db at worst with its checkpoints still present (which
 # the clean-up sweeps), never the other way round.
-DATABASES = ("checkpoints.db", "time_travel_audit.db", "kazma.db")
+DATABASES = ("time_travel_audit.db", "kazma.db")
 NEVER_COPIED = "snapshots.db"
+# A backup or bundle of format 1 also holds checkpoints.db: it is put back, then converted.
+LEGACY_DATABASES = ("checkpoints.db",)
 
 
 class ArchiveDamaged(KazmaError):
@@ -126,36 +129,14 @@ class Manifest:
             raise ArchiveDamaged(f"{where} is damaged: its manifest lacks a field. Nothing was changed.") from None
 
 
-def copy_database(src: Path, dst: Path) -> None:
-    """One consistent copy of a live SQLite file (online backup API), as a standalone file.
-
-    The backup API copies every page, free ones too, and kazma.db and checkpoints.db do not
-    zero what they delete: the copy is vacuumed so that the text of a chat deleted before
-    the backup is not in it."""
-    source = sqlite3.connect(src, timeout=30.0)
-    try:
-        target = sqlite3.connect(dst)
-        try:
-            source.backup(target)
-            # The copy is a single file: no -wal beside it, readable by any SQLite tool.
-            target.execute("PRAGMA journal_mode=DELETE")
-            target.execute("VACUUM")
-        finally:
-            target.close()
-    finally:
-        source.close()
-
-
 async def ensure_databases(data_dir: Path) -> None:
     """Create (and migrate) any of the three databases that does not exist yet, as the server would."""
     store = AppStore(data_dir / "kazma.db")
     audit = AuditStore(data_dir / "time_travel_audit.db")
-    saver = await open_saver(data_dir / "checkpoints.db")
     try:
         await store.count_users()
         await audit.db.run(lambda conn: None)  # opening the file creates and migrates it
     finally:
-        await saver.conn.close()
         await audit.close()
         await store.close()
 
@@ -208,7 +189,7 @@ def verify_backup(path: Path) -> Manifest:
     if not (path / MANIFEST).is_file():
         raise ArchiveDamaged(f"{where} has no {MANIFEST}: it is not a Kazma backup folder, or it is incomplete.")
     manifest = Manifest.parse((path / MANIFEST).read_bytes(), BACKUP_KIND, where)
-    for name in DATABASES:
+    for name in databases_in(manifest):
         entry = manifest.files.get(name)
         if entry is None or not (path / name).is_file():
             raise ArchiveDamaged(f"{where} is damaged: {name} is missing. Nothing was restored; use another backup.")
@@ -218,6 +199,11 @@ def verify_backup(path: Path) -> Manifest:
                 "Nothing was restored; use another backup."
             )
     return manifest
+
+
+def databases_in(manifest: Manifest) -> list[str]:
+    """The databases an archive brings: today's, and the legacy ones an older format listed."""
+    return [*DATABASES, *(name for name in LEGACY_DATABASES if name in manifest.files)]
 
 
 def quick_check(path: Path, where: str) -> None:
@@ -277,7 +263,7 @@ def restore_backup(path: Path, data_dir: Path, now: float | None = None) -> Rest
     staging.mkdir(mode=0o700)
     try:
         staged = {}
-        for name in DATABASES:
+        for name in databases_in(manifest):
             shutil.copyfile(path / name, staging / name)
             if FileEntry.of(staging / name) != manifest.files[name]:
                 raise ArchiveDamaged(f"Copying {name} out of {path} changed it (a disk error?). Nothing was restored.")
@@ -286,6 +272,7 @@ def restore_backup(path: Path, data_dir: Path, now: float | None = None) -> Rest
         install(staged, data_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    convert_legacy(data_dir)
     return RestoreReport(path, manifest)
 
 

@@ -6,13 +6,11 @@ from typing import Any
 
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.errors import ApprovalPending, InvalidInput, NotFound
-from kazma_core.agent.checkpoints import purge_wal
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
-from kazma_core.stores.app_sqlite import AppStore, Chat, User
+from kazma_core.stores.app_sqlite import AppStore, Chat, User, delete_chat_row, transcript_row
+from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
-
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 MAX_TITLE = 200
 NOT_YOURS = "There is no such chat among yours. Check the chat id, or list your chats."
@@ -23,7 +21,7 @@ class ChatService:
         self,
         store: AppStore,
         snapshots: SnapshotStore,
-        saver: AsyncSqliteSaver,
+        conversation: SqliteConversationStore,
         events: EventBus,
         lease_seconds: float,
         *,
@@ -33,14 +31,13 @@ class ChatService:
         self.graph = graph
         self.store = store
         self.snapshots = snapshots
-        self.saver = saver
+        self.conversation = conversation
         self.events = events
 
     async def _purge(self) -> None:
         """After a deletion, no copy of the deleted text stays in a WAL (secure_delete clears the files)."""
         await self.snapshots.purge_wal()
-        await self.store.db.purge_wal()
-        await purge_wal(self.saver)
+        await self.store.db.purge_wal()  # kazma.db holds the conversation store too
 
     async def owned(self, user: User, chat_id: str) -> Chat:
         """The chat if it is this user's; not_found otherwise (a stranger learns nothing)."""
@@ -59,12 +56,14 @@ class ChatService:
         return await self.store.list_chats(user.id)
 
     async def delete(self, user: User, chat_id: str) -> None:
-        """Delete a chat with its steps (they are copies of it) and its checkpoints."""
+        """Delete a chat with its steps (they are copies of it) and its conversation.
+
+        The chat's row goes with its checkpoints in one transaction; its steps first (a crash
+        between leaves a chat without steps, never steps without a chat)."""
         await self.owned(user, chat_id)
         async with chat_lease(self.store, chat_id, "delete", self.lease_seconds):
             await self.snapshots.delete_chat(chat_id)
-            await self.saver.adelete_thread(chat_id)
-            await self.store.delete_chat(chat_id)
+            await self.conversation.adelete_thread(chat_id, also=delete_chat_row(chat_id))
             await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "deleted"})
 
@@ -103,9 +102,10 @@ class ChatService:
                     "An approval is waiting in this chat. Approve or deny it (or let it expire), then reset again.",
                     gates=[c.to_dict() for c in pending],
                 )
-            await write_finished_turn(self.graph, chat_id, {"messages": []})
             chat = await self.owned(user, chat_id)  # read again under the lease: a turn may have ended meanwhile
-            await self.store.add_transcript(chat_id, chat.last_turn + 1, "system", "Conversation reset")
+            marker = transcript_row(chat_id, chat.last_turn + 1, "system", "Conversation reset")
+            async with self.conversation.same_transaction(chat_id, marker):
+                await write_finished_turn(self.graph, chat_id, {"messages": []})
         self.events.publish(chat_id, "reload", {"reason": "reset"})
 
     async def forget_fact(self, user: User, chat_id: str, fact_id: int) -> None:

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-from kazma_core.agent.checkpoints import open_saver
 from kazma_core.agent.graph import build_graph
 from kazma_core.agent.models import build_model
 from kazma_core.agent.runtime import TurnRunner
@@ -16,8 +13,17 @@ from kazma_core.leases import holder_is_dead
 from kazma_core.settings import Settings, ensure_data_dir
 from kazma_core.stores.app_sqlite import AppStore
 from kazma_core.stores.audit_sqlite import AuditStore
+from kazma_core.stores.conversation_sqlite import SqliteConversationStore
+from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
 from kazma_core.time_travel import SnapshotRecorder
+
+
+def prepare_data_dir(settings: Settings) -> None:
+    """The data folder, writable, in today's layout: what every command does before opening a store
+    (a folder of the first layout has its checkpoints.db converted into kazma.db first)."""
+    ensure_data_dir(settings)
+    convert_legacy(settings.data_dir)
 
 
 @dataclass
@@ -25,7 +31,7 @@ class Core:
     settings: Settings
     store: AppStore
     snapshots: SqliteSnapshotStore
-    saver: AsyncSqliteSaver
+    conversation: SqliteConversationStore
     audit: AuditStore
     events: EventBus
     recorder: SnapshotRecorder
@@ -34,18 +40,18 @@ class Core:
 
     @classmethod
     async def open(cls, settings: Settings) -> Core:
-        ensure_data_dir(settings)
+        prepare_data_dir(settings)
         store = AppStore(settings.kazma_db)
         await store.count_users()  # creates and migrates kazma.db now, not on first use
         snapshots = SqliteSnapshotStore(settings.snapshots_db)
-        saver = await open_saver(settings.checkpoints_db)
+        conversation = SqliteConversationStore(store.db)
         audit = AuditStore(settings.audit_db)
         events = EventBus()
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
-        graph = build_graph(saver)
-        turns = TurnRunner(settings, store, saver, graph, build_model(settings.model), recorder, events)
-        chats = ChatService(store, snapshots, saver, events, settings.agent.lease_seconds, graph=graph)
-        return cls(settings, store, snapshots, saver, audit, events, recorder, turns, chats)
+        graph = build_graph(conversation)
+        turns = TurnRunner(settings, store, conversation, graph, build_model(settings.model), recorder, events)
+        chats = ChatService(store, snapshots, conversation, events, settings.agent.lease_seconds, graph=graph)
+        return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats)
 
     async def recover(self) -> list[str]:
         """At start: free the chats of processes that died holding them, and close the turns
@@ -64,4 +70,3 @@ class Core:
         await self.snapshots.close()
         await self.audit.close()
         await self.store.close()
-        await self.saver.conn.close()

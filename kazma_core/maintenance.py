@@ -26,9 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 
-from kazma_core.agent.checkpoints import prune
 from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
 from kazma_core.settings import Settings, validate_override
@@ -176,7 +175,7 @@ class Maintenance:
         settings: Settings,
         store: AppStore,
         snapshots: SqliteSnapshotStore,
-        saver: AsyncSqliteSaver,
+        conversation: SqliteConversationStore,
         *,
         now: Callable[[], float] = time.time,
         orphan_grace: float = ORPHAN_GRACE,
@@ -185,7 +184,7 @@ class Maintenance:
         self.settings = settings
         self.store = store
         self.snapshots = snapshots
-        self.saver = saver
+        self.conversation = conversation
         self.now = now
         self.orphan_grace = orphan_grace
         self.checkpoint_wait = checkpoint_wait
@@ -198,7 +197,7 @@ class Maintenance:
 
     @classmethod
     def of(cls, core: Core, **options: Any) -> Maintenance:
-        return cls(core.settings, core.store, core.snapshots, core.saver, **options)
+        return cls(core.settings, core.store, core.snapshots, core.conversation, **options)
 
     async def run_pass(self, *, by_hand: bool = False) -> PassReport:
         async with self._lock:
@@ -293,7 +292,7 @@ class Maintenance:
             swept.deletions.append(deletion)
             swept.chats.add(chat_id)
         for thread_id in sorted(threads & again_threads):
-            await self.saver.adelete_thread(thread_id)
+            await self.conversation.adelete_thread(thread_id)
             swept.threads += 1
         if swept.chats or swept.threads:
             log.warning(
@@ -308,16 +307,14 @@ class Maintenance:
         return with_steps - chats, await self._checkpoint_threads() - chats
 
     async def _checkpoint_threads(self) -> set[str]:
-        async with self.saver.lock:
-            cur = await self.saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints")
-            return {row[0] for row in await cur.fetchall()}
+        return await self.conversation.thread_ids()
 
     # the chat step history --------------------------------------------------------------
     async def prune_history(self) -> int:
         """Keep the newest history.checkpoints_per_chat checkpoints of every chat."""
         keep = self.settings.history.checkpoints_per_chat
         chats = await self.store.chat_ids() & await self._checkpoint_threads()
-        return sum([await prune(self.saver, chat_id, keep) for chat_id in sorted(chats)])
+        return sum([await self.conversation.prune(chat_id, keep) for chat_id in sorted(chats)])
 
     # the check ----------------------------------------------------------------------------
     async def _verify(self, deletions: list[upkeep.Deletion], final: upkeep.Checkpoint) -> Verification:

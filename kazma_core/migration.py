@@ -33,6 +33,7 @@ from kazma_core.backup import (
     FileEntry,
     Manifest,
     copy_databases,
+    databases_in,
     install,
     kazma_version,
     quick_check,
@@ -40,6 +41,7 @@ from kazma_core.backup import (
 )
 from kazma_core.errors import KazmaError, SettingsError
 from kazma_core.settings import validate_override
+from kazma_core.stores.legacy import convert_legacy
 
 BUNDLE_KIND = "kazma-migration"
 SETTINGS_FILE = "settings.json"
@@ -133,13 +135,14 @@ def import_bundle(file: Path, data_dir: Path) -> ImportReport:
             manifest = _unpack(file, staging, where)
         except READ_ERRORS as err:
             raise ArchiveDamaged(f"{where} is damaged ({err}). Nothing was imported; export it again.") from None
-        for name in DATABASES:
+        for name in databases_in(manifest):
             quick_check(staging / name, where)
         overrides, dropped = _valid_overrides(staging / SETTINGS_FILE, where)
         _write_overrides(staging / "kazma.db", overrides, time.time())
-        install({name: staging / name for name in DATABASES}, data_dir)
+        install({name: staging / name for name in databases_in(manifest)}, data_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    convert_legacy(data_dir)
     return ImportReport(manifest, *_counts(data_dir), overrides=overrides, dropped=dropped)
 
 
@@ -150,7 +153,7 @@ def _unpack(file: Path, staging: Path, where: str) -> Manifest:
         if MANIFEST not in members or not members[MANIFEST].isfile():
             raise ArchiveDamaged(f"{where} has no {MANIFEST}: it is not a Kazma migration bundle. Nothing was imported.")
         manifest = Manifest.parse(_read(tar, members[MANIFEST]), BUNDLE_KIND, where)
-        for name in MEMBERS:
+        for name in (*MEMBERS, *(n for n in databases_in(manifest) if n not in MEMBERS)):
             member, entry = members.get(name), manifest.files.get(name)
             if member is None or entry is None or not member.isfile():
                 raise ArchiveDamaged(f"{where} is damaged: {name} is missing. Nothing was imported; export it again.")
@@ -214,4 +217,4 @@ def _counts(data_dir: Path) -> tuple[int, int, int]:
         with contextlib.closing(sqlite3.connect(f"file:{data_dir / name}?mode=ro", uri=True)) as conn:
             return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
-    return count("kazma.db", "chats"), count("checkpoints.db", "checkpoints"), count("time_travel_audit.db", "audit")
+    return count("kazma.db", "chats"), count("kazma.db", "checkpoints"), count("time_travel_audit.db", "audit")

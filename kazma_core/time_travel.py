@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from langchain_core.messages import BaseMessage, message_to_dict
+from langchain_core.messages import BaseMessage
 
 from kazma_core.events import EventBus
+from kazma_core.messages import encode_message
 from kazma_core.metrics import CAPTURE_TOTAL
 from kazma_core.settings import TimeTravelSettings
 from kazma_core.stores.snapshots import Budgets, NewStep, SnapshotStore, StepInfo
@@ -60,10 +61,6 @@ def cut_long_texts(bodies: list[bytes], budget: int) -> list[bytes]:
         if sum(len(b) for b in out) <= budget or limit <= CUT_FLOOR:
             return out
         limit //= 2
-
-
-def encode_message(message: BaseMessage | dict[str, Any]) -> bytes:
-    return orjson.dumps(message if isinstance(message, dict) else message_to_dict(message))
 
 
 class MessageIds(Sequence[str]):
@@ -150,12 +147,3 @@ def strip_platform_ids(state: dict[str, Any]) -> dict[str, Any]:
     if not any(f'"{key}"'.encode() in raw for key in PLATFORM_KEYS):
         return state  # the common case, found with one pass over the bytes
     return _strip(state)
-
-
-def ends_with_answer(state: dict[str, Any]) -> bool:
-    """Whether a saved state ends with the turn's answer (an AI message asking for no tool)."""
-    messages = state.get("messages") or []
-    if not messages:
-        return False
-    last = messages[-1]
-    return last.get("type") == "ai" and not (last.get("data") or {}).get("tool_calls")

@@ -11,7 +11,8 @@ import sys
 from typing import Any
 
 from kazma_core.errors import KazmaError, SettingsError
-from kazma_core.settings import Settings, ensure_data_dir, load_settings
+from kazma_core.core import prepare_data_dir
+from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import AppStore
 from kazma_ui import cli_data
 
@@ -27,7 +28,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     if getattr(args, "port", None):
         server["port"] = args.port
     settings = load_settings(data_dir=getattr(args, "data_dir", None), **({"server": server} if server else {}))
-    ensure_data_dir(settings)
+    prepare_data_dir(settings)
     return settings
 
 

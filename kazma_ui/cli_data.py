@@ -10,14 +10,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kazma_core.agent.checkpoints import open_saver
 from kazma_core.backup import NEVER_COPIED, create_backup, ensure_databases, restore_backup, verify_backup
 from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import KazmaError
 from kazma_core.maintenance import Maintenance, PassReport, megabytes
 from kazma_core.migration import export_bundle, import_bundle
-from kazma_core.settings import Settings, ensure_data_dir, load_settings
+from kazma_core.core import prepare_data_dir
+from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
 
 T = TypeVar("T")
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
     maintain.add_argument("--data-dir")
     maintain.set_defaults(func=cmd_maintain)
 
-    backup = sub.add_parser("backup", help="back up or restore kazma.db, checkpoints.db and the audit trail")
+    backup = sub.add_parser("backup", help="back up or restore kazma.db (chats and their conversations) and the audit trail")
     backups = backup.add_subparsers(dest="backup_command", required=True)
     create = backups.add_parser("create", help="copy the databases (safe while the server runs); never the steps")
     create.add_argument("--out", help="folder the backup is written under (default: DATA_DIR/backups)")
@@ -54,19 +55,17 @@ def register(sub: Any) -> None:
 
 def _settings(args: argparse.Namespace) -> Settings:
     settings = load_settings(data_dir=args.data_dir)
-    ensure_data_dir(settings)
+    prepare_data_dir(settings)
     return settings
 
 
 async def _with_stores(settings: Settings, work: Callable[[Maintenance], Awaitable[T]], **options: Any) -> T:
     store = AppStore(settings.kazma_db)
     snapshots = SqliteSnapshotStore(settings.snapshots_db)
-    saver = await open_saver(settings.checkpoints_db)
     try:
         await store.count_users()  # creates and migrates kazma.db now
-        return await work(Maintenance(settings, store, snapshots, saver, **options))
+        return await work(Maintenance(settings, store, snapshots, SqliteConversationStore(store.db), **options))
     finally:
-        await saver.conn.close()
         await snapshots.close()
         await store.close()
 

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from langchain_core.messages import message_to_dict
+from langchain_core.messages import AIMessage, AnyMessage, message_to_dict
 
-from kazma_core.agent.checkpoints import latest_checkpoint_id
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.core import Core
 from kazma_core.chats import NOT_YOURS
@@ -38,8 +37,9 @@ from kazma_core.metrics import REWIND_TOTAL
 from kazma_core.stores.app_rewind import Intent, RewindRows, StepPoint
 from kazma_core.stores.app_sqlite import Chat, User
 from kazma_core.stores.audit_sqlite import AuditRow
-from kazma_core.stores.snapshots import StepInfo
-from kazma_core.time_travel import ends_with_answer, strip_platform_ids
+from kazma_core.stores.snapshots import StepHead, StepInfo
+from kazma_core.messages import load_messages
+from kazma_core.time_travel import strip_platform_ids
 from kazma_ui.step_views import compare_states, message_view, render_comparison, side_effects
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,11 @@ class _Attempt:
     checkpoint_before: str | None = None
     new_chat_id: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+def ends_with_answer(messages: list[AnyMessage]) -> bool:
+    """Whether a history ends with the turn's answer (an AI message asking for no tool)."""
+    return bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
 
 
 def step_label(info: StepInfo) -> str:
@@ -235,6 +240,26 @@ class RewindService:
         return {**diff, "text": render_comparison(diff)}
 
     # changing ------------------------------------------------------------------------------
+    async def _step_messages(self, chat_id: str, head: StepHead) -> tuple[list[AnyMessage], bool]:
+        """The step's messages, and whether they are the chat's own (by reference): when the
+        conversation's first messages end with the step's last one (same id, same body), they
+        are the step's, and nothing is read or written again. Otherwise (the chat was reset
+        since, say) they are rebuilt from the step."""
+        count = head.info.message_count
+        found = await self.core.conversation.head(chat_id)
+        if found is not None and count == 0:
+            return [], True
+        if found is not None and head.tail_digest is not None and len(found[1]) >= count:
+            checkpoint_id, messages = found
+            if messages[count - 1].id == head.tail_key and (
+                await self.core.conversation.body_digest(chat_id, checkpoint_id, count - 1) == head.tail_digest
+            ):
+                return messages[:count], True
+        step = await self.core.snapshots.get(chat_id, head.info.id)
+        if step is None:
+            raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+        return load_messages(strip_platform_ids(step.state).get("messages") or []), False
+
     async def restore(
         self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
     ) -> dict[str, Any]:
@@ -247,17 +272,22 @@ class RewindService:
             ttl = self.core.settings.agent.lease_seconds
             async with chat_lease(self.core.store, chat_id, "restore", ttl):
                 await self._refuse_pending(chat_id)
-                step = await self.core.snapshots.get(chat_id, info.id)
-                if step is None:
+                head = await self.core.snapshots.head(chat_id, info.id)
+                if head is None:
                     raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
-                attempt.checkpoint_before = await latest_checkpoint_id(self.core.saver, chat_id)
-                point = StepPoint(info.turn_index, info.iteration, ends_with_answer(step.state))
-                intent = Intent(uuid.uuid4().hex, chat_id, info.id, "started", {
+                attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
+                messages, _ = await self._step_messages(chat_id, head)
+                point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
+                intent = Intent(uuid.uuid4().hex, chat_id, info.id, "rows_done", {
                     "turn_index": point.turn_index, "iteration": point.iteration,
                     "is_turn_answer": point.is_turn_answer, "checkpoint_before": attempt.checkpoint_before,
                 })
-                await self.rows.start_intent(intent.id, chat_id, info.id, intent.payload)
-                removed = await self._carry_out(intent, step.state)
+                # The step written back, the later rows taken back and the intent: one transaction.
+                async with self.core.conversation.same_transaction(
+                    chat_id, self.rows.restore_writes(intent, point), derive=False
+                ):
+                    await write_finished_turn(self.core.turns.graph, chat_id, strip_platform_ids(head.fields), messages)
+                removed = await self._finish(intent)
             attempt.detail = {"removed_steps": removed}
         self.core.events.publish(chat_id, "reload", {"reason": "restored", "snapshot_id": info.id})
         return {"thread_id": chat_id, "snapshot": _view(info), "turn_index": info.turn_index, "removed_steps": removed}
@@ -270,36 +300,22 @@ class RewindService:
                 gates=[c.to_dict() for c in pending],
             )
 
-    async def _carry_out(self, intent: Intent, state: dict[str, Any] | None) -> int:
-        """The restore's steps after its intent; each is safe to run again after a crash."""
-        p = intent.payload
-        point = StepPoint(p["turn_index"], p["iteration"], p["is_turn_answer"])
-        if intent.state == "started":
-            if state is None:
-                return 0
-            await write_finished_turn(self.core.turns.graph, intent.chat_id, strip_platform_ids(state))
-            await self.rows.set_intent_state(intent.id, "checkpointed")
-        if intent.state in ("started", "checkpointed"):
-            await self.rows.take_back(intent.id, intent.chat_id, point)
+    async def _finish(self, intent: Intent) -> int:
+        """The restore's part outside kazma.db: the steps after it. Safe to run again after a crash."""
         removed = await self.core.snapshots.delete_after(intent.chat_id, intent.step_id)
         await self.rows.finish_intent(intent.id)
         return removed
 
     async def recover(self) -> int:
-        """Finish every restore a crash interrupted (run at start, after Core.recover, before serving)."""
+        """Finish every restore a crash interrupted (run at start, after Core.recover, before serving).
+
+        Its checkpoint and rows committed together with the intent, so what is left is the
+        steps after it."""
         finished = 0
         for intent in await self.rows.open_intents():
             ttl = self.core.settings.agent.lease_seconds
             async with chat_lease(self.core.store, intent.chat_id, "restore", ttl, wait=ttl + 1):
-                step = None
-                if intent.state == "started":
-                    found = await self.core.snapshots.get(intent.chat_id, intent.step_id)
-                    step = found.state if found else None
-                    if step is None:
-                        # Nothing was changed before the checkpoint: the chat stays as it was.
-                        await self.rows.finish_intent(intent.id)
-                        continue
-                await self._carry_out(intent, step)
+                await self._finish(intent)
             self.core.events.publish(intent.chat_id, "reload", {"reason": "restored"})
             log.warning("finished restore of chat %s to step %s after a restart", intent.chat_id, intent.step_id)
             finished += 1
@@ -313,21 +329,26 @@ class RewindService:
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
             self._refuse_truncated(info)
-            step = await self.core.snapshots.get(chat_id, info.id)
-            if step is None:
+            head = await self.core.snapshots.head(chat_id, info.id)
+            if head is None:
                 raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+            messages, by_reference = await self._step_messages(chat_id, head)
             new_id = uuid.uuid4().hex
-            # The chat row comes last: until it exists, nothing of the fork is visible.
-            await write_finished_turn(self.core.turns.graph, new_id, strip_platform_ids(step.state))
-            copied = await self.core.snapshots.copy(chat_id, info.id, new_id, uuid.uuid4().hex, self.core.recorder.budgets)
-            point = StepPoint(info.turn_index, info.iteration, ends_with_answer(step.state))
+            point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
             title = f"{source.title} (fork)"[:200]
-            chat = await self.rows.create_fork(new_id, user.id, title, chat_id, info.id, point)
+            # The chat row, its transcript and facts, and its first checkpoint commit together.
+            writes = self.rows.fork_writes(new_id, user.id, title, chat_id, info.id, point)
+            async with self.core.conversation.same_transaction(
+                new_id, writes, fork_from=chat_id if by_reference else None, derive=False
+            ):
+                await write_finished_turn(self.core.turns.graph, new_id, strip_platform_ids(head.fields), messages)
+            chat = await self.core.store.get_chat(new_id)
+            copied = await self.core.snapshots.copy(chat_id, info.id, new_id, uuid.uuid4().hex, self.core.recorder.budgets)
             attempt.new_chat_id = new_id
         return {
             "thread_id": new_id,
-            "title": chat.title,
-            "forked_from": chat.forked_from,
+            "title": title,
+            "forked_from": chat.forked_from if chat else None,
             "snapshot_id": copied.id if copied else None,
         }
 

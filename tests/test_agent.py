@@ -122,7 +122,7 @@ async def test_chat_step_history_is_pruned_to_its_own_setting(tmp_path: Path) ->
         chat = await core.chats.create(user)
         for n in range(4):
             await core.turns.send(chat.id, f"steps 3 {n}" if n % 2 else "steps 3")
-        with sqlite3.connect(core.settings.checkpoints_db) as conn:
+        with sqlite3.connect(core.settings.kazma_db) as conn:
             (count,) = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (chat.id,)).fetchone()
         assert count == 5
         # The newest checkpoint still carries the whole conversation.

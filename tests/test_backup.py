@@ -22,7 +22,7 @@ from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
 from tests.http_server import serve_kazma
 
-DATABASES = ["checkpoints.db", "kazma.db", "time_travel_audit.db"]
+DATABASES = ["kazma.db", "time_travel_audit.db"]
 CHATS = "SELECT id, owner_id, title, created_at, last_turn, forked_from_chat, forked_from_step FROM chats ORDER BY id"
 CHECKPOINTS = "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata FROM checkpoints ORDER BY 1, 2, 3"
 WRITES = "SELECT thread_id, checkpoint_id, task_id, idx, channel, value FROM writes ORDER BY 1, 2, 3, 4"
@@ -83,15 +83,15 @@ def test_a_backup_holds_the_three_databases_and_never_the_steps(tmp_path: Path, 
     assert rows(settings.snapshots_db, "SELECT count(*) FROM steps")[0][0] > 0
     path = backup(settings.data_dir, tmp_path / "backups", capsys)
     assert path.parent == tmp_path / "backups" and path.name.startswith("kazma-backup-")
-    assert sorted(p.name for p in path.iterdir()) == [*DATABASES[:2], "manifest.json", DATABASES[2]]
+    assert sorted(p.name for p in path.iterdir()) == [DATABASES[0], "manifest.json", DATABASES[1]]
     assert not list((tmp_path / "backups").rglob("snapshots.db*"))
     manifest = orjson.loads((path / "manifest.json").read_bytes())
-    assert manifest["kind"] == "kazma-backup" and manifest["format_version"] == 1
+    assert manifest["kind"] == "kazma-backup" and manifest["format_version"] == 2
     assert manifest["kazma_version"] == "0.1.0" and manifest["created_at"].endswith("Z")
     assert {name: e["sha256"] for name, e in manifest["files"].items()} == {n: sha(path / n) for n in DATABASES}
     data = settings.data_dir
     assert rows(path / "kazma.db", CHATS) == rows(data / "kazma.db", CHATS)
-    assert rows(path / "checkpoints.db", CHECKPOINTS) == rows(data / "checkpoints.db", CHECKPOINTS)
+    assert rows(path / "kazma.db", CHECKPOINTS) == rows(data / "kazma.db", CHECKPOINTS) != []
     assert rows(path / "time_travel_audit.db", AUDIT) == rows(data / "time_travel_audit.db", AUDIT) != []
 
 
@@ -138,7 +138,7 @@ def test_a_restore_puts_the_backup_back_and_drops_the_steps_of_chats_it_lacks(
     assert code == 0
     assert out.splitlines()[1] == "  Saved steps of chats the backup does not have: 1 step of 1 chat deleted"
     assert rows(settings.kazma_db, CHATS) == rows(path / "kazma.db", CHATS)
-    assert rows(settings.checkpoints_db, CHECKPOINTS) == rows(path / "checkpoints.db", CHECKPOINTS)
+    assert rows(settings.kazma_db, CHECKPOINTS) == rows(path / "kazma.db", CHECKPOINTS)
     left = f"SELECT count(*) FROM steps WHERE chat_id IN ('{later}', '{ids['gone']}')"
     assert rows(settings.snapshots_db, left) == [(0,)]
 
@@ -158,10 +158,10 @@ def test_a_restore_refuses_a_damaged_backup(tmp_path: Path, capsys: pytest.Captu
     asyncio.run(seed(settings))
     path = backup(settings.data_dir, tmp_path / "backups", capsys)
     if damage == "changed byte":
-        raw = bytearray((path / "checkpoints.db").read_bytes())
+        raw = bytearray((path / "kazma.db").read_bytes())
         raw[len(raw) // 2] ^= 0x01
-        (path / "checkpoints.db").write_bytes(bytes(raw))
-        expected = "is damaged: checkpoints.db does not match the checksum in its manifest. Nothing was restored"
+        (path / "kazma.db").write_bytes(bytes(raw))
+        expected = "is damaged: kazma.db does not match the checksum in its manifest. Nothing was restored"
     elif damage == "missing file":
         (path / "time_travel_audit.db").unlink()
         expected = "is damaged: time_travel_audit.db is missing. Nothing was restored"
@@ -170,8 +170,8 @@ def test_a_restore_refuses_a_damaged_backup(tmp_path: Path, capsys: pytest.Captu
         expected = "has no manifest.json: it is not a Kazma backup folder, or it is incomplete."
     else:
         manifest = orjson.loads((path / "manifest.json").read_bytes())
-        (path / "manifest.json").write_bytes(orjson.dumps({**manifest, "format_version": 2, "kazma_version": "9.0.0"}))
-        expected = "was written by a newer Kazma (9.0.0, format 2); this Kazma (0.1.0) reads format 1 or older."
+        (path / "manifest.json").write_bytes(orjson.dumps({**manifest, "format_version": 3, "kazma_version": "9.0.0"}))
+        expected = "was written by a newer Kazma (9.0.0, format 3); this Kazma (0.1.0) reads format 2 or older."
     before = {name: sha(settings.data_dir / name) for name in DATABASES}
     code, _, err = run(["backup", "restore", str(path), "--data-dir", str(settings.data_dir)], capsys)
     assert code == 1
@@ -208,15 +208,15 @@ def test_a_migration_round_trip_brings_chats_checkpoints_and_audit_but_no_step(
     out = export(old.data_dir, bundle, capsys)
     assert out.startswith(f"Migration bundle written to {bundle}")
     with tarfile.open(bundle) as tar:
-        assert tar.getnames() == ["manifest.json", "checkpoints.db", "time_travel_audit.db", "kazma.db", "settings.json"]
+        assert tar.getnames() == ["manifest.json", "time_travel_audit.db", "kazma.db", "settings.json"]
     new = tmp_path / "new"
     code, out, _ = run(["migrate", "import", str(bundle), "--data-dir", str(new)], capsys)
     assert code == 0
     assert out.splitlines()[1] == "  3 chats, {} checkpoints, 1 audit row, 1 settings override".format(
-        len(rows(old.checkpoints_db, CHECKPOINTS))
+        len(rows(old.kazma_db, CHECKPOINTS))
     )
     assert out.splitlines()[-1] == "  Saved steps do not travel: Time Travel starts empty here."
-    for name, sql in (("kazma.db", CHATS), ("checkpoints.db", CHECKPOINTS), ("checkpoints.db", WRITES),
+    for name, sql in (("kazma.db", CHATS), ("kazma.db", CHECKPOINTS), ("kazma.db", WRITES),
                       ("time_travel_audit.db", AUDIT), ("kazma.db", "SELECT * FROM transcript ORDER BY id"),
                       ("kazma.db", "SELECT key, value FROM settings_overrides")):
         assert rows(new / name, sql) == rows(old.data_dir / name, sql), (name, sql)
@@ -245,7 +245,7 @@ def test_a_chat_deleted_or_forgotten_before_export_stays_gone(tmp_path: Path, ca
     assert run(["migrate", "import", str(bundle), "--data-dir", str(new)], capsys)[0] == 0
     assert ids["gone"] not in {c[0] for c in rows(new / "kazma.db", CHATS)}
     assert rows(new / "kazma.db", f"SELECT count(*) FROM transcript WHERE chat_id = '{ids['gone']}'") == [(0,)]
-    assert ids["gone"] not in {c[0] for c in rows(new / "checkpoints.db", CHECKPOINTS)}
+    assert ids["gone"] not in {c[0] for c in rows(new / "kazma.db", CHECKPOINTS)}
     assert rows(new / "kazma.db", f"SELECT text FROM facts WHERE chat_id = '{ids['tea']}'") == []
     # Not a trace of the deleted chat in the bundle or the new folder, free pages included.
     assert b"4711-XK" not in bundle.read_bytes() and b"4711-XK" not in folder_bytes(new)
@@ -272,13 +272,13 @@ def test_import_refuses_a_bundle_from_a_newer_kazma(tmp_path: Path, capsys: pyte
     export(old.data_dir, bundle, capsys)
     with tarfile.open(bundle) as tar:
         manifest = orjson.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
-    repack(bundle, {"manifest.json": orjson.dumps({**manifest, "format_version": 3, "kazma_version": "2.4.0"})})
+    repack(bundle, {"manifest.json": orjson.dumps({**manifest, "format_version": 9, "kazma_version": "2.4.0"})})
     new = tmp_path / "new"
     code, _, err = run(["migrate", "import", str(bundle), "--data-dir", str(new)], capsys)
     assert code == 1
     assert err.strip() == (
-        f"kazma: The bundle {bundle} was written by a newer Kazma (2.4.0, format 3); this Kazma (0.1.0) reads "
-        "format 1 or older. Upgrade Kazma, then try again. Nothing was changed."
+        f"kazma: The bundle {bundle} was written by a newer Kazma (2.4.0, format 9); this Kazma (0.1.0) reads "
+        "format 2 or older. Upgrade Kazma, then try again. Nothing was changed."
     )
     assert not (new / "kazma.db").exists()
 

@@ -35,7 +35,7 @@ from kazma_core import errors
 from kazma_core.core import Core
 from kazma_core.stores.app_sqlite import Chat, User
 from kazma_core.stores.snapshots import NewStep
-from kazma_core.time_travel import encode_message
+from kazma_core.messages import encode_message
 from kazma_ui.thread_rewind import GroupGrant, RewindService
 
 BASE = "http://kazma.test:8765"

@@ -364,7 +364,7 @@ async def test_a_deleted_chat_is_gone_with_its_steps(server: RunningServer, ann:
     ):
         error_of(attempt, 404, "not_found")
     assert await core.snapshots.list_steps(chat) == []
-    assert await core.saver.aget_tuple({"configurable": {"thread_id": chat}}) is None
+    assert await core.conversation.aget_tuple({"configurable": {"thread_id": chat}}) is None
     assert await core.snapshots.list_steps(kept) == kept_steps
     assert len(await transcript(ann.http, kept)) == 2
 
@@ -395,7 +395,7 @@ async def test_deleting_a_chat_while_its_turn_runs_leaves_none_of_its_steps(serv
     await turn_over(server, chat)
     assert await chat_ids(ann.http) == []
     assert await server.core.snapshots.list_steps(chat) == []
-    assert await server.core.saver.aget_tuple({"configurable": {"thread_id": chat}}) is None
+    assert await server.core.conversation.aget_tuple({"configurable": {"thread_id": chat}}) is None
 
 
 async def test_forgetting_a_chat_drops_its_steps_and_what_it_learned(server: RunningServer, ann: Person) -> None:

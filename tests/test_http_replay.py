@@ -28,7 +28,7 @@ from schemathesis.generation import GenerationMode
 
 from kazma_core.settings import Settings
 from kazma_core.stores.snapshots import NewStep
-from kazma_core.time_travel import encode_message
+from kazma_core.messages import encode_message
 from tests.conftest import make_settings
 from tests.http_server import RunningServer, open_events, serve_kazma
 from tests.conftest import Person

@@ -23,7 +23,8 @@ from kazma_core.schedule import FIRST_PASS_DELAY, JOB_ID, schedule_daily, start_
 from kazma_core.settings import Settings
 from kazma_core.stores.app_sqlite import User
 from kazma_core.stores.snapshots import Budgets, NewStep
-from kazma_core.time_travel import MessageIds, encode_message
+from kazma_core.messages import encode_message
+from kazma_core.time_travel import MessageIds
 from kazma_ui.cli import main
 from tests.conftest import make_settings, metric
 from tests.http_server import serve_kazma
@@ -291,7 +292,7 @@ async def test_the_steps_and_checkpoints_of_a_chat_without_a_row_are_swept(core:
     assert (report.orphan_chats, report.orphan_threads) == (1, 1) and report.orphan_steps == 2
     assert await core.snapshots.list_steps(lost.id) == []
     assert len(await core.snapshots.list_steps(kept.id)) == 2
-    with contextlib.closing(sqlite3.connect(core.settings.checkpoints_db)) as conn:
+    with contextlib.closing(sqlite3.connect(core.settings.kazma_db)) as conn:
         threads = {t for (t,) in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
     assert threads == {kept.id}
     assert report.verification is not None and report.verification.passed
@@ -318,13 +319,13 @@ async def test_the_chat_step_history_pass_prunes_every_chat_to_its_setting(
             await core.turns.send(chat.id, text)
 
     def counts() -> dict[str, int]:
-        with contextlib.closing(sqlite3.connect(core.settings.checkpoints_db)) as conn:
+        with contextlib.closing(sqlite3.connect(core.settings.kazma_db)) as conn:
             return dict(conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall())
 
     assert all(n > 6 for n in counts().values())
     # The server restarted with a smaller history: the pass prunes every chat, not only the next one to run a turn.
     smaller = make_settings(core.settings.data_dir, history={"checkpoints_per_chat": 6})
-    upkeep = Maintenance(smaller, core.store, core.snapshots, core.saver, now=clock, orphan_grace=0.0)
+    upkeep = Maintenance(smaller, core.store, core.snapshots, core.conversation, now=clock, orphan_grace=0.0)
     report = await upkeep.run_pass()
     assert counts() == {chat.id: 6 for chat in chats}
     assert report.checkpoints_per_chat == 6 and report.checkpoints_pruned > 0

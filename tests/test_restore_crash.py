@@ -22,7 +22,6 @@ import asyncio, os, signal, sys
 import kazma_ui.thread_rewind as rewind_module
 from kazma_core.core import Core
 from kazma_core.settings import load_settings
-from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
 from kazma_ui.thread_rewind import RewindService
 
@@ -37,10 +36,9 @@ def die_after(owner, name):
 
 STAGES = {
     "checks": (RewindService, "_refuse_pending"),
-    "intent": (RewindRows, "start_intent"),
+    "messages": (RewindService, "_step_messages"),
+    # the step written back, the later rows taken back and the intent commit together
     "checkpoint": (rewind_module, "write_finished_turn"),
-    "checkpointed": (RewindRows, "set_intent_state"),
-    "rows": (RewindRows, "take_back"),
     "steps": (SqliteSnapshotStore, "delete_after"),
 }
 die_after(*STAGES[stage])
@@ -69,7 +67,7 @@ async def prepared(data: Path) -> tuple[str, str, list[tuple[int, str, str]], li
         await core.close()
 
 
-@pytest.mark.parametrize("stage", ["checks", "intent", "checkpoint", "checkpointed", "rows", "steps"])
+@pytest.mark.parametrize("stage", ["checks", "messages", "checkpoint", "steps"])
 async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path: Path, stage: str) -> None:
     data = tmp_path / "data"
     chat_id, step_id, transcript, step_ids = await prepared(data)
@@ -88,7 +86,7 @@ async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path
         steps = [s.id for s in await core.snapshots.list_steps(chat_id)]
         state = await core.turns.graph.aget_state(core.turns.config(chat_id))
         humans = [m.content for m in state.values["messages"] if m.type == "human"]
-        if stage == "checks":
+        if stage in ("checks", "messages"):
             assert finished == 0
             assert (rows, facts, steps) == (transcript, ["tea", "coffee"], step_ids)
             assert humans == ["hello", "remember: tea", "remember: coffee", "steps 2"]

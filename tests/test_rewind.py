@@ -23,7 +23,7 @@ from kazma_core.errors import (
 )
 from kazma_core.stores.app_sqlite import Chat, User
 from kazma_core.stores.snapshots import NewStep
-from kazma_core.time_travel import encode_message
+from kazma_core.messages import encode_message
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings, metric
 
@@ -86,11 +86,11 @@ async def test_restore_to_a_step_inside_a_turn_drops_that_turns_answer(core: Cor
 async def test_fork_leaves_the_source_identical_and_belongs_to_the_forker(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
     await chat_with_history(core, chat)
     before = (await rows(core, chat.id), await core.store.facts(chat.id), await core.snapshots.list_steps(chat.id),
-              (await core.saver.aget_tuple(core.turns.config(chat.id))).checkpoint["id"])
+              (await core.conversation.aget_tuple(core.turns.config(chat.id))).checkpoint["id"])
     target = await step_of(core, chat.id, 3)
     fork = await rewind.fork(user, "test", chat.id, target[:10])
     after = (await rows(core, chat.id), await core.store.facts(chat.id), await core.snapshots.list_steps(chat.id),
-             (await core.saver.aget_tuple(core.turns.config(chat.id))).checkpoint["id"])
+             (await core.conversation.aget_tuple(core.turns.config(chat.id))).checkpoint["id"])
     assert after == before
     forked = await core.chats.owned(user, fork["thread_id"])
     assert forked.forked_from == {"thread_id": chat.id, "snapshot_id": target, "turn_index": 3, "iteration": 1}
@@ -272,7 +272,7 @@ async def test_clear_and_the_cascades_of_deleting_and_forgetting(core: Core, cha
 
 async def test_restore_and_fork_are_audited_with_the_checkpoint_before_and_the_new_chat(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
     await chat_with_history(core, chat)
-    checkpoint = (await core.saver.aget_tuple(core.turns.config(chat.id))).checkpoint["id"]
+    checkpoint = (await core.conversation.aget_tuple(core.turns.config(chat.id))).checkpoint["id"]
     target = await step_of(core, chat.id, 2)
     fork = await rewind.fork(user, "telegram", chat.id, target)
     await rewind.restore(user, "tui", chat.id, target)
@@ -345,7 +345,7 @@ async def test_a_deleted_chat_leaves_no_text_in_any_database_file(core: Core, ch
     await core.turns.send(chat.id, f"remember: my code is {secret}")
     await core.turns.send(chat.id, "hello")
     await core.chats.delete(user, chat.id)
-    for path in (core.settings.kazma_db, core.settings.checkpoints_db, core.settings.snapshots_db):
+    for path in (core.settings.kazma_db, core.settings.snapshots_db):
         for name in (path, path.with_name(path.name + "-wal")):
             if name.exists():
                 assert secret.encode() not in name.read_bytes(), name

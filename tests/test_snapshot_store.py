@@ -12,7 +12,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.stores.snapshots import Budgets, NewStep
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
-from kazma_core.time_travel import MessageIds, encode_message
+from kazma_core.messages import encode_message
+from kazma_core.time_travel import MessageIds
 
 ROOMY = Budgets(10_000, 1_000_000, 10_000, 1 << 40, 1 << 44, 1 << 30)
 

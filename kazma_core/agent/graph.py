@@ -19,7 +19,6 @@ from langchain_core.messages import (
     RemoveMessage,
     SystemMessage,
     ToolMessage,
-    messages_from_dict,
 )
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -32,6 +31,8 @@ log = logging.getLogger(__name__)
 
 from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.tools import TOOLS, ToolContext
+from kazma_core.messages import load_messages
+from kazma_core.stores.conversation_sqlite import NOTE_KEY
 from kazma_core.stores.app_sqlite import AppStore
 
 SYSTEM_PROMPT = (
@@ -146,9 +147,10 @@ async def respond(state: AgentState) -> dict[str, Any]:
     return {"routing": {"next": "done", "tools": []}, "plan": []}
 
 
-def closing_messages(messages: list[AnyMessage], note: str | None = None) -> list[AnyMessage]:
+def closing_messages(messages: list[AnyMessage], reason: str | None = None) -> list[AnyMessage]:
     """What makes a history a finished turn: a result for every tool call left without one,
-    and an answer after them (``note``) when the history does not end with one."""
+    and, given a reason, a note saying the turn has no answer when the history does not end
+    with one. The note is marked, so the transcript shows it as an error row."""
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     out: list[AnyMessage] = []
     for m in messages:
@@ -158,8 +160,8 @@ def closing_messages(messages: list[AnyMessage], note: str | None = None) -> lis
                     out.append(ToolMessage("Not done: the turn ended before this tool ran.", tool_call_id=call["id"], status="error"))
                     answered.add(call["id"])
     ends_answered = bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
-    if note is not None and (out or not ends_answered):
-        out.append(AIMessage(content=note))
+    if reason is not None and (out or not ends_answered):
+        out.append(AIMessage(content=f"(No answer: {reason})", additional_kwargs={NOTE_KEY: {"role": "error", "text": reason}}))
     return out
 
 
@@ -179,29 +181,14 @@ def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:
     return graph.compile(checkpointer=checkpointer)
 
 
-_TRUSTED_TYPES: dict[str, type[AnyMessage]] = {
-    "human": HumanMessage, "ai": AIMessage, "tool": ToolMessage, "system": SystemMessage,
-}
-
-
-def load_messages(saved: list[dict[str, Any]]) -> list[AnyMessage]:
-    """Messages from Kazma's own saved form. They were validated when first made, so they are
-    rebuilt without validating again (a tenth of the time at 1,000 messages)."""
-    out: list[AnyMessage] = []
-    for item in saved:
-        cls = _TRUSTED_TYPES.get(item.get("type", ""))
-        data = item.get("data") or {}
-        if cls is None or "content" not in data:
-            out.extend(messages_from_dict([item]))
-        else:
-            out.append(cls.model_construct(**data))
-    return out
-
-
-async def write_finished_turn(graph: Any, thread_id: str, state: dict[str, Any]) -> None:
-    """Make a saved state (JSON form) the thread's newest checkpoint, as a finished turn:
-    no next node, no interrupt, no tool call without its result."""
-    messages = load_messages(state.get("messages") or [])
+async def write_finished_turn(
+    graph: Any, thread_id: str, state: dict[str, Any], messages: list[AnyMessage] | None = None
+) -> None:
+    """Make a saved state the thread's newest checkpoint, as a finished turn: no next node,
+    no interrupt, no tool call without its result. `messages` given as objects (the
+    conversation's own, for a restore by reference) take the place of the state's JSON ones."""
+    if messages is None:
+        messages = load_messages(state.get("messages") or [])
     values = {
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages, *closing_messages(messages)],
         "plan": state.get("plan") or [],

@@ -10,16 +10,15 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 
-from kazma_core.agent.checkpoints import prune
 from kazma_core.agent.graph import TurnDeps, closing_messages
 from kazma_core.errors import ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
 from kazma_core.settings import Settings
 from kazma_core.stores.app_sqlite import AppStore, Card
+from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 from kazma_core.time_travel import SnapshotRecorder
 
 log = logging.getLogger(__name__)
@@ -55,7 +54,7 @@ class TurnRunner:
         self,
         settings: Settings,
         store: AppStore,
-        saver: AsyncSqliteSaver,
+        conversation: SqliteConversationStore,
         graph: Any,
         model: BaseChatModel,
         recorder: SnapshotRecorder,
@@ -63,7 +62,7 @@ class TurnRunner:
     ) -> None:
         self.settings = settings
         self.store = store
-        self.saver = saver
+        self.conversation = conversation
         self.graph = graph
         self.model = model
         self.recorder = recorder
@@ -97,7 +96,12 @@ class TurnRunner:
                     "An approval is waiting in this chat. Approve or deny it (or let it expire), then send again.",
                     gates=gates_of(pending),
                 )
-            turn_index = await self.store.begin_turn(chat_id, text)
+            chat = await self.store.get_chat(chat_id)
+            if chat is None:
+                raise NotFound("There is no such chat. List your chats, or start a new one.")
+            # Numbered under the lease; the user's row is written with the turn's first
+            # checkpoint (the conversation store derives it), so the two always agree.
+            turn_index = chat.last_turn + 1
         except BaseException:
             await held.aclose()
             raise
@@ -163,19 +167,25 @@ class TurnRunner:
         return True
 
     async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str) -> None:
-        """Leave the history a finished turn, so the next message does not replay a broken one."""
+        """Leave the history a finished turn, so the next message does not replay a broken one.
+
+        The note it adds (when the turn has no answer) is the transcript's error row, written
+        with the checkpoint that holds it: a turn is never marked failed twice, nor failed
+        with its answer saved."""
         config = self.config(chat_id)
+        noted = False
         # Writes a cut superstep had saved are applied with the first update, and may hold a
         # tool call of their own: look again until the history is whole (twice is enough).
         for _ in range(3):
             snapshot = await self.graph.aget_state(config)
-            closing = closing_messages(list(snapshot.values.get("messages", [])), f"(No answer: {reason})")
+            closing = closing_messages(list(snapshot.values.get("messages", [])), None if noted else reason)
             if not (closing or snapshot.next or snapshot.tasks):
                 break
+            noted = noted or any(isinstance(m, AIMessage) for m in closing)
             done = {"messages": closing, "routing": {"next": "done", "tools": []}}
             await self.graph.aupdate_state(config, done, as_node="respond")
-        await self.store.add_transcript(chat_id, turn_index, "error", reason)
-        self.events.publish(chat_id, "message", {"role": "error", "text": reason, "turn_index": turn_index})
+        if noted:
+            self.events.publish(chat_id, "message", {"role": "error", "text": reason, "turn_index": turn_index})
 
     async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
         deps = TurnDeps(
@@ -218,7 +228,6 @@ class TurnRunner:
                 self.events.publish(chat_id, "approval", card.to_dict())
             return TurnResult("", turn_index, "awaiting_approval", gates_of(cards))
         reply = next((m.text for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)), "")
-        await self.store.add_transcript(chat_id, turn_index, "assistant", reply)
         self.events.publish(chat_id, "message", {"role": "assistant", "text": reply, "turn_index": turn_index})
-        await prune(self.saver, chat_id, self.settings.history.checkpoints_per_chat)
+        await self.conversation.prune(chat_id, self.settings.history.checkpoints_per_chat)
         return TurnResult(reply, turn_index, "done", [])

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from kazma_core.stores.app_sqlite import AppStore, Chat, _chat
+from kazma_core.stores.app_sqlite import AppStore
 
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
 FORGOTTEN_AFTER_STEP = "(forgotten_turn > :t OR (forgotten_turn = :t AND forgotten_iteration > :j))"
@@ -46,17 +47,6 @@ class RewindRows:
     def __init__(self, store: AppStore) -> None:
         self.db = store.db
 
-    async def start_intent(self, intent_id: str, chat_id: str, step_id: str, payload: dict[str, Any]) -> None:
-        await self.db.tx(
-            lambda c: c.execute(
-                "INSERT INTO restore_intents (id, chat_id, step_id, state, payload, created_at) VALUES (?, ?, ?, 'started', ?, ?)",
-                (intent_id, chat_id, step_id, orjson.dumps(payload).decode(), time.time()),
-            )
-        )
-
-    async def set_intent_state(self, intent_id: str, state: str) -> None:
-        await self.db.tx(lambda c: c.execute("UPDATE restore_intents SET state = ? WHERE id = ?", (state, intent_id)))
-
     async def finish_intent(self, intent_id: str) -> None:
         await self.db.tx(lambda c: c.execute("DELETE FROM restore_intents WHERE id = ?", (intent_id,)))
 
@@ -64,11 +54,13 @@ class RewindRows:
         rows = await self.db.run(lambda c: c.execute("SELECT * FROM restore_intents ORDER BY created_at").fetchall())
         return [Intent(r["id"], r["chat_id"], r["step_id"], r["state"], orjson.loads(r["payload"])) for r in rows]
 
-    async def take_back(self, intent_id: str, chat_id: str, point: StepPoint) -> None:
-        """Delete what came after the step, in one transaction with the intent's next state."""
+    def restore_writes(self, intent: Intent, point: StepPoint) -> Callable[[sqlite3.Connection], None]:
+        """Delete what came after the step, and record the restore's intent as past its
+        checkpoint: run inside the transaction that writes the step back (see
+        SqliteConversationStore.same_transaction), so the three commit together."""
 
         def write(conn: sqlite3.Connection) -> None:
-            p = {**point.params(), "chat": chat_id}
+            p = {**point.params(), "chat": intent.chat_id}
             conn.execute(f"DELETE FROM transcript WHERE chat_id = :chat AND {LATER_ROWS}", p)
             conn.execute(f"DELETE FROM facts WHERE chat_id = :chat AND {AFTER_STEP}", p)
             conn.execute(
@@ -77,16 +69,21 @@ class RewindRows:
             )
             conn.execute("DELETE FROM approvals WHERE chat_id = :chat AND (turn_index > :t OR status = 'pending')", p)
             conn.execute("UPDATE chats SET last_turn = :t WHERE id = :chat", p)
-            conn.execute("UPDATE restore_intents SET state = 'rows_done' WHERE id = ?", (intent_id,))
+            conn.execute(
+                "INSERT OR REPLACE INTO restore_intents (id, chat_id, step_id, state, payload, created_at)"
+                " VALUES (?, ?, ?, 'rows_done', ?, ?)",
+                (intent.id, intent.chat_id, intent.step_id, orjson.dumps(intent.payload).decode(), time.time()),
+            )
 
-        await self.db.tx(write)
+        return write
 
-    async def create_fork(
+    def fork_writes(
         self, new_chat_id: str, owner_id: str, title: str, source_chat: str, step_id: str, point: StepPoint
-    ) -> Chat:
-        """The fork's chat with its lineage, transcript and facts as of the step, all at once."""
+    ) -> Callable[[sqlite3.Connection], None]:
+        """The fork's chat with its lineage, transcript and facts as of the step (and the bodies
+        its transcript rows show), to commit with the fork's first checkpoint."""
 
-        def write(conn: sqlite3.Connection) -> Chat:
+        def write(conn: sqlite3.Connection) -> None:
             p = {**point.params(), "src": source_chat, "dst": new_chat_id, "now": time.time()}
             conn.execute(
                 "INSERT INTO chats (id, owner_id, title, created_at, last_turn, forked_from_chat, forked_from_step,"
@@ -94,8 +91,14 @@ class RewindRows:
                 {**p, "owner": owner_id, "title": title, "step": step_id},
             )
             conn.execute(
-                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) SELECT :dst, turn_index, role,"
-                f" text, created_at FROM transcript WHERE chat_id = :src AND NOT {LATER_ROWS} ORDER BY id",
+                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) SELECT :dst, turn_index,"
+                f" role, text, created_at, body_n FROM transcript WHERE chat_id = :src AND NOT {LATER_ROWS} ORDER BY id",
+                p,
+            )
+            conn.execute(
+                "INSERT OR IGNORE INTO conv_bodies (chat_id, n, digest, body) SELECT :dst, n, digest, body"
+                " FROM conv_bodies WHERE chat_id = :src AND n IN"
+                " (SELECT body_n FROM transcript WHERE chat_id = :dst AND body_n IS NOT NULL)",
                 p,
             )
             conn.execute(
@@ -106,6 +109,5 @@ class RewindRows:
                 f" FROM facts WHERE chat_id = :src AND NOT {AFTER_STEP} ORDER BY id",
                 p,
             )
-            return _chat(conn.execute("SELECT * FROM chats WHERE id = ?", (new_chat_id,)).fetchone())
 
-        return await self.db.tx(write)
+        return write

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kazma_core.stores import bodies
+
 MIGRATIONS: list[str] = [
     # 1: users, chats, transcript, memory, approvals, leases, settings.
     """
@@ -102,5 +104,38 @@ MIGRATIONS: list[str] = [
         created_at REAL NOT NULL,
         acknowledged_at REAL
     )
+    """,
+    # 2: the conversation store (LangGraph's checkpoints by reference; transcript rows refer to bodies).
+    bodies.ddl("conv_bodies")
+    + """;
+    CREATE TABLE checkpoints (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL,
+        parent_checkpoint_id TEXT,
+        run_id TEXT,
+        type TEXT NOT NULL,
+        checkpoint BLOB NOT NULL,
+        metadata TEXT NOT NULL,
+        msg_refs BLOB,
+        msg_count INTEGER,
+        msg_bytes INTEGER,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+    );
+    CREATE INDEX checkpoints_run ON checkpoints(run_id);
+    CREATE TABLE writes (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        task_path TEXT NOT NULL DEFAULT '',
+        idx INTEGER NOT NULL,
+        channel TEXT NOT NULL,
+        type TEXT,
+        value BLOB,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    );
+    ALTER TABLE transcript ADD COLUMN body_n INTEGER;
+    CREATE INDEX transcript_body ON transcript(chat_id, body_n)
     """,
 ]

@@ -7,6 +7,7 @@ import secrets
 import sqlite3
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,35 @@ class Alert:
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def body_text(body: bytes) -> str:
+    """The words of a saved message body (its content; the text parts of a list content)."""
+    content = orjson.loads(body).get("data", {}).get("content", "")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+def transcript_row(chat_id: str, turn_index: int, role: str, text: str) -> Callable[[sqlite3.Connection], None]:
+    """A row that is not a message of the conversation (a reset's marker), to commit with a checkpoint."""
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
+            (chat_id, turn_index, role, text, time.time()),
+        )
+
+    return write
+
+
+def delete_chat_row(chat_id: str) -> Callable[[sqlite3.Connection], None]:
+    """The chat's row (its transcript, facts and cards go with it), to delete with its conversation."""
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute("DELETE FROM chats WHERE id = ?", (chat_id,))
+
+    return write
 
 
 def _chat(row: sqlite3.Row) -> Chat:
@@ -264,37 +294,20 @@ class AppStore:
     async def delete_chat(self, chat_id: str) -> None:
         await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)))
 
-    async def begin_turn(self, chat_id: str, text: str) -> int:
-        """Number the next turn and write its user row, together."""
-
-        def write(conn: sqlite3.Connection) -> int:
-            conn.execute("UPDATE chats SET last_turn = last_turn + 1 WHERE id = ?", (chat_id,))
-            (turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (chat_id,)).fetchone()
-            conn.execute(
-                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES (?, ?, 'user', ?, ?)",
-                (chat_id, turn, text, time.time()),
-            )
-            return int(turn)
-
-        return await self.db.tx(write)
-
-    # transcript ---------------------------------------------------------------------
-    async def add_transcript(self, chat_id: str, turn_index: int, role: str, text: str) -> None:
-        await self.db.tx(
-            lambda c: c.execute(
-                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
-                (chat_id, turn_index, role, text, time.time()),
-            )
-        )
-
+    # transcript: its rows are written by the conversation store, with the checkpoints they show
     async def transcript(self, chat_id: str) -> list[TranscriptRow]:
-        rows = await self.db.run(
-            lambda c: c.execute(
-                "SELECT id, turn_index, role, text, created_at FROM transcript WHERE chat_id = ? ORDER BY id",
+        """The chat's visible messages; a row that refers to a message body shows that body's text."""
+
+        def read(conn: sqlite3.Connection) -> list[TranscriptRow]:
+            rows = conn.execute(
+                "SELECT t.id, t.turn_index, t.role, t.text, t.created_at, b.body FROM transcript t"
+                " LEFT JOIN conv_bodies b ON b.chat_id = t.chat_id AND b.n = t.body_n"
+                " WHERE t.chat_id = ? ORDER BY t.id",
                 (chat_id,),
             ).fetchall()
-        )
-        return [TranscriptRow(*tuple(r)) for r in rows]
+            return [TranscriptRow(r[0], r[1], r[2], body_text(r[5]) if r[5] is not None else r[3], r[4]) for r in rows]
+
+        return await self.db.run(read)
 
     # facts --------------------------------------------------------------------------
     async def add_fact(self, chat_id: str, turn_index: int, iteration: int, text: str) -> None:

@@ -80,6 +80,17 @@ class Step:
 
 
 @dataclass(frozen=True)
+class StepHead:
+    """A step without its messages: what a restore or a fork needs to find them in the
+    conversation by reference (their count, and the id and digest of the last one)."""
+
+    info: StepInfo
+    fields: dict[str, Any]
+    tail_key: str | None
+    tail_digest: bytes | None
+
+
+@dataclass(frozen=True)
 class ThreadSummary:
     chat_id: str
     steps: int
@@ -105,6 +116,8 @@ class SnapshotStore(Protocol):
     async def usage(self, chat_id: str | None = None) -> tuple[int, int]: ...
 
     async def get(self, chat_id: str, step_id: str) -> Step | None: ...
+
+    async def head(self, chat_id: str, step_id: str) -> StepHead | None: ...
 
     async def find(self, chat_id: str, prefix: str, limit: int = 10) -> list[StepInfo]: ...
 

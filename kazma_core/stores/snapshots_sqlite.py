@@ -12,7 +12,6 @@ the counters table, and freed bodies are collected at once.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,7 +20,9 @@ from typing import TypeVar
 import orjson
 
 from kazma_core.errors import StoreUnavailable
-from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepInfo, ThreadSummary
+from kazma_core.stores import bodies
+from kazma_core.stores.bodies import Runs
+from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 from kazma_core.stores.sqlite import SqliteDB
 
 T = TypeVar("T")
@@ -52,14 +53,9 @@ MIGRATIONS: list[str] = [
     CREATE INDEX steps_turn ON steps(chat_id, turn_index, seq);
     CREATE INDEX steps_prefix ON steps(chat_id, id);
     CREATE INDEX steps_time ON steps(created_at);
-    CREATE TABLE bodies (
-        chat_id TEXT NOT NULL,
-        n INTEGER NOT NULL,
-        digest BLOB NOT NULL,
-        body BLOB NOT NULL,
-        UNIQUE (chat_id, n),
-        UNIQUE (chat_id, digest)
-    );
+    """
+    + bodies.ddl("bodies")
+    + """;
     CREATE TABLE counters (
         scope TEXT PRIMARY KEY,
         steps INTEGER NOT NULL DEFAULT 0,
@@ -76,51 +72,6 @@ ROW_OVERHEAD = 96  # bytes a step row costs beyond its blobs (ids, numbers, inde
 INFO_COLUMNS = (
     "id, chat_id, seq, turn_index, iteration, created_at, model, questions, message_count, state_bytes, truncated"
 )
-
-Runs = list[list[int]]
-
-
-def _runs_extend(runs: Runs, ids: Iterable[int]) -> Runs:
-    for i in ids:
-        if runs and runs[-1][0] + runs[-1][1] == i:
-            runs[-1][1] += 1
-        else:
-            runs.append([i, 1])
-    return runs
-
-
-def _merge(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for lo, hi in sorted(intervals):
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return merged
-
-
-def _subtract(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Parts of the merged, sorted intervals a not covered by the merged, sorted intervals b (one pass)."""
-    out: list[tuple[int, int]] = []
-    j = 0
-    for lo, hi in a:
-        cur = lo
-        while j < len(b) and b[j][1] < cur:
-            j += 1
-        k = j
-        while k < len(b) and b[k][0] <= hi:
-            if b[k][0] > cur:
-                out.append((cur, b[k][0] - 1))
-            cur = max(cur, b[k][1] + 1)
-            k += 1
-        if cur <= hi:
-            out.append((cur, hi))
-    return out
-
-
-def _intervals(refs: bytes) -> list[tuple[int, int]]:
-    return [(start, start + length - 1) for start, length in orjson.loads(refs)]
-
 
 def _info(row: sqlite3.Row) -> StepInfo:
     return StepInfo(
@@ -149,26 +100,19 @@ def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ..
     victims = conn.execute(f"SELECT seq, id, chat_id, own_bytes, refs FROM steps WHERE {where}", params).fetchall()
     if not victims:
         return []
-    per_chat: dict[str, list[tuple[int, int]]] = {}
+    per_chat: dict[str, list[bodies.Interval]] = {}
     for v in victims:
         conn.execute("DELETE FROM steps WHERE seq = ?", (v["seq"],))
         _bump(conn, v["chat_id"], -1, -v["own_bytes"])
         _bump(conn, GLOBAL, -1, -v["own_bytes"])
-        per_chat.setdefault(v["chat_id"], []).extend(_intervals(v["refs"]))
+        per_chat.setdefault(v["chat_id"], []).extend(bodies.intervals(bodies.decode_runs(v["refs"])))
     for chat_id, dropped in per_chat.items():
-        kept: list[tuple[int, int]] = []
+        kept: list[bodies.Interval] = []
         for row in conn.execute("SELECT refs FROM steps WHERE chat_id = ?", (chat_id,)):
-            kept.extend(_intervals(row["refs"]))
-        freed = 0
+            kept.extend(bodies.intervals(bodies.decode_runs(row["refs"])))
         # A chat with no step left keeps no body at all; otherwise only unreferenced ones go.
-        gone = [(1, 1 << 62)] if not kept else _subtract(_merge(dropped), _merge(kept))
-        for lo, hi in gone:
-            (size,) = conn.execute(
-                "SELECT coalesce(sum(length(body)), 0) FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?",
-                (chat_id, lo, hi),
-            ).fetchone()
-            conn.execute("DELETE FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (chat_id, lo, hi))
-            freed += size
+        gone = bodies.ALL if not kept else bodies.subtract(bodies.merge(dropped), bodies.merge(kept))
+        freed = bodies.collect(conn, "bodies", chat_id, gone)
         if freed:
             _bump(conn, chat_id, 0, -freed)
             _bump(conn, GLOBAL, 0, -freed)
@@ -179,34 +123,13 @@ def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ..
     return [v["id"] for v in victims]
 
 
-def _digest(body: bytes) -> bytes:
-    return hashlib.blake2b(body, digest_size=16).digest()
-
-
-class _Interner:
-    """Numbers a chat's bodies 1, 2, 3... so a step's references stay one run per chat."""
+class _Interner(bodies.Interner):
+    """The chat's next body number is kept in its counters row (numbers are never reused)."""
 
     def __init__(self, conn: sqlite3.Connection, chat_id: str) -> None:
-        self.conn = conn
-        self.chat_id = chat_id
         _bump(conn, chat_id, 0, 0)
-        (self.next,) = conn.execute("SELECT next_body FROM counters WHERE scope = ?", (chat_id,)).fetchone()
-        self.added = 0
-
-    def add(self, body: bytes, digest: bytes | None = None) -> int:
-        digest = digest or _digest(body)
-        found = self.conn.execute(
-            "SELECT n FROM bodies WHERE chat_id = ? AND digest = ?", (self.chat_id, digest)
-        ).fetchone()
-        if found is not None:
-            return int(found[0])
-        n = self.next
-        self.conn.execute(
-            "INSERT INTO bodies (chat_id, n, digest, body) VALUES (?, ?, ?, ?)", (self.chat_id, n, digest, body)
-        )
-        self.next += 1
-        self.added += len(body)
-        return n
+        (next_n,) = conn.execute("SELECT next_body FROM counters WHERE scope = ?", (chat_id,)).fetchone()
+        super().__init__(conn, "bodies", chat_id, next_n)
 
     def done(self) -> None:
         self.conn.execute("UPDATE counters SET next_body = ? WHERE scope = ?", (self.next, self.chat_id))
@@ -227,7 +150,7 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
         and not prev["truncated"]
         and 0 < prev["message_count"] <= n
         and step.message_ids[prev["message_count"] - 1] == prev["tail_key"]
-        and _digest(step.encode(prev["message_count"] - 1)) == prev["tail_digest"]
+        and bodies.digest(step.encode(prev["message_count"] - 1)) == prev["tail_digest"]
     ):
         runs = orjson.loads(prev["refs"])
         start = prev["message_count"]
@@ -247,8 +170,8 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
     interner.done()
     added = interner.added
     tail_key = step.message_ids[-1] if n else None
-    tail_digest = _digest(new_bodies[-1] if new_bodies else step.encode(n - 1)) if n and not truncated else None
-    refs = orjson.dumps(_runs_extend(runs, new_ids))
+    tail_digest = bodies.digest(new_bodies[-1] if new_bodies else step.encode(n - 1)) if n and not truncated else None
+    refs = orjson.dumps(bodies.runs_extend(runs, new_ids))
     questions = orjson.dumps(step.questions)
     own = len(fields) + len(refs) + len(questions) + ROW_OVERHEAD
     cur = conn.execute(
@@ -306,15 +229,8 @@ def _read(conn: sqlite3.Connection, chat_id: str, step_id: str) -> Step | None:
     ).fetchone()
     if row is None:
         return None
-    runs = orjson.loads(row["refs"])
-    found: dict[int, bytes] = {}
-    for start, length in runs:
-        for body_id, body in conn.execute(
-            "SELECT n, body FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (chat_id, start, start + length - 1)
-        ):
-            found[body_id] = body
-    bodies = [found[start + k] for start, length in runs for k in range(length)]
-    state = orjson.loads(b'{"messages":[' + b",".join(bodies) + b"]}")
+    found = bodies.read(conn, "bodies", chat_id, orjson.loads(row["refs"]))
+    state = orjson.loads(b'{"messages":[' + b",".join(found) + b"]}")
     state.update(orjson.loads(row["fields"]))
     return Step(_info(row), state)
 
@@ -326,18 +242,13 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
     runs = orjson.loads(row["refs"])
     if conn.execute("SELECT 1 FROM bodies WHERE chat_id = ? LIMIT 1", (dst,)).fetchone() is None:
         # A new chat (a fork): its bodies keep their numbers, copied in one statement per run.
-        for start, length in runs:
-            conn.execute(
-                "INSERT OR IGNORE INTO bodies (chat_id, n, digest, body) SELECT ?, n, digest, body FROM bodies"
-                " WHERE chat_id = ? AND n BETWEEN ? AND ?",
-                (dst, src, start, start + length - 1),
-            )
+        bodies.copy_runs(conn, "bodies", src, dst, runs)
         (added, top) = conn.execute(
             "SELECT coalesce(sum(length(body)), 0), coalesce(max(n), 0) FROM bodies WHERE chat_id = ?", (dst,)
         ).fetchone()
         _bump(conn, dst, 0, 0)
         conn.execute("UPDATE counters SET next_body = ? WHERE scope = ?", (top + 1, dst))
-        new_ids = [start + k for start, length in runs for k in range(length)]
+        new_ids = bodies.numbers(runs)
     else:
         interner = _Interner(conn, dst)
         new_ids = []
@@ -352,7 +263,7 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
             new_ids += [interner.add(found[start + k][1], found[start + k][0]) for k in range(length)]
         interner.done()
         added = interner.added
-    refs = orjson.dumps(_runs_extend([], new_ids))
+    refs = orjson.dumps(bodies.runs_extend([], new_ids))
     own = row["own_bytes"] - len(row["refs"]) + len(refs)
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
@@ -410,6 +321,18 @@ class SqliteSnapshotStore:
 
     async def get(self, chat_id: str, step_id: str) -> Step | None:
         return await self._run(lambda c: _read(c, chat_id, step_id))
+
+    async def head(self, chat_id: str, step_id: str) -> StepHead | None:
+        row = await self._run(
+            lambda c: c.execute(
+                f"SELECT {INFO_COLUMNS}, fields, tail_key, tail_digest FROM steps WHERE chat_id = ? AND id = ?",
+                (chat_id, step_id),
+            ).fetchone()
+        )
+        if row is None:
+            return None
+        digest = bytes(row["tail_digest"]) if row["tail_digest"] is not None else None
+        return StepHead(_info(row), orjson.loads(row["fields"]), row["tail_key"], digest)
 
     async def find(self, chat_id: str, prefix: str, limit: int = 10) -> list[StepInfo]:
         """Steps of one chat whose id starts with prefix: a range on the index, so no wildcard exists."""

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kazma_core.stores.snapshots_sqlite import _delete_where, _intervals, _merge
+from kazma_core.stores.bodies import decode_runs, intervals, merge
+from kazma_core.stores.snapshots_sqlite import _delete_where
 
 MAX_MARKER = 256
 MIN_MARKER = 16
@@ -88,8 +89,8 @@ def delete_recording(conn: sqlite3.Connection, where: str, params: tuple[object,
     victims = conn.execute(f"SELECT chat_id, refs FROM steps WHERE {where}", params).fetchall()
     spans: dict[str, list[tuple[int, int]]] = {}
     for chat_id, refs in victims:
-        spans.setdefault(chat_id, []).extend(_intervals(refs))
-    spans = {chat: _merge(found) for chat, found in spans.items()}
+        spans.setdefault(chat_id, []).extend(intervals(decode_runs(refs)))
+    spans = {chat: merge(found) for chat, found in spans.items()}
     total = sum(hi - lo + 1 for found in spans.values() for lo, hi in found)
     every = max(1, -(-total // MAX_CANDIDATES))
     heads: dict[tuple[str, int], bytes] = {}

@@ -15,12 +15,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from bots.runner import Bots, configured
-from kazma_core.core import Core
+from kazma_core.core import Core, prepare_data_dir
 from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import KazmaError, NotFound
 from kazma_core.maintenance import Maintenance
 from kazma_core.schedule import start_scheduler, stop_scheduler
-from kazma_core.settings import Settings, ensure_data_dir
+from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, settings_api
 from kazma_ui.web.auth import CSRF_COOKIE, SESSION_COOKIE
@@ -31,7 +31,7 @@ SESSION_SECONDS = 30 * 86_400
 def create_app(settings: Settings) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        ensure_data_dir(settings)
+        prepare_data_dir(settings)
         # Held while serving: `kazma backup restore` and `kazma migrate import` refuse to run under it.
         with DataFolderLock.shared(settings.data_dir):
             async with _serving(app):

@@ -1,0 +1,177 @@
+"""Message bodies kept once per chat: content-addressed, numbered 1, 2, 3... per chat.
+
+One implementation for both stores that keep a conversation: the conversation store
+(kazma.db: the agent's checkpoints and the transcript) and the step store (snapshots.db).
+A holder (a checkpoint, a step) refers to its bodies by runs of numbers,
+``[[start, length], ...]``: a few bytes for an append-only conversation, whatever its
+length. Freed bodies are found by interval arithmetic on the holders' runs, never by
+reading bodies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+import orjson
+
+Runs = list[list[int]]
+Interval = tuple[int, int]
+ALL: list[Interval] = [(1, 1 << 62)]
+
+
+def ddl(table: str) -> str:
+    return (
+        f"CREATE TABLE {table} (chat_id TEXT NOT NULL, n INTEGER NOT NULL, digest BLOB NOT NULL, body BLOB NOT NULL,"
+        f" UNIQUE (chat_id, n), UNIQUE (chat_id, digest))"
+    )
+
+
+def digest(body: bytes) -> bytes:
+    return hashlib.blake2b(body, digest_size=16).digest()
+
+
+def runs_extend(runs: Runs, numbers: Iterable[int]) -> Runs:
+    for i in numbers:
+        if runs and runs[-1][0] + runs[-1][1] == i:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, 1])
+    return runs
+
+
+def runs_prefix(runs: Sequence[Sequence[int]], count: int) -> Runs:
+    """The runs of the first `count` numbers."""
+    out: Runs = []
+    left = count
+    for start, length in runs:
+        if left <= 0:
+            break
+        out.append([start, min(length, left)])
+        left -= length
+    return out
+
+
+def runs_at(runs: Sequence[Sequence[int]], index: int) -> int | None:
+    """The number at position `index` (0-based), or None past the end."""
+    for start, length in runs:
+        if index < length:
+            return start + index
+        index -= length
+    return None
+
+
+def numbers(runs: Sequence[Sequence[int]]) -> list[int]:
+    return [start + k for start, length in runs for k in range(length)]
+
+
+def intervals(runs: Sequence[Sequence[int]]) -> list[Interval]:
+    return [(start, start + length - 1) for start, length in runs]
+
+
+def decode_runs(refs: bytes | None) -> Runs:
+    return orjson.loads(refs) if refs else []
+
+
+def merge(spans: Iterable[Interval]) -> list[Interval]:
+    merged: list[Interval] = []
+    for lo, hi in sorted(spans):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def subtract(a: list[Interval], b: list[Interval]) -> list[Interval]:
+    """Parts of the merged, sorted intervals a not covered by the merged, sorted intervals b (one pass)."""
+    out: list[Interval] = []
+    j = 0
+    for lo, hi in a:
+        cur = lo
+        while j < len(b) and b[j][1] < cur:
+            j += 1
+        k = j
+        while k < len(b) and b[k][0] <= hi:
+            if b[k][0] > cur:
+                out.append((cur, b[k][0] - 1))
+            cur = max(cur, b[k][1] + 1)
+            k += 1
+        if cur <= hi:
+            out.append((cur, hi))
+    return out
+
+
+class Interner:
+    """Adds bodies to one chat: a body already there keeps its number, a new one gets the next."""
+
+    def __init__(self, conn: sqlite3.Connection, table: str, chat_id: str, next_n: int | None = None) -> None:
+        self.conn = conn
+        self.table = table
+        self.chat_id = chat_id
+        if next_n is None:
+            (top,) = conn.execute(f"SELECT coalesce(max(n), 0) FROM {table} WHERE chat_id = ?", (chat_id,)).fetchone()
+            next_n = int(top) + 1
+        self.next = next_n
+        self.added = 0
+        self.created: set[int] = set()  # numbers of the bodies this interner wrote
+
+    def add(self, body: bytes, known: bytes | None = None) -> int:
+        key = known or digest(body)
+        found = self.conn.execute(
+            f"SELECT n FROM {self.table} WHERE chat_id = ? AND digest = ?", (self.chat_id, key)
+        ).fetchone()
+        if found is not None:
+            return int(found[0])
+        n = self.next
+        self.conn.execute(
+            f"INSERT INTO {self.table} (chat_id, n, digest, body) VALUES (?, ?, ?, ?)", (self.chat_id, n, key, body)
+        )
+        self.next += 1
+        self.added += len(body)
+        self.created.add(n)
+        return n
+
+
+def read(conn: sqlite3.Connection, table: str, chat_id: str, runs: Sequence[Sequence[int]]) -> list[bytes]:
+    """The bodies of the runs, in order (one range query per run)."""
+    found: dict[int, bytes] = {}
+    for start, length in runs:
+        for n, body in conn.execute(
+            f"SELECT n, body FROM {table} WHERE chat_id = ? AND n BETWEEN ? AND ?", (chat_id, start, start + length - 1)
+        ):
+            found[n] = body
+    return [found[n] for n in numbers(runs)]
+
+
+def digest_of(conn: sqlite3.Connection, table: str, chat_id: str, n: int) -> bytes | None:
+    row = conn.execute(f"SELECT digest FROM {table} WHERE chat_id = ? AND n = ?", (chat_id, n)).fetchone()
+    return bytes(row[0]) if row else None
+
+
+def copy_runs(conn: sqlite3.Connection, table: str, src: str, dst: str, runs: Sequence[Sequence[int]]) -> None:
+    """Copy bodies into a chat that has none of them yet, keeping their numbers (one statement per run)."""
+    for start, length in runs:
+        conn.execute(
+            f"INSERT OR IGNORE INTO {table} (chat_id, n, digest, body) SELECT ?, n, digest, body FROM {table}"
+            " WHERE chat_id = ? AND n BETWEEN ? AND ?",
+            (dst, src, start, start + length - 1),
+        )
+
+
+def collect(
+    conn: sqlite3.Connection, table: str, chat_id: str, gone: list[Interval], keep_also: str | None = None
+) -> int:
+    """Delete the bodies in the intervals `gone` (merged), except those `keep_also` names
+    (a SELECT of numbers with parameters chat_id, lo, hi). Returns the bytes freed."""
+    freed = 0
+    spare = f" AND n NOT IN ({keep_also})" if keep_also else ""
+    for lo, hi in gone:
+        args: tuple[object, ...] = (chat_id, lo, hi) + ((chat_id, lo, hi) if keep_also else ())
+        (size,) = conn.execute(
+            f"SELECT coalesce(sum(length(body)), 0) FROM {table} WHERE chat_id = ? AND n BETWEEN ? AND ?{spare}", args
+        ).fetchone()
+        conn.execute(f"DELETE FROM {table} WHERE chat_id = ? AND n BETWEEN ? AND ?{spare}", args)
+        freed += int(size)
+    return freed

@@ -1,0 +1,619 @@
+"""The conversation store on SQLite: LangGraph's checkpoints and the transcript, in kazma.db.
+
+Kazma's checkpointer (a LangGraph ``BaseCheckpointSaver``). A checkpoint is kept as its
+small fields (one serialised blob without the conversation) plus references to the
+chat's message bodies (``stores/bodies.py``, the same body store steps use), so a put
+writes only the messages that are new, and a restore or a fork writes references:
+
+- what is new is found by identity: the messages a put shares with the checkpoint it
+  follows are the very objects that checkpoint held (LangGraph's reducer appends to the
+  list it was given), compared by pointer, never serialised. Without that checkpoint in
+  memory (after a restart) the last shared message is compared by digest instead;
+- the transcript is derived from the same put, in the same transaction: a new human
+  message is a ``user`` row, a new answer (an AI message asking for no tool) an
+  ``assistant`` row, a closing note an ``error`` row. A row refers to its message's body,
+  so the text is kept once. A kill at any instant leaves the transcript and the agent's
+  state agreeing;
+- :func:`same_transaction` lets a caller add its own writes (a restore taking later rows
+  back, a fork's chat row) to the next put of a chat, so they commit together;
+- the newest checkpoint of each chat stays in memory, so a turn does not load its
+  conversation again; serialising and hashing run on the database's thread, off the
+  event loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import random
+import sqlite3
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import orjson
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    copy_checkpoint,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
+
+from kazma_core.messages import decode_messages, encode_message
+from kazma_core.stores import bodies
+from kazma_core.stores.bodies import Runs
+from kazma_core.stores.sqlite import SqliteDB
+
+BODIES = "conv_bodies"
+MESSAGES = "messages"
+NOTE_KEY = "kazma_note"  # additional_kwargs of an AI message that closes a turn without an answer
+CACHE_ENTRIES = 256
+CACHE_BYTES = 64 << 20
+
+Also = Callable[[sqlite3.Connection], None]
+
+
+@dataclass
+class _Held:
+    """A checkpoint as the store keeps it in memory: what LangGraph gave or got, and its references."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    parent_id: str | None
+    runs: Runs | None
+    size: int
+
+    @property
+    def id(self) -> str:
+        return self.checkpoint["id"]
+
+    @property
+    def messages(self) -> list[Any] | None:
+        found = self.checkpoint["channel_values"].get(MESSAGES)
+        return found if _is_messages(found) else None
+
+
+@dataclass
+class _Bundle:
+    thread_id: str
+    also: Also | None
+    source: _Held | None = None  # a fork: the checkpoint whose messages the new chat starts from
+    derive: bool = True  # False: the caller writes the transcript rows itself (`also`)
+    done: bool = False
+
+
+_BUNDLE: contextvars.ContextVar[_Bundle | None] = contextvars.ContextVar("kazma_conversation_bundle", default=None)
+
+
+@dataclass
+class _PutJob:
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint: Checkpoint
+    metadata: str
+    run_id: str | None
+    parent_id: str | None
+    messages: list[BaseMessage] | None
+    base: _Held | None
+    also: Also | None
+    turn_index: int | None
+    derive: bool = True
+    runs: Runs = field(default_factory=list)
+    size: int = 0
+
+
+def _is_messages(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(m, BaseMessage) for m in value)
+
+
+def _shared_prefix(new: list[BaseMessage], old: list[Any]) -> int:
+    """How many leading messages are the very same objects (pointer comparison only)."""
+    n = 0
+    for a, b in zip(new, old):
+        if a is not b:
+            break
+        n += 1
+    return n
+
+
+def transcript_role(message: BaseMessage) -> tuple[str, str | None] | None:
+    """The transcript row a new message makes: (role, text kept in the row, None when it is
+    the message's own body), or None for a message the transcript does not show."""
+    if isinstance(message, HumanMessage):
+        return "user", None
+    if isinstance(message, AIMessage) and not message.tool_calls:
+        note = message.additional_kwargs.get(NOTE_KEY)
+        if isinstance(note, dict):
+            return str(note.get("role", "error")), str(note.get("text", ""))
+        return "assistant", None
+    return None
+
+
+class SqliteConversationStore(BaseCheckpointSaver[str]):
+    """LangGraph's checkpointer on kazma.db, with the transcript written in the same transactions."""
+
+    def __init__(self, db: SqliteDB, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        self.db = db
+        self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
+        self._held_bytes = 0
+
+    # the newest checkpoint of each chat, in memory ------------------------------------------
+    def _keep(self, held: _Held) -> None:
+        key = (held.thread_id, held.checkpoint_ns)
+        self._forget(*key)
+        if held.size > CACHE_BYTES // 4:
+            return
+        self._held[key] = held
+        self._held_bytes += held.size
+        while len(self._held) > CACHE_ENTRIES or self._held_bytes > CACHE_BYTES:
+            _, dropped = self._held.popitem(last=False)
+            self._held_bytes -= dropped.size
+
+    def _forget(self, thread_id: str, checkpoint_ns: str | None = None) -> None:
+        keys = [k for k in self._held if k[0] == thread_id and (checkpoint_ns is None or k[1] == checkpoint_ns)]
+        for key in keys:
+            self._held_bytes -= self._held.pop(key).size
+
+    def _cached(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> _Held | None:
+        held = self._held.get((thread_id, checkpoint_ns))
+        if held is None or held.id != checkpoint_id:
+            return None
+        self._held.move_to_end((thread_id, checkpoint_ns))
+        return held
+
+    @contextlib.asynccontextmanager
+    async def same_transaction(
+        self, thread_id: str, also: Also | None = None, *, fork_from: str | None = None, derive: bool = True
+    ) -> AsyncIterator[None]:
+        """Make `also` commit with the next checkpoint put of `thread_id` in this task; with
+        `fork_from`, that put may take its messages from that chat's newest checkpoint by
+        reference; with `derive` off, it adds no transcript row of its own."""
+        source = None
+        if fork_from is not None:
+            source = self._held.get((fork_from, ""))
+        bundle = _Bundle(thread_id, also, source, derive)
+        token = _BUNDLE.set(bundle)
+        try:
+            yield
+        finally:
+            _BUNDLE.reset(token)
+        if not bundle.done:
+            raise RuntimeError(f"no checkpoint of chat {thread_id} was written: its bundled writes did not happen")
+
+    async def head(self, thread_id: str) -> tuple[str, list[BaseMessage]] | None:
+        """The chat's newest checkpoint id and its messages (the objects LangGraph will reuse)."""
+        found = await self.aget_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+        if found is None:
+            return None
+        held = self._cached(thread_id, "", found.checkpoint["id"])
+        messages = held.messages if held else found.checkpoint["channel_values"].get(MESSAGES)
+        return found.checkpoint["id"], list(messages or [])
+
+    async def body_digest(self, thread_id: str, checkpoint_id: str, index: int) -> bytes | None:
+        """The digest of the body of message `index` of a checkpoint (to match a step's tail)."""
+
+        def read(conn: sqlite3.Connection) -> bytes | None:
+            row = conn.execute(
+                "SELECT msg_refs FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+                (thread_id, checkpoint_id),
+            ).fetchone()
+            n = bodies.runs_at(bodies.decode_runs(row[0]), index) if row else None
+            return None if n is None else bodies.digest_of(conn, BODIES, thread_id, n)
+
+        return await self.db.run(read)
+
+    # reading ------------------------------------------------------------------------------------
+    def _tuple(self, held: _Held, writes: list[Any]) -> CheckpointTuple:
+        config: RunnableConfig = {
+            "configurable": {"thread_id": held.thread_id, "checkpoint_ns": held.checkpoint_ns, "checkpoint_id": held.id}
+        }
+        parent: RunnableConfig | None = (
+            {"configurable": {"thread_id": held.thread_id, "checkpoint_ns": held.checkpoint_ns, "checkpoint_id": held.parent_id}}
+            if held.parent_id
+            else None
+        )
+        return CheckpointTuple(config, copy_checkpoint(held.checkpoint), dict(held.metadata), parent, writes)  # type: ignore[arg-type]
+
+    def _load(self, conn: sqlite3.Connection, row: sqlite3.Row) -> _Held:
+        checkpoint = self.serde.loads_typed((row["type"], row["checkpoint"]))
+        runs = None
+        size = len(row["checkpoint"])
+        if row["msg_refs"] is not None:
+            runs = bodies.decode_runs(row["msg_refs"])
+            found = bodies.read(conn, BODIES, row["thread_id"], runs)
+            checkpoint["channel_values"][MESSAGES] = decode_messages(found)
+            size += sum(len(b) for b in found)
+        return _Held(
+            row["thread_id"], row["checkpoint_ns"], checkpoint, json.loads(row["metadata"]),
+            row["parent_checkpoint_id"], runs, size,
+        )
+
+    def _writes(self, conn: sqlite3.Connection, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[Any]:
+        rows = conn.execute(pending_writes_sql(True), (thread_id, checkpoint_ns, checkpoint_id)).fetchall()
+        return load_pending_writes([tuple(r) for r in rows], self.serde)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        thread_id = str(config["configurable"]["thread_id"])
+        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
+        wanted = get_checkpoint_id(config)
+
+        def head(conn: sqlite3.Connection) -> tuple[str, list[Any]] | None:
+            if wanted:
+                row = conn.execute(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (thread_id, checkpoint_ns, wanted),
+                ).fetchone()
+            else:
+                row = conn.execute(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+                    " ORDER BY checkpoint_id DESC LIMIT 1",
+                    (thread_id, checkpoint_ns),
+                ).fetchone()
+            if row is None:
+                return None
+            return row[0], self._writes(conn, thread_id, checkpoint_ns, row[0])
+
+        found = await self.db.run(head)
+        if found is None:
+            return None
+        checkpoint_id, writes = found
+        held = self._cached(thread_id, checkpoint_ns, checkpoint_id)
+        if held is None:
+
+            def load(conn: sqlite3.Connection) -> _Held | None:
+                row = conn.execute(
+                    "SELECT * FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (thread_id, checkpoint_ns, checkpoint_id),
+                ).fetchone()
+                return self._load(conn, row) if row else None
+
+            held = await self.db.run(load)
+            if held is None:
+                return None
+            if not wanted:
+                self._keep(held)
+        return self._tuple(held, writes)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        where, params = search_where(config, filter, before)
+        query = f"SELECT * FROM checkpoints {where} ORDER BY checkpoint_id DESC"
+        if limit is not None:
+            query += " LIMIT ?"
+            params = (*params, limit)
+
+        def read(conn: sqlite3.Connection) -> list[CheckpointTuple]:
+            out = []
+            for row in conn.execute(query, tuple(params)).fetchall():
+                held = self._load(conn, row)
+                out.append(self._tuple(held, self._writes(conn, held.thread_id, held.checkpoint_ns, held.id)))
+            return out
+
+        for item in await self.db.run(read):
+            yield item
+
+    # writing ------------------------------------------------------------------------------------
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        thread_id = str(config["configurable"]["thread_id"])
+        checkpoint_ns = str(config["configurable"].get("checkpoint_ns", ""))
+        parent_id = config["configurable"].get("checkpoint_id")
+        values = checkpoint["channel_values"]
+        messages = values.get(MESSAGES)
+        messages = messages if _is_messages(messages) and checkpoint_ns == "" else None
+        bundle = _BUNDLE.get()
+        if bundle is not None and bundle.thread_id != thread_id:
+            bundle = None
+        base = bundle.source if bundle and bundle.source else (self._cached(thread_id, checkpoint_ns, parent_id) if parent_id else None)
+        meta = get_checkpoint_metadata(config, metadata)
+        turn = values.get("turn_index")
+        job = _PutJob(
+            thread_id, checkpoint_ns, checkpoint,
+            json.dumps(meta, ensure_ascii=False), str(meta["run_id"]) if meta.get("run_id") else None, parent_id,
+            messages, base, bundle.also if bundle else None, turn if isinstance(turn, int) else None,
+            bundle.derive if bundle else True,
+        )
+        if bundle is not None:
+            _BUNDLE.set(None)  # the bundle goes with one put only
+        await self.db.tx(lambda conn: self._put(conn, job))
+        if bundle is not None:
+            bundle.done = True
+        held_checkpoint = copy_checkpoint(checkpoint)
+        self._keep(_Held(thread_id, checkpoint_ns, held_checkpoint, cast(CheckpointMetadata, meta), parent_id,
+                         job.runs if messages is not None else None, job.size))
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
+
+    def _prefix(self, conn: sqlite3.Connection, job: _PutJob) -> tuple[int, Runs]:
+        """How many leading messages are stored already, and their references."""
+        messages = job.messages or []
+        if job.base is not None and job.base.runs is not None and job.base.messages is not None:
+            shared = _shared_prefix(messages, job.base.messages)
+            runs = bodies.runs_prefix(job.base.runs, shared)
+            if job.base.thread_id != job.thread_id:
+                bodies.copy_runs(conn, BODIES, job.base.thread_id, job.thread_id, runs)
+            return shared, runs
+        if not job.parent_id or not messages:
+            return 0, []
+        row = conn.execute(
+            "SELECT msg_refs, msg_count FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (job.thread_id, job.checkpoint_ns, job.parent_id),
+        ).fetchone()
+        if row is None or row["msg_refs"] is None:
+            return 0, []
+        runs = bodies.decode_runs(row["msg_refs"])
+        shared = min(int(row["msg_count"]), len(messages))
+        n = bodies.runs_at(runs, shared - 1) if shared else None
+        # Kazma's graph appends, and a rewrite replaces the whole list: when the last message
+        # the two share is the same body, the ones before it are the same too.
+        if n is None or bodies.digest_of(conn, BODIES, job.thread_id, n) != bodies.digest(encode_message(messages[shared - 1])):
+            return 0, []
+        return shared, bodies.runs_prefix(runs, shared)
+
+    def _put(self, conn: sqlite3.Connection, job: _PutJob) -> None:
+        if job.also is not None:
+            job.also(conn)
+        values = dict(job.checkpoint["channel_values"])
+        refs = count = msg_bytes = None
+        if job.messages is not None:
+            del values[MESSAGES]
+            shared, runs = self._prefix(conn, job)
+            interner = bodies.Interner(conn, BODIES, job.thread_id)
+            new = job.messages[shared:]
+            encoded = [encode_message(m) for m in new]
+            numbers = [interner.add(b) for b in encoded]
+            job.runs = bodies.runs_extend(runs, numbers)
+            refs, count = orjson.dumps(job.runs), len(job.messages)
+            msg_bytes = interner.added
+            job.size = sum(len(b) for b in encoded)
+            if job.checkpoint_ns == "" and job.derive:
+                self._derive_rows(conn, job, new, numbers, interner.created)
+        type_, blob = self.serde.dumps_typed({**job.checkpoint, "channel_values": values})
+        job.size += len(blob)
+        conn.execute(
+            "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id,"
+            " type, checkpoint, metadata, msg_refs, msg_count, msg_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                job.thread_id, job.checkpoint_ns, job.checkpoint["id"], job.parent_id, job.run_id,
+                type_, blob, job.metadata, refs, count, msg_bytes,
+            ),
+        )
+
+    @staticmethod
+    def _derive_rows(
+        conn: sqlite3.Connection, job: _PutJob, new: Sequence[BaseMessage], numbers: list[int], created: set[int]
+    ) -> None:
+        """The transcript rows of the messages this put added (a body written now is a message
+        never seen before: a rewrite that stores nothing new adds no row)."""
+        chat = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (job.thread_id,)).fetchone()
+        if chat is None:
+            return
+        turn = job.turn_index if job.turn_index is not None else int(chat["last_turn"])
+        for message, n in zip(new, numbers):
+            if n not in created:
+                continue
+            shown = transcript_role(message)
+            if shown is None:
+                continue
+            role, text = shown
+            conn.execute(
+                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) VALUES (?, ?, ?, ?, ?, ?)",
+                (job.thread_id, turn, role, text or "", time.time(), None if text is not None else n),
+            )
+            if role == "user":
+                conn.execute("UPDATE chats SET last_turn = max(last_turn, ?) WHERE id = ?", (turn, job.thread_id))
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        thread_id = str(config["configurable"]["thread_id"])
+        checkpoint_ns = str(config["configurable"].get("checkpoint_ns", ""))
+        checkpoint_id = str(config["configurable"]["checkpoint_id"])
+        verb = "INSERT OR REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "INSERT OR IGNORE"
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                f"{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel,
+                     *self.serde.dumps_typed(value))
+                    for idx, (channel, value) in enumerate(writes)
+                ],
+            )
+
+        await self.db.tx(write)
+
+    # deleting, copying, pruning ------------------------------------------------------------------
+    @staticmethod
+    def _delete_thread(conn: sqlite3.Connection, thread_id: str) -> None:
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
+        conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread_id,))
+        conn.execute(f"DELETE FROM {BODIES} WHERE chat_id = ?", (thread_id,))
+
+    async def adelete_thread(self, thread_id: str, also: Also | None = None) -> None:
+        """Delete a chat's checkpoints, writes and bodies (with `also` in the same transaction)."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            self._delete_thread(conn, str(thread_id))
+            if also is not None:
+                also(conn)
+
+        await self.db.tx(write)
+        self._forget(str(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        if not run_ids:
+            return
+        ids = [str(r) for r in run_ids]
+
+        def write(conn: sqlite3.Connection) -> set[str]:
+            marks = ",".join("?" * len(ids))
+            doomed = conn.execute(
+                f"SELECT thread_id, checkpoint_ns, checkpoint_id, msg_refs FROM checkpoints WHERE run_id IN ({marks})", ids
+            ).fetchall()
+            for row in doomed:
+                conn.execute(
+                    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"]),
+                )
+            conn.execute(f"DELETE FROM checkpoints WHERE run_id IN ({marks})", ids)
+            threads = {r["thread_id"] for r in doomed}
+            for thread_id in threads:
+                self._collect(conn, thread_id, [r["msg_refs"] for r in doomed if r["thread_id"] == thread_id])
+            return threads
+
+        for thread_id in await self.db.tx(write):
+            self._forget(thread_id)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        src, dst = str(source_thread_id), str(target_thread_id)
+
+        def write(conn: sqlite3.Connection) -> None:
+            self._delete_thread(conn, dst)
+            conn.execute(
+                f"INSERT INTO {BODIES} (chat_id, n, digest, body) SELECT ?, n, digest, body FROM {BODIES} WHERE chat_id = ?",
+                (dst, src),
+            )
+            conn.execute(
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type,"
+                " checkpoint, metadata, msg_refs, msg_count, msg_bytes) SELECT ?, checkpoint_ns, checkpoint_id,"
+                " parent_checkpoint_id, run_id, type, checkpoint, metadata, msg_refs, msg_count, msg_bytes"
+                " FROM checkpoints WHERE thread_id = ?",
+                (dst, src),
+            )
+            conn.execute(
+                "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
+                " SELECT ?, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value FROM writes"
+                " WHERE thread_id = ?",
+                (dst, src),
+            )
+
+        await self.db.tx(write)
+        self._forget(dst)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                await self.adelete_thread(str(thread_id))
+            else:
+                await self.prune(str(thread_id), keep=1, per_namespace=True)
+
+    async def prune(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
+        """Keep the newest `keep` checkpoints of a chat (of each namespace, or of the root one),
+        with their writes; bodies no kept checkpoint or transcript row uses are deleted."""
+
+        def write(conn: sqlite3.Connection) -> int:
+            spaces = (
+                [r[0] for r in conn.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?", (thread_id,))]
+                if per_namespace
+                else [""]
+            )
+            removed = 0
+            dropped: list[bytes | None] = []
+            for ns in spaces:
+                row = conn.execute(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+                    " ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?",
+                    (thread_id, ns, keep - 1),
+                ).fetchone()
+                if row is None:
+                    continue
+                where = "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"
+                args = (thread_id, ns, row[0])
+                dropped += [r[0] for r in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args)]
+                removed += conn.execute(f"DELETE FROM checkpoints WHERE {where}", args).rowcount
+                conn.execute(f"DELETE FROM writes WHERE {where}", args)
+            if dropped:
+                self._collect(conn, thread_id, dropped)
+            return removed
+
+        return await self.db.tx(write)
+
+    @staticmethod
+    def _collect(conn: sqlite3.Connection, thread_id: str, dropped_refs: list[bytes | None]) -> None:
+        """Delete the bodies only the dropped checkpoints used (not the transcript's)."""
+        dropped = bodies.merge(s for refs in dropped_refs for s in bodies.intervals(bodies.decode_runs(refs)))
+        if not dropped:
+            return
+        newest = conn.execute(
+            "SELECT msg_refs FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+            (thread_id,),
+        ).fetchone()
+        gone = bodies.subtract(dropped, bodies.merge(bodies.intervals(bodies.decode_runs(newest[0] if newest else None))))
+        if not gone:
+            return  # the common case: an append-only chat's old checkpoints hold a prefix of its newest
+        kept = [
+            s for (refs,) in conn.execute("SELECT msg_refs FROM checkpoints WHERE thread_id = ?", (thread_id,))
+            for s in bodies.intervals(bodies.decode_runs(refs))
+        ]
+        gone = bodies.subtract(gone, bodies.merge(kept))
+        bodies.collect(
+            conn, BODIES, thread_id, gone,
+            keep_also="SELECT body_n FROM transcript WHERE chat_id = ? AND body_n BETWEEN ? AND ?",
+        )
+
+    async def latest_id(self, thread_id: str) -> str | None:
+        """The id of a chat's newest checkpoint, without loading it."""
+        row = await self.db.run(
+            lambda c: c.execute(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+                " ORDER BY checkpoint_id DESC LIMIT 1",
+                (thread_id,),
+            ).fetchone()
+        )
+        return str(row[0]) if row else None
+
+    async def thread_ids(self) -> set[str]:
+        rows = await self.db.run(lambda c: c.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall())
+        return {r[0] for r in rows}
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """The same version strings as LangGraph's SQLite saver, so converted chats go on counting."""
+        if current is None:
+            current_v = 0
+        elif isinstance(current, int):
+            current_v = current
+        else:
+            current_v = int(current.split(".")[0])
+        return f"{current_v + 1:032}.{random.random():016}"
+
+    # LangGraph's synchronous API: Kazma runs its graph asynchronously only.
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        raise NotImplementedError("Kazma's checkpointer is asynchronous: use aget_tuple.")
+
+    def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
+        raise NotImplementedError("Kazma's checkpointer is asynchronous: use alist.")
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+        raise NotImplementedError("Kazma's checkpointer is asynchronous: use aput.")
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+        raise NotImplementedError("Kazma's checkpointer is asynchronous: use aput_writes.")
+
+
