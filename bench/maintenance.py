@@ -21,10 +21,10 @@ import uuid
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from kazma_core.agent.checkpoints import open_saver
 from kazma_core.maintenance import DAY, Maintenance, megabytes
 from kazma_core.settings import load_settings
 from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 from kazma_core.stores.snapshots import Budgets, NewStep
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
 from kazma_core.messages import encode_message
@@ -39,7 +39,7 @@ async def one(total_steps: int, body_bytes: int) -> None:
         settings = load_settings(data_dir=tmp)
         store = AppStore(settings.kazma_db)
         snapshots = SqliteSnapshotStore(settings.snapshots_db)
-        saver = await open_saver(settings.checkpoints_db)
+        conversation = SqliteConversationStore(store.db)
         try:
             owner = await store.add_user("bench", "owner")
             now = time.time()
@@ -57,10 +57,9 @@ async def one(total_steps: int, body_bytes: int) -> None:
                         ROOMY,
                     )
             started = time.perf_counter()
-            report = await Maintenance(settings, store, snapshots, saver, orphan_grace=0.0).run_pass()
+            report = await Maintenance(settings, store, snapshots, conversation, orphan_grace=0.0).run_pass()
             wall = time.perf_counter() - started
         finally:
-            await saver.conn.close()
             await snapshots.close()
             await store.close()
     check = report.verification

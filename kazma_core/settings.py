@@ -148,10 +148,6 @@ class Settings(BaseSettings):
         return self.data_dir / "kazma.db"
 
     @property
-    def checkpoints_db(self) -> Path:
-        return self.data_dir / "checkpoints.db"
-
-    @property
     def snapshots_db(self) -> Path:
         return self.data_dir / "snapshots.db"
 

@@ -99,12 +99,23 @@ class SnapshotRecorder:
 
     async def capture(self, chat_id: str, state: dict[str, Any], *, last: bool) -> StepInfo | None:
         """Save one step; return what was stored, or None when it was skipped or failed."""
+        return await self.save(self.prepare(chat_id, state, last=last))
+
+    def prepare(self, chat_id: str, state: dict[str, Any], *, last: bool) -> NewStep | None:
+        """The step as the state is now (its small fields copied), or None when the rules skip it.
+        Called before the graph goes on: a later node may change the fields in place."""
         iteration = int(state.get("iteration", 0))
         if not self.settings.enabled or not keeps(iteration, last):
             CAPTURE_TOTAL.labels(result="skipped").inc()
             return None
-        messages: Sequence[Any] = state.get("messages", [])
-        step = NewStep(
+        messages: Sequence[Any] = state.get("messages", [])  # a new list at every step, never changed
+        try:
+            fields = orjson.loads(orjson.dumps({k: state.get(k) for k in STATE_FIELDS if k in state}))
+        except TypeError:
+            log.exception("time travel: step %s of chat %s holds a field that is not JSON", iteration, chat_id)
+            CAPTURE_TOTAL.labels(result="failed").inc()
+            return None
+        return NewStep(
             id=uuid.uuid4().hex,
             chat_id=chat_id,
             turn_index=int(state.get("turn_index", 0)),
@@ -112,21 +123,26 @@ class SnapshotRecorder:
             created_at=time.time(),
             model=str(state.get("model", "")),
             questions=list(state.get("questions", [])),
-            fields={k: state.get(k) for k in STATE_FIELDS if k in state},
+            fields=fields,
             message_ids=MessageIds(messages),
             encode=lambda i: encode_message(messages[i]),
             shrink=cut_long_texts,
         )
+
+    async def save(self, step: NewStep | None) -> StepInfo | None:
+        """Write a prepared step; only a step whose write committed is announced."""
+        if step is None:
+            return None
         try:
             result = await self.store.put(step, self.budgets)
         except Exception:
             # Capture must never break or lose the turn: count it, log it, go on.
-            log.exception("time travel: could not save step %s of chat %s", iteration, chat_id)
+            log.exception("time travel: could not save step %s of chat %s", step.iteration, step.chat_id)
             CAPTURE_TOTAL.labels(result="failed").inc()
             return None
         info = result.info
         CAPTURE_TOTAL.labels(result="truncated" if info.truncated else "stored").inc()
-        self.events.publish(chat_id, "snapshot", info.to_dict())
+        self.events.publish(step.chat_id, "snapshot", info.to_dict())
         return info
 
 

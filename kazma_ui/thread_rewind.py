@@ -240,25 +240,25 @@ class RewindService:
         return {**diff, "text": render_comparison(diff)}
 
     # changing ------------------------------------------------------------------------------
-    async def _step_messages(self, chat_id: str, head: StepHead) -> tuple[list[AnyMessage], bool]:
-        """The step's messages, and whether they are the chat's own (by reference): when the
-        conversation's first messages end with the step's last one (same id, same body), they
-        are the step's, and nothing is read or written again. Otherwise (the chat was reset
-        since, say) they are rebuilt from the step."""
+    async def _step_messages(self, chat_id: str, head: StepHead) -> list[AnyMessage]:
+        """The step's messages. When the conversation's first messages end with the step's last
+        one (same id, same body), they are the step's: the conversation's own objects, which
+        the conversation store writes back as references. Otherwise (the chat was reset since,
+        say) they are rebuilt from the step, and stored again only where their bodies are gone."""
         count = head.info.message_count
         found = await self.core.conversation.head(chat_id)
         if found is not None and count == 0:
-            return [], True
+            return []
         if found is not None and head.tail_digest is not None and len(found[1]) >= count:
             checkpoint_id, messages = found
             if messages[count - 1].id == head.tail_key and (
                 await self.core.conversation.body_digest(chat_id, checkpoint_id, count - 1) == head.tail_digest
             ):
-                return messages[:count], True
+                return messages[:count]
         step = await self.core.snapshots.get(chat_id, head.info.id)
         if step is None:
             raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
-        return load_messages(strip_platform_ids(step.state).get("messages") or []), False
+        return load_messages(strip_platform_ids(step.state).get("messages") or [])
 
     async def restore(
         self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
@@ -276,7 +276,7 @@ class RewindService:
                 if head is None:
                     raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
                 attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
-                messages, _ = await self._step_messages(chat_id, head)
+                messages = await self._step_messages(chat_id, head)
                 point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
                 intent = Intent(uuid.uuid4().hex, chat_id, info.id, "rows_done", {
                     "turn_index": point.turn_index, "iteration": point.iteration,
@@ -332,14 +332,14 @@ class RewindService:
             head = await self.core.snapshots.head(chat_id, info.id)
             if head is None:
                 raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
-            messages, by_reference = await self._step_messages(chat_id, head)
+            messages = await self._step_messages(chat_id, head)
             new_id = uuid.uuid4().hex
             point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
             title = f"{source.title} (fork)"[:200]
             # The chat row, its transcript and facts, and its first checkpoint commit together.
             writes = self.rows.fork_writes(new_id, user.id, title, chat_id, info.id, point)
             async with self.core.conversation.same_transaction(
-                new_id, writes, fork_from=chat_id if by_reference else None, derive=False
+                new_id, writes, fork_from=chat_id, derive=False
             ):
                 await write_finished_turn(self.core.turns.graph, new_id, strip_platform_ids(head.fields), messages)
             chat = await self.core.store.get_chat(new_id)

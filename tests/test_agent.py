@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from kazma_core.agent.runtime import PRUNE_EVERY
 from kazma_core.core import Core
 from kazma_core.errors import ApprovalClosed, ApprovalPending, TurnRunning
 from kazma_core.stores.app_sqlite import Chat, User
@@ -120,14 +121,14 @@ async def test_chat_step_history_is_pruned_to_its_own_setting(tmp_path: Path) ->
     try:
         user = await core.store.add_user("ann")
         chat = await core.chats.create(user)
-        for n in range(4):
+        for n in range(PRUNE_EVERY):  # the history is cut back every PRUNE_EVERY turns
             await core.turns.send(chat.id, f"steps 3 {n}" if n % 2 else "steps 3")
         with sqlite3.connect(core.settings.kazma_db) as conn:
             (count,) = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (chat.id,)).fetchone()
         assert count == 5
         # The newest checkpoint still carries the whole conversation.
         state = await core.turns.graph.aget_state(core.turns.config(chat.id))
-        assert len([m for m in state.values["messages"] if m.type == "human"]) == 4
+        assert len([m for m in state.values["messages"] if m.type == "human"]) == PRUNE_EVERY
     finally:
         await core.close()
 

@@ -73,22 +73,27 @@ async def test_messages_without_ids_are_never_taken_as_already_stored(tmp_path: 
 
 
 async def test_a_copied_step_reads_back_the_same_and_its_chat_grows_from_it(tmp_path: Path) -> None:
-    """A fork's first step is a copy; the fork's later captures build on it, and the counters stay true."""
+    """A fork's first step refers to its source's bodies (none copied); the fork's later captures
+    build on it, and each chat counts the bytes it added."""
     store = SqliteSnapshotStore(tmp_path / "snapshots.db")
     try:
         msgs: list[BaseMessage] = []
         for n in range(30):
             msgs += [HumanMessage(f"q{n}", id=f"h{n}"), AIMessage(f"a{n}", id=f"a{n}")]
             source = await store.put(new_step("src", msgs), ROOMY)
+        with sqlite3.connect(tmp_path / "snapshots.db") as conn:
+            (before,) = conn.execute("SELECT count(*) FROM bodies").fetchone()
         copied = await store.copy("src", source.info.id, "dst", uuid.uuid4().hex, ROOMY)
         assert copied is not None
+        with sqlite3.connect(tmp_path / "snapshots.db") as conn:
+            assert conn.execute("SELECT count(*) FROM bodies").fetchone() == (before,)
         original, copy = await store.get("src", source.info.id), await store.get("dst", copied.id)
         assert original is not None and copy is not None and copy.state == original.state
         grown = await store.put(new_step("dst", [*msgs, HumanMessage("more", id="m1")]), ROOMY)
         step = await store.get("dst", grown.info.id)
         assert step is not None and [m["data"]["content"] for m in step.state["messages"]][-2:] == ["a29", "more"]
         with sqlite3.connect(tmp_path / "snapshots.db") as conn:
-            (dst_bodies,) = conn.execute("SELECT sum(length(body)) FROM bodies WHERE chat_id = 'dst'").fetchone()
+            (dst_bodies,) = conn.execute("SELECT sum(length(body)) FROM bodies WHERE added_by = 'dst'").fetchone()
             (dst_rows,) = conn.execute("SELECT sum(own_bytes) FROM steps WHERE chat_id = 'dst'").fetchone()
         assert await store.usage("dst") == (2, dst_bodies + dst_rows)
     finally:

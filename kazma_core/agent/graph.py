@@ -6,6 +6,7 @@ LangGraph ``interrupt`` whose resume value is the approval card's decision.
 
 from __future__ import annotations
 
+import copy
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from langchain_core.messages import (
 )
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import ValidationError
@@ -30,8 +31,8 @@ from pydantic import ValidationError
 log = logging.getLogger(__name__)
 
 from kazma_core.agent.offline_model import FACTS_HEADER
-from kazma_core.agent.tools import TOOLS, ToolContext
-from kazma_core.messages import load_messages
+from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext
+from kazma_core.messages import append_messages, load_messages
 from kazma_core.stores.conversation_sqlite import NOTE_KEY
 from kazma_core.stores.app_sqlite import AppStore
 
@@ -42,7 +43,7 @@ SYSTEM_PROMPT = (
 
 
 class AgentState(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], append_messages]
     plan: list[str]
     routing: dict[str, Any]
     cost: dict[str, float]
@@ -84,7 +85,7 @@ async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str,
     if facts:
         system += "\n" + FACTS_HEADER + "\n" + "\n".join(f"- {f.text}" for f in facts)
     can_use_tools = iteration < deps.max_iterations
-    model = deps.model.bind_tools([t.schema() for t in TOOLS.values()]) if can_use_tools else deps.model
+    model = deps.model.bind_tools(TOOL_SCHEMAS) if can_use_tools else deps.model
     reply = await model.ainvoke([SystemMessage(system), *state.get("messages", [])])
     if not isinstance(reply, AIMessage):
         reply = AIMessage(content=str(reply.content))
@@ -103,7 +104,9 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
     last = state["messages"][-1]
     if not isinstance(last, AIMessage):
         return {}
-    scratch = dict(state.get("scratchpad") or {})
+    # A deep copy: tools change it in place, and the state before this step may still be
+    # on its way to the checkpointer and the step store.
+    scratch = copy.deepcopy(state.get("scratchpad") or {})
     ctx = ToolContext(deps.chat_id, deps.turn_index, state.get("iteration", 0), deps.store, deps.workspace, scratch)
     results: list[ToolMessage] = []
     gates = list(state.get("gates") or [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 32_000
 CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the turn's last step
+PRUNE_EVERY = 10  # turns: the chat step history is cut back to its setting this often
 
 
 @dataclass
@@ -90,13 +92,12 @@ class TurnRunner:
             chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds, wait_for_lease)
         )
         try:
-            pending = await self.store.cards(chat_id, "pending")
+            chat, pending = await self.store.turn_context(chat_id)
             if pending:
                 raise ApprovalPending(
                     "An approval is waiting in this chat. Approve or deny it (or let it expire), then send again.",
                     gates=gates_of(pending),
                 )
-            chat = await self.store.get_chat(chat_id)
             if chat is None:
                 raise NotFound("There is no such chat. List your chats, or start a new one.")
             # Numbered under the lease; the user's row is written with the turn's first
@@ -200,18 +201,25 @@ class TurnRunner:
         node: str | None = None
         interrupted = False
         state: dict[str, Any] = {}
+        # Steps are saved while the graph goes on (the step store's one thread keeps their
+        # order); the turn ends only when every one of them is saved.
+        captures: list[asyncio.Task[Any]] = []
         try:
-            async for mode, chunk in self.graph.astream(
-                graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
-            ):
-                if mode == "updates":
-                    interrupted = interrupted or "__interrupt__" in chunk
-                    node = next((k for k in chunk if k in CAPTURED_NODES), None)
-                    continue
-                state = chunk
-                if node is not None:
-                    await self.recorder.capture(chat_id, state, last=CAPTURED_NODES[node])
-                    node = None
+            try:
+                async for mode, chunk in self.graph.astream(
+                    graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
+                ):
+                    if mode == "updates":
+                        interrupted = interrupted or "__interrupt__" in chunk
+                        node = next((k for k in chunk if k in CAPTURED_NODES), None)
+                        continue
+                    state = chunk
+                    if node is not None:
+                        step = self.recorder.prepare(chat_id, state, last=CAPTURED_NODES[node])
+                        captures.append(asyncio.create_task(self.recorder.save(step)))
+                        node = None
+            finally:
+                await asyncio.gather(*captures)
         except KazmaError:
             raise
         except Exception as err:
@@ -229,5 +237,6 @@ class TurnRunner:
             return TurnResult("", turn_index, "awaiting_approval", gates_of(cards))
         reply = next((m.text for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)), "")
         self.events.publish(chat_id, "message", {"role": "assistant", "text": reply, "turn_index": turn_index})
-        await self.conversation.prune(chat_id, self.settings.history.checkpoints_per_chat)
+        if turn_index % PRUNE_EVERY == 0:
+            await self.conversation.prune(chat_id, self.settings.history.checkpoints_per_chat)
         return TurnResult(reply, turn_index, "done", [])

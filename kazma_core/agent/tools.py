@@ -183,3 +183,6 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec("big", BigArgs, _big),
     )
 }
+
+# What the model is told of the tools, made once (building it costs milliseconds a call).
+TOOL_SCHEMAS: list[dict[str, Any]] = [spec.schema() for spec in TOOLS.values()]

@@ -80,8 +80,9 @@ class RewindRows:
     def fork_writes(
         self, new_chat_id: str, owner_id: str, title: str, source_chat: str, step_id: str, point: StepPoint
     ) -> Callable[[sqlite3.Connection], None]:
-        """The fork's chat with its lineage, transcript and facts as of the step (and the bodies
-        its transcript rows show), to commit with the fork's first checkpoint."""
+        """The fork's chat with its lineage, transcript and facts as of the step, to commit with the
+        fork's first checkpoint (which puts the fork in its source's body space, where the rows'
+        bodies are)."""
 
         def write(conn: sqlite3.Connection) -> None:
             p = {**point.params(), "src": source_chat, "dst": new_chat_id, "now": time.time()}
@@ -93,12 +94,6 @@ class RewindRows:
             conn.execute(
                 "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) SELECT :dst, turn_index,"
                 f" role, text, created_at, body_n FROM transcript WHERE chat_id = :src AND NOT {LATER_ROWS} ORDER BY id",
-                p,
-            )
-            conn.execute(
-                "INSERT OR IGNORE INTO conv_bodies (chat_id, n, digest, body) SELECT :dst, n, digest, body"
-                " FROM conv_bodies WHERE chat_id = :src AND n IN"
-                " (SELECT body_n FROM transcript WHERE chat_id = :dst AND body_n IS NOT NULL)",
                 p,
             )
             conn.execute(

@@ -105,7 +105,8 @@ MIGRATIONS: list[str] = [
         acknowledged_at REAL
     )
     """,
-    # 2: the conversation store (LangGraph's checkpoints by reference; transcript rows refer to bodies).
+    # 2: the conversation store (LangGraph's checkpoints by reference; a fork shares its source's body
+    # space; transcript rows refer to bodies).
     bodies.ddl("conv_bodies")
     + """;
     CREATE TABLE checkpoints (
@@ -135,6 +136,9 @@ MIGRATIONS: list[str] = [
         value BLOB,
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
     );
+    """
+    + bodies.spaces_ddl("conv_spaces")
+    + """;
     ALTER TABLE transcript ADD COLUMN body_n INTEGER;
     CREATE INDEX transcript_body ON transcript(chat_id, body_n)
     """,

@@ -274,6 +274,18 @@ class AppStore:
 
         return await self.db.tx(write)
 
+    async def turn_context(self, chat_id: str) -> tuple[Chat | None, list[Card]]:
+        """The chat and its pending approval cards, read together (what starting a turn checks)."""
+
+        def read(conn: sqlite3.Connection) -> tuple[Chat | None, list[Card]]:
+            row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
+            cards = conn.execute(
+                "SELECT * FROM approvals WHERE chat_id = ? AND status = 'pending' ORDER BY created_at", (chat_id,)
+            ).fetchall()
+            return (_chat(row) if row else None), [_card(r) for r in cards]
+
+        return await self.db.run(read)
+
     async def get_chat(self, chat_id: str) -> Chat | None:
         row = await self.db.run(lambda c: c.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone())
         return _chat(row) if row else None
@@ -301,7 +313,8 @@ class AppStore:
         def read(conn: sqlite3.Connection) -> list[TranscriptRow]:
             rows = conn.execute(
                 "SELECT t.id, t.turn_index, t.role, t.text, t.created_at, b.body FROM transcript t"
-                " LEFT JOIN conv_bodies b ON b.chat_id = t.chat_id AND b.n = t.body_n"
+                " LEFT JOIN conv_spaces s ON s.thread_id = t.chat_id"
+                " LEFT JOIN conv_bodies b ON b.chat_id = coalesce(s.space, t.chat_id) AND b.n = t.body_n"
                 " WHERE t.chat_id = ? ORDER BY t.id",
                 (chat_id,),
             ).fetchall()

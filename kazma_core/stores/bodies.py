@@ -103,19 +103,38 @@ def subtract(a: list[Interval], b: list[Interval]) -> list[Interval]:
     return out
 
 
-class Interner:
-    """Adds bodies to one chat: a body already there keeps its number, a new one gets the next."""
+def space_of(conn: sqlite3.Connection, spaces: str, chat_id: str) -> str:
+    """The body space a chat's bodies live in: its own, or the one of the chat it was forked
+    from (a fork refers to its source's bodies instead of copying them)."""
+    row = conn.execute(f"SELECT space FROM {spaces} WHERE thread_id = ?", (chat_id,)).fetchone()
+    return str(row[0]) if row else chat_id
 
-    def __init__(self, conn: sqlite3.Connection, table: str, chat_id: str, next_n: int | None = None) -> None:
+
+def spaces_ddl(spaces: str) -> str:
+    return (
+        f"CREATE TABLE {spaces} (thread_id TEXT PRIMARY KEY, space TEXT NOT NULL);"
+        f" CREATE INDEX {spaces}_space ON {spaces}(space)"
+    )
+
+
+def members(spaces: str) -> str:
+    """The chats of the space `:space` (a SELECT of their ids)."""
+    return f"SELECT thread_id FROM {spaces} WHERE space = :space UNION SELECT :space"
+
+
+class Interner:
+    """Adds bodies to one space: a body already there keeps its number, a new one gets the next.
+
+    With `owner`, each new body records the chat that added it (column added_by)."""
+
+    def __init__(self, conn: sqlite3.Connection, table: str, space: str, owner: str | None = None) -> None:
         self.conn = conn
         self.table = table
-        self.chat_id = chat_id
-        if next_n is None:
-            (top,) = conn.execute(f"SELECT coalesce(max(n), 0) FROM {table} WHERE chat_id = ?", (chat_id,)).fetchone()
-            next_n = int(top) + 1
-        self.next = next_n
+        self.chat_id = space
+        self.owner = owner
+        (top,) = conn.execute(f"SELECT coalesce(max(n), 0) FROM {table} WHERE chat_id = ?", (space,)).fetchone()
+        self.next = int(top) + 1
         self.added = 0
-        self.created: set[int] = set()  # numbers of the bodies this interner wrote
 
     def add(self, body: bytes, known: bytes | None = None) -> int:
         key = known or digest(body)
@@ -125,12 +144,17 @@ class Interner:
         if found is not None:
             return int(found[0])
         n = self.next
-        self.conn.execute(
-            f"INSERT INTO {self.table} (chat_id, n, digest, body) VALUES (?, ?, ?, ?)", (self.chat_id, n, key, body)
-        )
+        if self.owner is None:
+            self.conn.execute(
+                f"INSERT INTO {self.table} (chat_id, n, digest, body) VALUES (?, ?, ?, ?)", (self.chat_id, n, key, body)
+            )
+        else:
+            self.conn.execute(
+                f"INSERT INTO {self.table} (chat_id, n, digest, body, added_by) VALUES (?, ?, ?, ?, ?)",
+                (self.chat_id, n, key, body, self.owner),
+            )
         self.next += 1
         self.added += len(body)
-        self.created.add(n)
         return n
 
 
@@ -148,30 +172,3 @@ def read(conn: sqlite3.Connection, table: str, chat_id: str, runs: Sequence[Sequ
 def digest_of(conn: sqlite3.Connection, table: str, chat_id: str, n: int) -> bytes | None:
     row = conn.execute(f"SELECT digest FROM {table} WHERE chat_id = ? AND n = ?", (chat_id, n)).fetchone()
     return bytes(row[0]) if row else None
-
-
-def copy_runs(conn: sqlite3.Connection, table: str, src: str, dst: str, runs: Sequence[Sequence[int]]) -> None:
-    """Copy bodies into a chat that has none of them yet, keeping their numbers (one statement per run)."""
-    for start, length in runs:
-        conn.execute(
-            f"INSERT OR IGNORE INTO {table} (chat_id, n, digest, body) SELECT ?, n, digest, body FROM {table}"
-            " WHERE chat_id = ? AND n BETWEEN ? AND ?",
-            (dst, src, start, start + length - 1),
-        )
-
-
-def collect(
-    conn: sqlite3.Connection, table: str, chat_id: str, gone: list[Interval], keep_also: str | None = None
-) -> int:
-    """Delete the bodies in the intervals `gone` (merged), except those `keep_also` names
-    (a SELECT of numbers with parameters chat_id, lo, hi). Returns the bytes freed."""
-    freed = 0
-    spare = f" AND n NOT IN ({keep_also})" if keep_also else ""
-    for lo, hi in gone:
-        args: tuple[object, ...] = (chat_id, lo, hi) + ((chat_id, lo, hi) if keep_also else ())
-        (size,) = conn.execute(
-            f"SELECT coalesce(sum(length(body)), 0) FROM {table} WHERE chat_id = ? AND n BETWEEN ? AND ?{spare}", args
-        ).fetchone()
-        conn.execute(f"DELETE FROM {table} WHERE chat_id = ? AND n BETWEEN ? AND ?{spare}", args)
-        freed += int(size)
-    return freed

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import random
+import operator
 import sqlite3
 import time
 from collections import OrderedDict
@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import orjson
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
+    writes_sort_key,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -49,6 +50,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
 
 from kazma_core.messages import decode_messages, encode_message
@@ -58,6 +60,7 @@ from kazma_core.stores.sqlite import SqliteDB
 
 BODIES = "conv_bodies"
 MESSAGES = "messages"
+REFS = "kazma-refs"  # the type of a write whose messages are kept as references to bodies
 NOTE_KEY = "kazma_note"  # additional_kwargs of an AI message that closes a turn without an answer
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
@@ -86,12 +89,20 @@ class _Held:
         found = self.checkpoint["channel_values"].get(MESSAGES)
         return found if _is_messages(found) else None
 
+    def numbers(self) -> dict[int, int]:
+        """Body number by message object (by identity), for the messages this checkpoint holds."""
+        messages = self.messages
+        if messages is None or self.runs is None:
+            return {}
+        return {id(m): n for m, n in zip(messages, bodies.numbers(self.runs))}
+
 
 @dataclass
 class _Bundle:
     thread_id: str
     also: Also | None
     source: _Held | None = None  # a fork: the checkpoint whose messages the new chat starts from
+    source_thread: str | None = None  # a fork: the chat whose body space the new chat joins
     derive: bool = True  # False: the caller writes the transcript rows itself (`also`)
     done: bool = False
 
@@ -112,16 +123,39 @@ class _PutJob:
     also: Also | None
     turn_index: int | None
     derive: bool = True
+    joins: str | None = None  # a fork: the chat whose body space it joins
     runs: Runs = field(default_factory=list)
     size: int = 0
+    space: str = ""
+
+
+SPACES = "conv_spaces"
+SPACE_THREADS = bodies.members(SPACES)
+
+
+def space_of(conn: sqlite3.Connection, thread_id: str) -> str:
+    return bodies.space_of(conn, SPACES, thread_id)
 
 
 def _is_messages(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(m, BaseMessage) for m in value)
+    # The distinct types, not every item: a long conversation holds four or five.
+    return isinstance(value, list) and all(issubclass(t, BaseMessage) for t in set(map(type, value)))
+
+
+def _spans(refs: bytes | None) -> list[bodies.Interval]:
+    """The body numbers a checkpoint's references (runs) or a write's ({"runs": ...}) use."""
+    found = orjson.loads(refs) if refs else []
+    return bodies.intervals(found["runs"] if isinstance(found, dict) else found)
+
+
+def _removes_all(message: Any) -> bool:
+    return isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES
 
 
 def _shared_prefix(new: list[BaseMessage], old: list[Any]) -> int:
     """How many leading messages are the very same objects (pointer comparison only)."""
+    if all(map(operator.is_, new, old)):  # the common case, compared in C
+        return min(len(new), len(old))
     n = 0
     for a, b in zip(new, old):
         if a is not b:
@@ -143,7 +177,7 @@ def transcript_role(message: BaseMessage) -> tuple[str, str | None] | None:
     return None
 
 
-class SqliteConversationStore(BaseCheckpointSaver[str]):
+class SqliteConversationStore(BaseCheckpointSaver[int]):
     """LangGraph's checkpointer on kazma.db, with the transcript written in the same transactions."""
 
     def __init__(self, db: SqliteDB, serde: SerializerProtocol | None = None) -> None:
@@ -183,10 +217,8 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
         """Make `also` commit with the next checkpoint put of `thread_id` in this task; with
         `fork_from`, that put may take its messages from that chat's newest checkpoint by
         reference; with `derive` off, it adds no transcript row of its own."""
-        source = None
-        if fork_from is not None:
-            source = self._held.get((fork_from, ""))
-        bundle = _Bundle(thread_id, also, source, derive)
+        source = self._held.get((fork_from, "")) if fork_from is not None else None
+        bundle = _Bundle(thread_id, also, source, fork_from, derive)
         token = _BUNDLE.set(bundle)
         try:
             yield
@@ -213,7 +245,7 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
                 (thread_id, checkpoint_id),
             ).fetchone()
             n = bodies.runs_at(bodies.decode_runs(row[0]), index) if row else None
-            return None if n is None else bodies.digest_of(conn, BODIES, thread_id, n)
+            return None if n is None else bodies.digest_of(conn, BODIES, space_of(conn, thread_id), n)
 
         return await self.db.run(read)
 
@@ -235,7 +267,7 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
         size = len(row["checkpoint"])
         if row["msg_refs"] is not None:
             runs = bodies.decode_runs(row["msg_refs"])
-            found = bodies.read(conn, BODIES, row["thread_id"], runs)
+            found = bodies.read(conn, BODIES, space_of(conn, row["thread_id"]), runs)
             checkpoint["channel_values"][MESSAGES] = decode_messages(found)
             size += sum(len(b) for b in found)
         return _Held(
@@ -245,7 +277,26 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
 
     def _writes(self, conn: sqlite3.Connection, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[Any]:
         rows = conn.execute(pending_writes_sql(True), (thread_id, checkpoint_ns, checkpoint_id)).fetchall()
-        return load_pending_writes([tuple(r) for r in rows], self.serde)
+        plain = [tuple(r) for r in rows if r[2] != REFS]
+        out = load_pending_writes(plain, self.serde) if plain else []
+        if len(plain) == len(rows):
+            return out
+        # Messages a task wrote are kept as references to their bodies: rebuilt here, in order.
+        by_key = {(r[0], r[1], r[5]): r for r in rows}
+        loaded = iter(out)
+        merged = []
+        for task_id, channel, type_, value, task_path, idx in sorted(
+            (tuple(r) for r in by_key.values()), key=lambda r: writes_sort_key(r[4], r[0], r[5])
+        ):
+            if type_ == REFS:
+                refs = orjson.loads(value)
+                found: list[Any] = decode_messages(bodies.read(conn, BODIES, space_of(conn, thread_id), refs["runs"]))
+                if refs["remove_all"]:
+                    found.insert(0, RemoveMessage(id=REMOVE_ALL_MESSAGES))
+                merged.append((task_id, channel, found))
+            else:
+                merged.append(next(loaded))
+        return merged
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id = str(config["configurable"]["thread_id"])
@@ -337,7 +388,7 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
             thread_id, checkpoint_ns, checkpoint,
             json.dumps(meta, ensure_ascii=False), str(meta["run_id"]) if meta.get("run_id") else None, parent_id,
             messages, base, bundle.also if bundle else None, turn if isinstance(turn, int) else None,
-            bundle.derive if bundle else True,
+            bundle.derive if bundle else True, bundle.source_thread if bundle else None,
         )
         if bundle is not None:
             _BUNDLE.set(None)  # the bundle goes with one put only
@@ -354,10 +405,7 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
         messages = job.messages or []
         if job.base is not None and job.base.runs is not None and job.base.messages is not None:
             shared = _shared_prefix(messages, job.base.messages)
-            runs = bodies.runs_prefix(job.base.runs, shared)
-            if job.base.thread_id != job.thread_id:
-                bodies.copy_runs(conn, BODIES, job.base.thread_id, job.thread_id, runs)
-            return shared, runs
+            return shared, bodies.runs_prefix(job.base.runs, shared)
         if not job.parent_id or not messages:
             return 0, []
         row = conn.execute(
@@ -371,19 +419,26 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
         n = bodies.runs_at(runs, shared - 1) if shared else None
         # Kazma's graph appends, and a rewrite replaces the whole list: when the last message
         # the two share is the same body, the ones before it are the same too.
-        if n is None or bodies.digest_of(conn, BODIES, job.thread_id, n) != bodies.digest(encode_message(messages[shared - 1])):
+        if n is None or bodies.digest_of(conn, BODIES, job.space, n) != bodies.digest(encode_message(messages[shared - 1])):
             return 0, []
         return shared, bodies.runs_prefix(runs, shared)
 
     def _put(self, conn: sqlite3.Connection, job: _PutJob) -> None:
         if job.also is not None:
             job.also(conn)
+        if job.joins is not None:
+            # A fork joins its source's body space: its messages and transcript rows refer to
+            # the source's bodies instead of copying them.
+            job.space = space_of(conn, job.joins)
+            conn.execute("INSERT OR REPLACE INTO conv_spaces (thread_id, space) VALUES (?, ?)", (job.thread_id, job.space))
+        else:
+            job.space = space_of(conn, job.thread_id)
         values = dict(job.checkpoint["channel_values"])
         refs = count = msg_bytes = None
         if job.messages is not None:
             del values[MESSAGES]
             shared, runs = self._prefix(conn, job)
-            interner = bodies.Interner(conn, BODIES, job.thread_id)
+            interner = bodies.Interner(conn, BODIES, job.space)
             new = job.messages[shared:]
             encoded = [encode_message(m) for m in new]
             numbers = [interner.add(b) for b in encoded]
@@ -392,7 +447,7 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
             msg_bytes = interner.added
             job.size = sum(len(b) for b in encoded)
             if job.checkpoint_ns == "" and job.derive:
-                self._derive_rows(conn, job, new, numbers, interner.created)
+                self._derive_rows(conn, job, new, numbers)
         type_, blob = self.serde.dumps_typed({**job.checkpoint, "channel_values": values})
         job.size += len(blob)
         conn.execute(
@@ -406,19 +461,19 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
 
     @staticmethod
     def _derive_rows(
-        conn: sqlite3.Connection, job: _PutJob, new: Sequence[BaseMessage], numbers: list[int], created: set[int]
+        conn: sqlite3.Connection, job: _PutJob, new: Sequence[BaseMessage], numbers: list[int]
     ) -> None:
-        """The transcript rows of the messages this put added (a body written now is a message
-        never seen before: a rewrite that stores nothing new adds no row)."""
+        """The transcript rows of the messages this put added: one row per body at most, so a
+        rewrite of messages already shown adds none."""
         chat = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (job.thread_id,)).fetchone()
         if chat is None:
             return
         turn = job.turn_index if job.turn_index is not None else int(chat["last_turn"])
         for message, n in zip(new, numbers):
-            if n not in created:
-                continue
             shown = transcript_role(message)
             if shown is None:
+                continue
+            if conn.execute("SELECT 1 FROM transcript WHERE chat_id = ? AND body_n = ?", (job.thread_id, n)).fetchone():
                 continue
             role, text = shown
             conn.execute(
@@ -436,13 +491,32 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
         checkpoint_id = str(config["configurable"]["checkpoint_id"])
         verb = "INSERT OR REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "INSERT OR IGNORE"
 
+        held = self._held.get((thread_id, checkpoint_ns))
+        known = held.numbers() if held is not None else {}
+
+        def encoded(conn: sqlite3.Connection, channel: str, value: Any) -> tuple[str, bytes]:
+            is_list = channel == MESSAGES and checkpoint_ns == "" and isinstance(value, list)
+            messages = value[1:] if is_list and value and _removes_all(value[0]) else value
+            if is_list and _is_messages(messages) and not any(
+                isinstance(m, RemoveMessage) for m in messages
+            ):
+                # A task's new messages go to the body store now: the checkpoint that takes
+                # them in refers to the same bodies, so a large tool result is kept once. The
+                # messages the newest checkpoint holds already (a restore writes them back)
+                # are known by identity and not serialised again.
+                interner = bodies.Interner(conn, BODIES, space_of(conn, thread_id))
+                numbers = (known.get(id(m)) or interner.add(encode_message(m)) for m in messages)
+                refs = {"runs": bodies.runs_extend([], numbers), "remove_all": messages is not value}
+                return REFS, orjson.dumps(refs)
+            return self.serde.dumps_typed(value)
+
         def write(conn: sqlite3.Connection) -> None:
             conn.executemany(
                 f"{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel,
-                     *self.serde.dumps_typed(value))
+                     *encoded(conn, channel, value))
                     for idx, (channel, value) in enumerate(writes)
                 ],
             )
@@ -450,21 +524,19 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
         await self.db.tx(write)
 
     # deleting, copying, pruning ------------------------------------------------------------------
-    @staticmethod
-    def _delete_thread(conn: sqlite3.Connection, thread_id: str) -> None:
+    def _delete_thread(self, conn: sqlite3.Connection, thread_id: str, also: Also | None = None) -> None:
+        """A chat's checkpoints and writes, and the bodies nothing else in its space uses."""
+        space = space_of(conn, thread_id)
         conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
         conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread_id,))
-        conn.execute(f"DELETE FROM {BODIES} WHERE chat_id = ?", (thread_id,))
+        if also is not None:
+            also(conn)  # the chat's row goes here, and its transcript with it
+        conn.execute("DELETE FROM conv_spaces WHERE thread_id = ?", (thread_id,))
+        self._collect(conn, space, bodies.ALL)
 
     async def adelete_thread(self, thread_id: str, also: Also | None = None) -> None:
         """Delete a chat's checkpoints, writes and bodies (with `also` in the same transaction)."""
-
-        def write(conn: sqlite3.Connection) -> None:
-            self._delete_thread(conn, str(thread_id))
-            if also is not None:
-                also(conn)
-
-        await self.db.tx(write)
+        await self.db.tx(lambda conn: self._delete_thread(conn, str(thread_id), also))
         self._forget(str(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
@@ -485,7 +557,8 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
             conn.execute(f"DELETE FROM checkpoints WHERE run_id IN ({marks})", ids)
             threads = {r["thread_id"] for r in doomed}
             for thread_id in threads:
-                self._collect(conn, thread_id, [r["msg_refs"] for r in doomed if r["thread_id"] == thread_id])
+                dropped = [s for r in doomed if r["thread_id"] == thread_id for s in _spans(r["msg_refs"])]
+                self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped))
             return threads
 
         for thread_id in await self.db.tx(write):
@@ -496,10 +569,7 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
 
         def write(conn: sqlite3.Connection) -> None:
             self._delete_thread(conn, dst)
-            conn.execute(
-                f"INSERT INTO {BODIES} (chat_id, n, digest, body) SELECT ?, n, digest, body FROM {BODIES} WHERE chat_id = ?",
-                (dst, src),
-            )
+            conn.execute("INSERT INTO conv_spaces (thread_id, space) VALUES (?, ?)", (dst, space_of(conn, src)))
             conn.execute(
                 "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type,"
                 " checkpoint, metadata, msg_refs, msg_count, msg_bytes) SELECT ?, checkpoint_ns, checkpoint_id,"
@@ -535,7 +605,7 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
                 else [""]
             )
             removed = 0
-            dropped: list[bytes | None] = []
+            dropped: list[bodies.Interval] = []
             for ns in spaces:
                 row = conn.execute(
                     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
@@ -546,37 +616,43 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
                     continue
                 where = "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"
                 args = (thread_id, ns, row[0])
-                dropped += [r[0] for r in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args)]
+                dropped += [s for r in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(r[0])]
                 removed += conn.execute(f"DELETE FROM checkpoints WHERE {where}", args).rowcount
                 conn.execute(f"DELETE FROM writes WHERE {where}", args)
             if dropped:
-                self._collect(conn, thread_id, dropped)
+                self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped), newest_of=thread_id)
             return removed
 
         return await self.db.tx(write)
 
     @staticmethod
-    def _collect(conn: sqlite3.Connection, thread_id: str, dropped_refs: list[bytes | None]) -> None:
-        """Delete the bodies only the dropped checkpoints used (not the transcript's)."""
-        dropped = bodies.merge(s for refs in dropped_refs for s in bodies.intervals(bodies.decode_runs(refs)))
+    def _collect(
+        conn: sqlite3.Connection, space: str, dropped: list[bodies.Interval], newest_of: str | None = None
+    ) -> None:
+        """Delete the bodies of a space in `dropped` (merged) that no checkpoint, write or
+        transcript row of any chat in the space uses."""
         if not dropped:
             return
-        newest = conn.execute(
-            "SELECT msg_refs FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
-            (thread_id,),
-        ).fetchone()
-        gone = bodies.subtract(dropped, bodies.merge(bodies.intervals(bodies.decode_runs(newest[0] if newest else None))))
-        if not gone:
-            return  # the common case: an append-only chat's old checkpoints hold a prefix of its newest
-        kept = [
-            s for (refs,) in conn.execute("SELECT msg_refs FROM checkpoints WHERE thread_id = ?", (thread_id,))
-            for s in bodies.intervals(bodies.decode_runs(refs))
-        ]
-        gone = bodies.subtract(gone, bodies.merge(kept))
-        bodies.collect(
-            conn, BODIES, thread_id, gone,
-            keep_also="SELECT body_n FROM transcript WHERE chat_id = ? AND body_n BETWEEN ? AND ?",
+        if newest_of is not None:
+            newest = conn.execute(
+                "SELECT msg_refs FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+                (newest_of,),
+            ).fetchone()
+            dropped = bodies.subtract(dropped, bodies.merge(_spans(newest[0] if newest else None)))
+            if not dropped:
+                return  # the common case: an append-only chat's old checkpoints hold a prefix of its newest
+        held = conn.execute(
+            f"SELECT msg_refs FROM checkpoints WHERE thread_id IN ({SPACE_THREADS}) UNION ALL"
+            f" SELECT value FROM writes WHERE type = :refs AND thread_id IN ({SPACE_THREADS})",
+            {"space": space, "refs": REFS},
         )
+        gone = bodies.subtract(dropped, bodies.merge(s for (refs,) in held for s in _spans(refs)))
+        for lo, hi in gone:
+            conn.execute(
+                f"DELETE FROM {BODIES} WHERE chat_id = :space AND n BETWEEN :lo AND :hi AND n NOT IN"
+                f" (SELECT body_n FROM transcript WHERE chat_id IN ({SPACE_THREADS}) AND body_n BETWEEN :lo AND :hi)",
+                {"space": space, "lo": lo, "hi": hi},
+            )
 
     async def latest_id(self, thread_id: str) -> str | None:
         """The id of a chat's newest checkpoint, without loading it."""
@@ -593,15 +669,12 @@ class SqliteConversationStore(BaseCheckpointSaver[str]):
         rows = await self.db.run(lambda c: c.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall())
         return {r[0] for r in rows}
 
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        """The same version strings as LangGraph's SQLite saver, so converted chats go on counting."""
+    def get_next_version(self, current: int | str | None, channel: None) -> int:  # type: ignore[override]
+        """Whole numbers (a converted chat's versions were made numbers too): a few bytes a
+        channel in every checkpoint, where LangGraph's SQLite saver writes 49."""
         if current is None:
-            current_v = 0
-        elif isinstance(current, int):
-            current_v = current
-        else:
-            current_v = int(current.split(".")[0])
-        return f"{current_v + 1:032}.{random.random():016}"
+            return 1
+        return (int(current.split(".")[0]) if isinstance(current, str) else int(current)) + 1
 
     # LangGraph's synchronous API: Kazma runs its graph asynchronously only.
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -23,6 +23,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from kazma_core.errors import KazmaError
 from kazma_core.stores.app_schema import MIGRATIONS
@@ -99,6 +100,20 @@ def convert_legacy(data_dir: Path, now: float | None = None) -> Conversion | Non
     return Conversion(chats, backup)
 
 
+def _version_number(version: Any) -> Any:
+    return int(version.split(".")[0]) if isinstance(version, str) else version
+
+
+def _whole_versions(checkpoint: Any) -> Any:
+    """LangGraph's SQLite saver numbers channel versions "000…0007.0.8123…"; the conversation
+    store uses the whole number alone (only the order matters, and it is the same)."""
+    checkpoint["channel_versions"] = {k: _version_number(v) for k, v in checkpoint["channel_versions"].items()}
+    checkpoint["versions_seen"] = {
+        node: {k: _version_number(v) for k, v in seen.items()} for node, seen in checkpoint["versions_seen"].items()
+    }
+    return checkpoint
+
+
 def _convert(legacy: Path, work: Path) -> int:
     """Each chat's newest checkpoint and its writes, into the copy of kazma.db, in one transaction."""
     saver = SqliteConversationStore(db=None)  # type: ignore[arg-type]  # only its put and serialiser
@@ -115,7 +130,7 @@ def _convert(legacy: Path, work: Path) -> int:
                     "SELECT * FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
                     (thread_id,),
                 ).fetchone()
-                checkpoint = saver.serde.loads_typed((row["type"], row["checkpoint"]))
+                checkpoint = _whole_versions(saver.serde.loads_typed((row["type"], row["checkpoint"])))
                 metadata = json.loads(row["metadata"]) if row["metadata"] is not None else {}
                 found = checkpoint["channel_values"].get(MESSAGES)
                 turn = checkpoint["channel_values"].get("turn_index")

@@ -65,7 +65,11 @@ MIGRATIONS: list[str] = [
     );
     INSERT INTO counters (scope) VALUES ('')
     """,
+    # 2: a fork's steps share its source's body space (a fork refers to bodies, never copies them);
+    # each body records the chat that added it, whose byte count it is.
+    bodies.spaces_ddl("spaces") + "; ALTER TABLE bodies ADD COLUMN added_by TEXT",
 ]
+SPACES = "spaces"
 
 GLOBAL = ""
 ROW_OVERHEAD = 96  # bytes a step row costs beyond its blobs (ids, numbers, index entries)
@@ -96,43 +100,51 @@ def _counter(conn: sqlite3.Connection, scope: str) -> tuple[int, int]:
 
 
 def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ...]) -> list[str]:
-    """Delete the matching steps, keep the counters right, and collect bodies no step uses."""
+    """Delete the matching steps, keep the counters right, and collect bodies no step of their
+    space uses (a body's bytes leave the count of the chat that added it)."""
     victims = conn.execute(f"SELECT seq, id, chat_id, own_bytes, refs FROM steps WHERE {where}", params).fetchall()
     if not victims:
         return []
-    per_chat: dict[str, list[bodies.Interval]] = {}
+    per_space: dict[str, list[bodies.Interval]] = {}
+    chats = set()
     for v in victims:
+        per_space.setdefault(space_of(conn, v["chat_id"]), []).extend(bodies.intervals(bodies.decode_runs(v["refs"])))
         conn.execute("DELETE FROM steps WHERE seq = ?", (v["seq"],))
         _bump(conn, v["chat_id"], -1, -v["own_bytes"])
         _bump(conn, GLOBAL, -1, -v["own_bytes"])
-        per_chat.setdefault(v["chat_id"], []).extend(bodies.intervals(bodies.decode_runs(v["refs"])))
-    for chat_id, dropped in per_chat.items():
-        kept: list[bodies.Interval] = []
-        for row in conn.execute("SELECT refs FROM steps WHERE chat_id = ?", (chat_id,)):
-            kept.extend(bodies.intervals(bodies.decode_runs(row["refs"])))
-        # A chat with no step left keeps no body at all; otherwise only unreferenced ones go.
+        chats.add(v["chat_id"])
+    for space, dropped in per_space.items():
+        kept = [
+            span for (refs,) in conn.execute(f"SELECT refs FROM steps WHERE chat_id IN ({bodies.members(SPACES)})", {"space": space})
+            for span in bodies.intervals(bodies.decode_runs(refs))
+        ]
+        # A space with no step left keeps no body at all; otherwise only unreferenced ones go.
         gone = bodies.ALL if not kept else bodies.subtract(bodies.merge(dropped), bodies.merge(kept))
-        freed = bodies.collect(conn, "bodies", chat_id, gone)
-        if freed:
-            _bump(conn, chat_id, 0, -freed)
-            _bump(conn, GLOBAL, 0, -freed)
-        if not kept:
-            (left,) = conn.execute("SELECT bytes FROM counters WHERE scope = ?", (chat_id,)).fetchone()
-            _bump(conn, GLOBAL, 0, -left)
+        for lo, hi in gone:
+            for owner, size in conn.execute(
+                "SELECT coalesce(added_by, chat_id), sum(length(body)) FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?"
+                " GROUP BY 1", (space, lo, hi),
+            ).fetchall():
+                conn.execute("UPDATE counters SET bytes = bytes - ? WHERE scope = ?", (size, owner))
+                _bump(conn, GLOBAL, 0, -size)
+            conn.execute("DELETE FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (space, lo, hi))
+    for chat_id in chats:
+        if conn.execute("SELECT 1 FROM steps WHERE chat_id = ? LIMIT 1", (chat_id,)).fetchone() is None:
             conn.execute("DELETE FROM counters WHERE scope = ?", (chat_id,))
+            conn.execute(f"DELETE FROM {SPACES} WHERE thread_id = ?", (chat_id,))
     return [v["id"] for v in victims]
 
 
+def space_of(conn: sqlite3.Connection, chat_id: str) -> str:
+    return bodies.space_of(conn, SPACES, chat_id)
+
+
 class _Interner(bodies.Interner):
-    """The chat's next body number is kept in its counters row (numbers are never reused)."""
+    """Adds to the chat's body space; each new body counts in the chat's bytes."""
 
     def __init__(self, conn: sqlite3.Connection, chat_id: str) -> None:
         _bump(conn, chat_id, 0, 0)
-        (next_n,) = conn.execute("SELECT next_body FROM counters WHERE scope = ?", (chat_id,)).fetchone()
-        super().__init__(conn, "bodies", chat_id, next_n)
-
-    def done(self) -> None:
-        self.conn.execute("UPDATE counters SET next_body = ? WHERE scope = ?", (self.next, self.chat_id))
+        super().__init__(conn, "bodies", space_of(conn, chat_id), owner=chat_id)
 
 
 def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult:
@@ -167,7 +179,6 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
         state_bytes = msg_bytes + n + len(fields) + len('{"messages":[]}')
     interner = _Interner(conn, step.chat_id)
     new_ids = [interner.add(body) for body in new_bodies]
-    interner.done()
     added = interner.added
     tail_key = step.message_ids[-1] if n else None
     tail_digest = bodies.digest(new_bodies[-1] if new_bodies else step.encode(n - 1)) if n and not truncated else None
@@ -229,7 +240,7 @@ def _read(conn: sqlite3.Connection, chat_id: str, step_id: str) -> Step | None:
     ).fetchone()
     if row is None:
         return None
-    found = bodies.read(conn, "bodies", chat_id, orjson.loads(row["refs"]))
+    found = bodies.read(conn, "bodies", space_of(conn, chat_id), orjson.loads(row["refs"]))
     state = orjson.loads(b'{"messages":[' + b",".join(found) + b"]}")
     state.update(orjson.loads(row["fields"]))
     return Step(_info(row), state)
@@ -240,28 +251,16 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
     if row is None:
         return None
     runs = orjson.loads(row["refs"])
-    if conn.execute("SELECT 1 FROM bodies WHERE chat_id = ? LIMIT 1", (dst,)).fetchone() is None:
-        # A new chat (a fork): its bodies keep their numbers, copied in one statement per run.
-        bodies.copy_runs(conn, "bodies", src, dst, runs)
-        (added, top) = conn.execute(
-            "SELECT coalesce(sum(length(body)), 0), coalesce(max(n), 0) FROM bodies WHERE chat_id = ?", (dst,)
-        ).fetchone()
+    source_space = space_of(conn, src)
+    if conn.execute("SELECT 1 FROM steps WHERE chat_id = ? LIMIT 1", (dst,)).fetchone() is None:
+        # A new chat (a fork) joins the source's body space: the step refers to the same bodies.
+        conn.execute(f"INSERT OR REPLACE INTO {SPACES} (thread_id, space) VALUES (?, ?)", (dst, source_space))
         _bump(conn, dst, 0, 0)
-        conn.execute("UPDATE counters SET next_body = ? WHERE scope = ?", (top + 1, dst))
-        new_ids = bodies.numbers(runs)
+        new_ids, added = bodies.numbers(runs), 0
     else:
         interner = _Interner(conn, dst)
-        new_ids = []
-        for start, length in runs:
-            found = {
-                r["n"]: (r["digest"], r["body"])
-                for r in conn.execute(
-                    "SELECT n, digest, body FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?",
-                    (src, start, start + length - 1),
-                )
-            }
-            new_ids += [interner.add(found[start + k][1], found[start + k][0]) for k in range(length)]
-        interner.done()
+        found = bodies.read(conn, "bodies", source_space, runs)
+        new_ids = [interner.add(body) for body in found]
         added = interner.added
     refs = orjson.dumps(bodies.runs_extend([], new_ids))
     own = row["own_bytes"] - len(row["refs"]) + len(refs)

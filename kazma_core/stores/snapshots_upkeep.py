@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kazma_core.stores.bodies import decode_runs, intervals, merge
-from kazma_core.stores.snapshots_sqlite import _delete_where
+from kazma_core.stores.snapshots_sqlite import _delete_where, space_of
 
 MAX_MARKER = 256
 MIN_MARKER = 16
@@ -88,8 +88,8 @@ def delete_recording(conn: sqlite3.Connection, where: str, params: tuple[object,
     """
     victims = conn.execute(f"SELECT chat_id, refs FROM steps WHERE {where}", params).fetchall()
     spans: dict[str, list[tuple[int, int]]] = {}
-    for chat_id, refs in victims:
-        spans.setdefault(chat_id, []).extend(intervals(decode_runs(refs)))
+    for chat_id, refs in victims:  # by body space: a fork's steps use its source's bodies
+        spans.setdefault(space_of(conn, chat_id), []).extend(intervals(decode_runs(refs)))
     spans = {chat: merge(found) for chat, found in spans.items()}
     total = sum(hi - lo + 1 for found in spans.values() for lo, hi in found)
     every = max(1, -(-total // MAX_CANDIDATES))
