@@ -103,4 +103,10 @@ MIGRATIONS: list[str] = [
         acknowledged_at REAL
     )
     """,
+    # 2: where a chat lives in a chat app: a whole chat, or a thread or topic opened for a fork.
+    """
+    ALTER TABLE bindings ADD COLUMN place TEXT NOT NULL DEFAULT 'chat';
+    ALTER TABLE bindings ADD COLUMN label TEXT NOT NULL DEFAULT '';
+    CREATE INDEX bindings_chat ON bindings(chat_id)
+    """,
 ]
