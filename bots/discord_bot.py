@@ -11,18 +11,20 @@ message-content intent, so the bot does not ask for it).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import re
+import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal, Optional
 
 import aiohttp
 import discord
 import yarl
 from discord import app_commands
 
-from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, Reply, split_text
+from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.settings import Settings
 
@@ -101,16 +103,22 @@ def _command(path: str, spec: dict[str, Any], handler: CommandHandler) -> app_co
     """One slash command from its registry definition; its options become the typed command's words."""
     options = spec["options"]
 
-    async def callback(interaction: discord.Interaction, **values: str) -> None:
-        await handler(interaction, registry.leaf(path).typed(tuple(values[o["name"]] for o in options)))
+    async def callback(interaction: discord.Interaction, **values: str | None) -> None:
+        words = tuple(value for o in options if (value := values.get(o["name"])))
+        await handler(interaction, registry.leaf(path).typed(words))
+
+    def parameter(option: dict[str, Any]) -> inspect.Parameter:
+        if option["required"]:
+            return inspect.Parameter(option["name"], inspect.Parameter.KEYWORD_ONLY,
+                                     annotation=app_commands.Range[str, 1, option["max_length"]])
+        # An optional word with fixed choices ("here"): Discord offers the choice, and it may be left out.
+        return inspect.Parameter(option["name"], inspect.Parameter.KEYWORD_ONLY, default=None,
+                                 annotation=Optional[Literal[tuple(option["choices"])]])  # type: ignore[misc]
 
     # discord.py reads a command's options off its callback's signature.
     callback.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter("interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
-        + [
-            inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, annotation=app_commands.Range[str, 1, o["max_length"]])
-            for o in options
-        ]
+        + [parameter(o) for o in options]
     )
     callback.__discord_app_commands_param_description__ = {o["name"]: o["description"] for o in options}  # type: ignore[attr-defined]
     return app_commands.Command(name=spec["name"], description=spec["description"], callback=callback)
@@ -196,6 +204,7 @@ class DiscordAdapter:
         self.answer_within = ANSWER_WITHIN
         self.client: KazmaClient | None = None
         self.failures: list[str] = []  # handler failures since start, each logged with its traceback
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     # -- lifecycle ------------------------------------------------------------------------
     async def run(self) -> None:
@@ -283,20 +292,58 @@ class DiscordAdapter:
         )
 
     # -- handlers ---------------------------------------------------------------------------
+    # discord.py runs each event in a task of its own; a lock per chat keeps one chat's
+    # messages and commands in the order they came, while other chats go on meanwhile.
+    def _lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    async def _in_order(self, key: str, work: Awaitable[list[Reply]]) -> list[Reply]:
+        async with self._lock(key):
+            return await work
+
     async def on_message(self, message: discord.Message) -> None:
         incoming = self._from_message(message)
         if incoming is None:
             return
-        for reply in await self.gateway.handle(incoming):
-            for text, view in _pieces(reply):
-                extra: dict[str, Any] = {"view": view} if view else {}
-                await message.channel.send(text, **extra)
+        async with self._lock(incoming.chat_key):
+            for reply in await self.gateway.handle(incoming):
+                for text, view in _pieces(reply):
+                    extra: dict[str, Any] = {"view": view} if view else {}
+                    await message.channel.send(text, **extra)
 
     async def on_command(self, interaction: discord.Interaction, text: str) -> None:
-        await self._answer(interaction, self.gateway.handle(self._from_interaction(interaction, text)), click=False)
+        incoming = self._from_interaction(interaction, text)
+        await self._answer(interaction, self._in_order(incoming.chat_key, self.gateway.handle(incoming)), click=False)
 
     async def on_press(self, interaction: discord.Interaction, action: str) -> None:
-        await self._answer(interaction, self.gateway.press(self._from_interaction(interaction), action), click=True)
+        incoming = self._from_interaction(interaction)
+        opener = functools.partial(self._open_thread, interaction)
+        await self._answer(interaction, self._in_order(incoming.chat_key, self.gateway.press(incoming, action, opener)), click=True)
+
+    async def _open_thread(self, interaction: discord.Interaction, name: str, intro: str) -> Opened | NoThread:
+        """A public thread for a fork, started from the bot's message that says what it is forked from."""
+        if interaction.guild_id is None:
+            return "dm"
+        channel = interaction.channel
+        if isinstance(channel, discord.Thread):
+            channel = channel.parent  # a thread holds no threads: the fork's opens in the channel beside it
+        if not isinstance(channel, discord.TextChannel):
+            log.info("discord: no thread for a fork in a %s", type(channel).__name__)
+            return "failed"
+        if not interaction.app_permissions.create_public_threads:
+            return "no_permission"
+        try:
+            starter = await channel.send(intro)
+            thread = await starter.create_thread(name=name)
+        except discord.Forbidden:
+            return "no_permission"
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as err:
+            log.warning("discord: no thread for a fork (%s: %s)", type(err).__name__, err)
+            return "failed"
+        return Opened(f"{interaction.guild_id}:{thread.id}", thread.name, "thread")
 
     async def _answer(self, interaction: discord.Interaction, work: Awaitable[list[Reply]], *, click: bool) -> None:
         task = asyncio.ensure_future(work)
