@@ -264,6 +264,9 @@ async def test_fork_makes_a_chat_of_the_linked_kazma_user_shown_in_their_sidebar
     assert thread.group(1) in [c["thread_id"] for c in chats]
     (origin,) = [c for c in chats if c["thread_id"] != thread.group(1)]
     assert origin["thread_id"] == (await slack.server.core.store.bound_chat(f"slack:{DM}")).id  # type: ignore[union-attr]
+    (fork,) = [c for c in chats if c["thread_id"] == thread.group(1)]
+    assert fork["lives_in"] == {"platform": "slack", "place": "thread", "name": "Slack DM (fork)"}  # shown in the sidebar
+    assert origin["lives_in"] == {"platform": "slack", "place": "chat", "name": ""}
 
 
 async def fork_first_step(slack: Slack, user: str, channel: str = DM, words: str = "") -> dict[str, Any]:
