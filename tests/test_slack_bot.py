@@ -333,6 +333,21 @@ async def test_fork_in_a_channel_kazma_may_not_post_in_says_so_and_fork_here_ope
     assert len(slack.fake.called("chat.postMessage")) == posts
 
 
+async def test_the_slack_manifest_declares_every_command_the_app_answers(tmp_path: Path) -> None:
+    printed = await asyncio.create_subprocess_exec(
+        str(VENV_BIN / "kazma"), "slack-manifest", "--url", "https://kazma.example.org", "--data-dir", str(tmp_path / "data"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(printed.communicate(), 20)
+    assert printed.returncode == 0, err.decode()
+    manifest = json.loads(out)
+    commands = {c["command"]: c for c in manifest["features"]["slash_commands"]}
+    assert set(commands) == {"/replay", "/fork", "/reset", "/memory", "/help"}
+    assert commands["/fork"]["usage_hint"] == "<step> [here]" and "usage_hint" not in commands["/help"]
+    assert {c["url"] for c in commands.values()} == {"https://kazma.example.org/slack/events"}
+    assert manifest["settings"]["event_subscriptions"]["bot_events"] == ["app_mention", "message.im"]
+
+
 # -- groups, approvals, language -------------------------------------------------------------
 
 
