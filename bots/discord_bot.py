@@ -11,6 +11,7 @@ message-content intent, so the bot does not ask for it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -337,12 +338,19 @@ class DiscordAdapter:
             return "no_permission"
         try:
             starter = await channel.send(intro)
-            thread = await starter.create_thread(name=name)
         except discord.Forbidden:
             return "no_permission"
         except (discord.HTTPException, aiohttp.ClientError, OSError) as err:
             log.warning("discord: no thread for a fork (%s: %s)", type(err).__name__, err)
             return "failed"
+        try:
+            thread = await starter.create_thread(name=name)
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as err:
+            log.warning("discord: no thread for a fork (%s: %s)", type(err).__name__, err)
+            # Its first message would say "talk here" where nothing continues the fork: it goes.
+            with contextlib.suppress(discord.HTTPException, aiohttp.ClientError, OSError):
+                await starter.delete()
+            return "no_permission" if isinstance(err, discord.Forbidden) else "failed"
         return Opened(f"{interaction.guild_id}:{thread.id}", thread.name, "thread")
 
     async def _answer(self, interaction: discord.Interaction, work: Awaitable[list[Reply]], *, click: bool) -> None:

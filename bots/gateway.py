@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from commands.executor import CommandContext, CommandResult, error_result, execute
-from commands.i18n import pick_lang
-from commands.i18n import t
+from commands.i18n import pick_lang, t
 from commands.parser import Fork, parse
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError

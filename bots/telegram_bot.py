@@ -317,7 +317,10 @@ class TelegramAdapter:
         except TelegramError as err:
             log.warning("telegram: no topic for a fork (%s: %s)", type(err).__name__, self._redact(str(err)))
             return "failed"
-        await self._post(bot, chat.id, topic.message_thread_id, [Reply(intro)], None)
+        try:
+            await self._post(bot, chat.id, topic.message_thread_id, [Reply(intro)], None)
+        except TelegramError as err:  # the topic is there and is the fork's: only its first line is missing
+            log.warning("telegram: a fork's topic got no first message (%s)", self._redact(str(err)))
         return Opened(_chat_key(chat, topic.message_thread_id), topic.name, "topic")
 
     def _addressed(self, message: Message, bot: Bot) -> str | None:

@@ -323,6 +323,17 @@ async def test_fork_in_a_dm_or_without_the_permission_says_why_there_is_no_threa
     assert bot.fake.threads == {} and f"{bot.core.settings.base_url}/?thread=" in forked.content
 
 
+async def test_a_thread_discord_refuses_leaves_no_message_saying_talk_here(bot: Bot) -> None:
+    """The channel's settings may forbid threads where the bot's own permissions allow them."""
+    await bot.say(ALICE, "hello")
+    bot.fake.fail_next("/threads", 403, '{"message": "Missing Permissions", "code": 50013}', "application/json")
+    asked = await bot.slash(ALICE, "fork", (await bot.steps())[0][:8])
+    [forked] = followups(await bot.click(ALICE, asked, "Yes, do it"))
+    assert "Kazma may not open threads or topics here: ask an admin" in forked.content
+    assert not [s for s in bot.fake.in_channel(GENERAL) if s.content.startswith("Forked from")]
+    assert len(bot.fake.deleted) == 1 and bot.fake.threads == {}
+
+
 async def test_fork_here_makes_no_thread(bot: Bot) -> None:
     await bot.say(ALICE, "hello")
     step = (await bot.steps())[0]

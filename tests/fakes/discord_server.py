@@ -93,6 +93,7 @@ class FakeDiscord:
     drop_gateway: bool = False  # close each gateway socket when the bot identifies or resumes
     threads: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> thread channel
     threads_allowed: bool = True  # the bot holds CREATE_PUBLIC_THREADS (in its permissions and the channel's)
+    deleted: list[int] = field(default_factory=list)  # ids of messages the bot deleted
     _failures: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
     _limits: dict[str, float] = field(default_factory=dict)  # path part -> retry_after of the next 429
     _messages: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> message payload
@@ -170,7 +171,8 @@ class FakeDiscord:
         return {str(i) for i in (*fixed, *self._messages, *self._interactions)}
 
     def in_channel(self, channel: int) -> list[Sent]:
-        return [s for s in self.sent if s.kind == "channel" and s.channel_id == channel]
+        """The bot's messages in a channel (or thread), but those it deleted."""
+        return [s for s in self.sent if s.kind == "channel" and s.channel_id == channel and s.message_id not in self.deleted]
 
     # -- payloads ---------------------------------------------------------------------------
     def _member(self, uid: int) -> dict[str, Any]:
@@ -320,6 +322,14 @@ class FakeDiscord:
         await self._dispatch("THREAD_CREATE", {**thread, "newly_created": True})
         return _json(thread)
 
+    async def _delete_message(self, request: web.Request) -> web.Response:
+        mid = int(request.match_info["message"])
+        message = self._messages.get(mid)
+        if message is None or int(message["channel_id"]) != int(request.match_info["channel"]):
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        self.deleted.append(mid)
+        return web.Response(status=204)
+
     def _interaction_of(self, token: str) -> dict[str, Any] | None:
         return next((i for i in self._interactions.values() if i["token"] == token), None)
 
@@ -417,6 +427,7 @@ class FakeDiscord:
         app.router.add_put(f"{api}/applications/{{app}}/commands", self._sync)
         app.router.add_post(f"{api}/channels/{{channel}}/messages", self._channel_message)
         app.router.add_post(f"{api}/channels/{{channel}}/messages/{{message}}/threads", self._start_thread)
+        app.router.add_delete(f"{api}/channels/{{channel}}/messages/{{message}}", self._delete_message)
         app.router.add_post(f"{api}/interactions/{{interaction}}/{{token}}/callback", self._callback)
         app.router.add_post(f"{api}/webhooks/{{app}}/{{token}}", self._followup)
         app.router.add_patch(f"{api}/webhooks/{{app}}/{{token}}/messages/@original", self._edit_original)
