@@ -10,8 +10,8 @@ before the text reaches the agent.
 from __future__ import annotations
 
 import asyncio
-import logging
 import functools
+import logging
 import re
 import time
 import weakref
@@ -32,8 +32,8 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
-from slack_sdk.webhook.async_client import AsyncWebhookClient
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 from starlette.requests import Request
 from starlette.responses import Response
 
