@@ -146,10 +146,13 @@ class Gateway:
             return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, False)), lang)]
         return await self._turn(inc, user, chat, grant, lang)
 
-    async def press(self, inc: Incoming, action: str, open_thread: OpenThread | None = None) -> list[Reply]:
+    async def press(
+        self, inc: Incoming, action: str, open_thread: OpenThread | None = None, *, thread_hears_all: bool = False
+    ) -> list[Reply]:
         """A button: approve or deny a card, or confirm or cancel a change.
 
-        A confirmed fork opens in a thread or topic through `open_thread`, where the adapter has one."""
+        A confirmed fork opens in a thread or topic through `open_thread`, where the adapter has one;
+        `thread_hears_all`: the bot reads every message there, not only those that mention it."""
         user = await self.user(inc)
         chat, grant = await self.chat(inc, user)
         lang = self.lang(inc, user)
@@ -162,7 +165,8 @@ class Gateway:
                 return [Reply(LABELS[lang]["cancelled"], ephemeral=True)]
             result = await execute(command, self._context(inc, user, chat, grant, lang, True))
             if isinstance(command, Fork) and result.kind == "answer" and not command.here and open_thread is not None:
-                return [await self._into_thread(inc, chat, result, lang, open_thread)]
+                hears_all = thread_hears_all or not inc.is_group
+                return [await self._into_thread(inc, chat, result, lang, open_thread, hears_all)]
             return [self._from_result(result, lang)]
         if verb in (APPROVE, DENY):
             if chat.owner_id != user.id:
@@ -174,11 +178,14 @@ class Gateway:
             return [self._turn_reply(result.reply, result.gates, lang)]
         return []
 
-    async def _into_thread(self, inc: Incoming, source: Chat, result: CommandResult, lang: str, open_thread: OpenThread) -> Reply:
+    async def _into_thread(
+        self, inc: Incoming, source: Chat, result: CommandResult, lang: str, open_thread: OpenThread, hears_all: bool
+    ) -> Reply:
         """The fork, opened in a thread or topic of its own and bound to it; or said why not, with its web link."""
         data = result.data
         name = data["title"] if len(data["title"]) <= THREAD_NAME else data["title"][: THREAD_NAME - 1] + "…"
-        intro = t("fork_intro", lang, source=source.title, label=data["label"], link=data["link"])
+        how = "fork_intro" if hears_all else "fork_intro_mention"
+        intro = t(how, lang, source=source.title, label=data["label"], link=data["link"])
         opened = await open_thread(name, intro)
         values = {"label": data["label"], "title": data["title"], "link": data["link"]}
         if isinstance(opened, Opened):

@@ -265,10 +265,10 @@ class TelegramAdapter:
         message = update.message
         if message is None or message.from_user is None or not message.text:
             return
-        text = self._addressed(message, bot)
+        thread = message.message_thread_id if message.is_topic_message else None
+        text = self._addressed(message, bot, await self._fork_topic(message.chat, thread))
         if text is None:
             return
-        thread = message.message_thread_id if message.is_topic_message else None
         async with self._lock(_chat_key(message.chat, thread)):
             inc = await self._incoming(bot, message.chat, message.from_user, thread, text, self._changes(text))
             replies = await self.gateway.handle(inc)
@@ -287,7 +287,8 @@ class TelegramAdapter:
         async with self._lock(_chat_key(message.chat, thread)):
             verb, _, command = action.partition(":")
             inc = await self._incoming(bot, message.chat, query.from_user, thread, "", verb == CONFIRM and self._changes(command))
-            replies = await self.gateway.press(inc, action, functools.partial(self._open_topic, bot, message.chat))
+            # Kazma, an admin where it may open topics, reads every message of a topic: no mention needed there.
+            replies = await self.gateway.press(inc, action, functools.partial(self._open_topic, bot, message.chat), thread_hears_all=True)
             refused = next((r.text for r in replies if r.kind == "error"), None)
             try:
                 await query.answer(refused[:TOAST_CHARS] if refused else None)
@@ -323,9 +324,16 @@ class TelegramAdapter:
             log.warning("telegram: a fork's topic got no first message (%s)", self._redact(str(err)))
         return Opened(_chat_key(chat, topic.message_thread_id), topic.name, "topic")
 
-    def _addressed(self, message: Message, bot: Bot) -> str | None:
+    async def _fork_topic(self, chat: Chat, thread: int | None) -> bool:
+        """Whether a group's topic is one Kazma opened for a fork: everything said there is for the fork."""
+        if thread is None or chat.type not in GROUPS:
+            return False
+        return await self.gateway.core.store.place_of(f"telegram:{_chat_key(chat, thread)}") == "topic"
+
+    def _addressed(self, message: Message, bot: Bot, fork_topic: bool = False) -> str | None:
         """The text meant for Kazma, or None: in a group, only commands for this bot and
-        messages that mention it or reply to it (an admin bot sees every message there)."""
+        messages that mention it or reply to it (an admin bot sees every message there),
+        but in a topic opened for a fork, where every message is the fork's."""
         text = message.text or ""
         first = message.entities[0] if message.entities else None
         if first is not None and first.type == MessageEntity.BOT_COMMAND and first.offset == 0:
@@ -341,7 +349,7 @@ class TelegramAdapter:
         )
         replied = message.reply_to_message is not None and message.reply_to_message.from_user is not None \
             and message.reply_to_message.from_user.id == bot.id
-        if not (mentioned or replied):
+        if not (mentioned or replied or fork_topic):
             return None
         return re.sub(re.escape(mention), "", text, flags=re.I).strip()
 

@@ -107,6 +107,11 @@ MESSAGES: dict[str, Text] = {
         "(the original is not touched). On the web: {link}",
         "مُفرَّعة من «{source}»، {label}. هذه دردشة جديدة مستقلة: تحدّث هنا لمتابعتها (الأصل لا يُمسّ). على الويب: {link}",
     ),
+    "fork_intro_mention": Text(
+        "Forked from “{source}”, {label}. This is a new chat of its own: mention Kazma here to continue it "
+        "(the original is not touched). On the web: {link}",
+        "مُفرَّعة من «{source}»، {label}. هذه دردشة جديدة مستقلة: اذكر كاظمه هنا لمتابعتها (الأصل لا يُمسّ). على الويب: {link}",
+    ),
     "forked_into_thread": Text(
         "Forked {label} into a new chat, “{title}”: it continues in the thread “{name}”. On the web: {link}",
         "فُرّعت {label} إلى دردشة جديدة، «{title}»: تستمر في السلسلة «{name}». على الويب: {link}",

@@ -289,6 +289,7 @@ async def test_fork_opens_a_thread_from_the_bots_message_and_the_thread_continue
     assert thread["name"] == "Kazma Lab #general (fork)" and int(thread["parent_id"]) == GENERAL
     starter = next(s for s in bot.fake.in_channel(GENERAL) if s.message_id == thread_id)
     assert starter.content.startswith("Forked from “Kazma Lab #general”, turn 1, step ")
+    assert "mention Kazma here to continue it" in starter.content  # Discord sends the bot mentions only
     assert "it continues in the thread “Kazma Lab #general (fork)”" in forked.content and not forked.ephemeral
     fork = await bot.chat(thread_id)
     assert fork.forked_from is not None and fork.forked_from["thread_id"] == source.id

@@ -303,6 +303,7 @@ async def test_in_a_channels_fork_thread_commands_sent_as_mentions_act_on_the_fo
     forked = await fork_first_step(slack, ANN, CHANNEL)
     [opening] = [c for c in slack.fake.called("chat.postMessage") if text_of(c.args).startswith("Forked from")]
     assert opening.args["channel"] == CHANNEL and "“Slack channel (fork)”: it continues in the thread" in text_of(forked)
+    assert "mention Kazma here to continue it" in text_of(opening.args)  # in channels, Slack sends Kazma mentions only
     ts = opening.answer["ts"]
     fork = await slack.server.core.store.bound_chat(f"slack:{CHANNEL}:{ts}")
     assert fork is not None

@@ -282,7 +282,8 @@ async def test_a_fork_in_a_group_with_topics_opens_a_topic_that_continues_the_fo
     [intro] = bot.fake.in_topic(FORUM["id"], topic.message_thread_id)
     assert intro.text.startswith("Forked from “Telegram: Forum”, turn 1, step 0. This is a new chat of its own")
     assert (await bot.chat(FORUM, topic.message_thread_id)).id == fork_id
-    [answer] = await bot.say(BOB, FORUM, "@KazmaBot and then?", thread_id=topic.message_thread_id)
+    # Everything said in the fork's topic is the fork's: no mention needed there (elsewhere in the group, it is).
+    [answer] = await bot.say(BOB, FORUM, "and then?", thread_id=topic.message_thread_id)
     assert answer.thread_id == topic.message_thread_id
     assert answer.text == 'You said: "and then?". I know no facts yet.'
     fork = await bot.core.store.transcript(fork_id)
@@ -290,6 +291,8 @@ async def test_a_fork_in_a_group_with_topics_opens_a_topic_that_continues_the_fo
     source = await bot.chat(FORUM)
     assert "and then?" not in [r.text for r in await bot.core.store.transcript(source.id)]
     # /replay in the topic acts on the fork, with the group's rules: a member is refused, an admin restores.
+    bot.fake.message(ANN, FORUM, "people talking in the group")
+    bot.fake.message(ANN, FORUM, "/replay@OtherBot list", thread_id=topic.message_thread_id)
     [listed] = await bot.say(BOB, FORUM, "/replay list", thread_id=topic.message_thread_id)
     assert listed.thread_id == topic.message_thread_id and "Turn 2: and then?" in listed.text
     fork_first = [s.id for s in await bot.core.snapshots.list_steps(fork_id) if s.turn_index == 1][-1]

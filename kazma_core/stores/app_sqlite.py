@@ -237,6 +237,13 @@ class AppStore:
             )
         )
 
+    async def place_of(self, platform_chat: str) -> str | None:
+        """What a bound platform chat is (chat, thread or topic); None when it is not bound."""
+        row = await self.db.run(
+            lambda c: c.execute("SELECT place FROM bindings WHERE platform_chat = ?", (platform_chat,)).fetchone()
+        )
+        return str(row["place"]) if row else None
+
     async def places(self, owner_id: str) -> dict[str, Place]:
         """Where each of a user's chats lives in a chat app (a thread or topic first), by chat id."""
         rows = await self.db.run(
