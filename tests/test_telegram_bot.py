@@ -55,10 +55,10 @@ class Bot:
     task: asyncio.Task[None]
 
     async def say(self, user: dict[str, Any], chat: dict[str, Any], text: str, count: int = 1,
-                  thread_id: int | None = None, reply_to: Sent | None = None) -> list[Sent]:
+                  thread_id: int | None = None, reply_to: Sent | None = None, timeout: float = 10.0) -> list[Sent]:
         before = len(self.fake.to(chat["id"]))
         self.fake.message(user, chat, text, thread_id=thread_id, reply_to=reply_to)
-        return await self.fake.replies(chat["id"], before, count)
+        return await self.fake.replies(chat["id"], before, count, timeout)
 
     async def press(self, user: dict[str, Any], sent: Sent, label: str) -> list[Sent]:
         before = len(self.fake.to(sent.chat_id))
@@ -399,6 +399,13 @@ async def test_an_answer_telegram_refuses_with_a_proxy_page_or_a_5xx_is_sent_aga
     [answer] = await bot.say(ANN, private_chat(ANN), "hello")
     assert answer.text == 'You said: "hello". I know no facts yet.'
     assert [c.status for c in bot.fake.called("sendMessage")] == [502, 500, 200] and len(bot.fake.sent) == 1
+
+
+async def test_an_answer_telegram_does_not_take_in_time_is_sent_again(bot: Bot) -> None:
+    bot.fake.stall("sendMessage", 6)  # past python-telegram-bot's 5 s read timeout
+    [answer] = await bot.say(ANN, private_chat(ANN), "hello", timeout=20)
+    assert answer.text == 'You said: "hello". I know no facts yet.' and len(bot.fake.sent) == 1
+    assert [c.status for c in bot.fake.called("sendMessage")] == [504, 200]
 
 
 async def test_when_telegram_will_not_say_who_administers_a_group_the_person_is_answered_as_a_member(bot: Bot) -> None:

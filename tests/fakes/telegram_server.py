@@ -114,6 +114,7 @@ class FakeTelegram:
     no_topic_rights: set[int] = field(default_factory=set)  # chats where the bot may not manage topics
     _flood: dict[str, int] = field(default_factory=dict)
     _hiccups: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    _stalls: dict[str, float] = field(default_factory=dict)
     _chats: dict[int, dict[str, Any]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _pushed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -160,6 +161,10 @@ class FakeTelegram:
         """The next `times` calls of `method` answer this error instead (a proxy's page, a 5xx, ...)."""
         self._hiccups.setdefault(method, []).extend([(status, body, content_type)] * times)
 
+    def stall(self, method: str, seconds: float) -> None:
+        """The next call of `method` gets no answer for `seconds` (then a 504), and is not carried out."""
+        self._stalls[method] = seconds
+
     def called(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
@@ -189,6 +194,11 @@ class FakeTelegram:
         if retry_after is not None:
             self.calls.append(Call(method, params, 429))
             return _fail(429, f"Too Many Requests: retry after {retry_after}", parameters={"retry_after": retry_after})
+        stall = self._stalls.pop(method, None)
+        if stall is not None:
+            self.calls.append(Call(method, params, 504))
+            await asyncio.sleep(stall)
+            return _fail(504, "Gateway Timeout")
         hiccups = self._hiccups.get(method)
         if hiccups:
             status, body, content_type = hiccups.pop(0)
