@@ -39,6 +39,8 @@ ANSWER_WITHIN = 2.0
 # discord.py reconnects by itself when the gateway drops the socket; this many drops in a row,
 # without a session between them, end `run` so the supervisor logs it and backs off.
 MAX_DROPS = 5
+SEND_RETRIES = 3  # a message Discord answered with a 503, or not in time, is tried this many times more
+FIRST_PAUSE = 0.5  # seconds before the first of those retries; each next pause doubles
 
 CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
 
@@ -137,6 +139,21 @@ def slash_commands(handler: CommandHandler) -> list[app_commands.Command[Any, ..
             group.add_command(_command(f"{spec['name']} {sub['name']}", sub, handler))
         out.append(group)
     return out
+
+
+async def _patiently(send: Callable[[], Awaitable[Any]]) -> Any:
+    """Post a message, trying again when Discord answers a 5xx discord.py does not retry itself
+    (503) or does not answer in time: an answer is not dropped for a passing outage.
+    (discord.py waits out rate limits and retries 500, 502, 504 and 524 on its own.)"""
+    pause = FIRST_PAUSE
+    for _ in range(SEND_RETRIES):
+        try:
+            return await send()
+        except (discord.DiscordServerError, asyncio.TimeoutError, aiohttp.ClientConnectionError) as err:
+            log.warning("discord: a message did not go through (%s: %s); trying again in %.1f s", type(err).__name__, err, pause)
+            await asyncio.sleep(pause)
+            pause *= 2
+    return await send()
 
 
 def _administers(permissions: discord.Permissions | None) -> bool:
@@ -313,7 +330,7 @@ class DiscordAdapter:
             for reply in await self.gateway.handle(incoming):
                 for text, view in _pieces(reply):
                     extra: dict[str, Any] = {"view": view} if view else {}
-                    await message.channel.send(text, **extra)
+                    await _patiently(functools.partial(message.channel.send, text, **extra))
 
     async def on_command(self, interaction: discord.Interaction, text: str) -> None:
         incoming = self._from_interaction(interaction, text)
@@ -378,7 +395,7 @@ class DiscordAdapter:
             for text, view in _pieces(reply):
                 extra: dict[str, Any] = {"view": view} if view else {}
                 if interaction.response.is_done():
-                    await interaction.followup.send(text, ephemeral=reply.ephemeral, **extra)
+                    await _patiently(functools.partial(interaction.followup.send, text, ephemeral=reply.ephemeral, **extra))
                 else:
                     await interaction.response.send_message(text, ephemeral=reply.ephemeral, **extra)
         if not interaction.response.is_done():

@@ -351,6 +351,12 @@ async def test_a_5xx_with_a_page_for_a_body_is_tried_again_and_the_answer_delive
     assert answer.content == 'You said: "hello". I know no facts yet.' and len(bot.fake.in_channel(GENERAL)) == 1
 
 
+async def test_a_503_discord_py_does_not_retry_itself_is_tried_again(bot: Bot) -> None:
+    bot.fake.fail_next(f"/channels/{GENERAL}/messages", 503, "upstream connect error", "text/plain")
+    [answer] = await bot.say(ALICE, "hello")
+    assert answer.content == 'You said: "hello". I know no facts yet.' and len(bot.fake.in_channel(GENERAL)) == 1
+
+
 async def test_messages_of_one_channel_are_answered_in_the_order_they_came(bot: Bot) -> None:
     for text in ("sleep 0.3", "first", "second"):
         await bot.fake.message(ALICE, text)
