@@ -405,30 +405,6 @@ class SlackAdapter:
         log.error("Slack request failed (%s)", body.get("type") or body.get("command") or "?", exc_info=error)
 
 
-def manifest(base_url: str, socket_mode: bool = False, name: str = "Kazma") -> dict[str, Any]:
-    """A Slack app manifest with every slash command the registry offers on Slack, so the app
-    Slack knows declares the same commands this adapter answers (paste it at api.slack.com/apps)."""
-    events = f"{base_url.rstrip('/')}{HTTP_PATH}"
-    at = {} if socket_mode else {"url": events}
-    commands = []
-    for spec in registry.slash_definitions("slack"):
-        hint = " | ".join(u.removeprefix(f"/{spec['name']}").strip() for u in spec["usage"].split(" | ")).strip(" |")
-        commands.append({"command": f"/{spec['name']}", "description": spec["description"], "should_escape": False,
-                         **({"usage_hint": hint} if hint else {}), **at})
-    request_url = {} if socket_mode else {"request_url": events}
-    return {
-        "display_information": {"name": name},
-        "features": {"bot_user": {"display_name": name, "always_online": True}, "slash_commands": commands},
-        "oauth_config": {"scopes": {"bot": ["app_mentions:read", "chat:write", "commands", "im:history", "im:read",
-                                            "im:write", "users:read"]}},
-        "settings": {
-            "event_subscriptions": {**request_url, "bot_events": ["app_mention", "message.im"]},
-            "interactivity": {"is_enabled": True, **request_url},
-            "socket_mode_enabled": socket_mode,
-        },
-    }
-
-
 def build(gateway: Gateway, settings: Settings) -> SlackAdapter | None:
     """The Slack adapter, or None when no bot token is set."""
     if not settings.slack.bot_token.get_secret_value():

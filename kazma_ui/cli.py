@@ -120,7 +120,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
 def cmd_slack_manifest(args: argparse.Namespace) -> int:
     import json
 
-    from bots.slack_bot import manifest
+    from bots.slack_manifest import manifest
 
     url = args.url or load_settings(data_dir=args.data_dir).base_url
     print(json.dumps(manifest(url, socket_mode=args.socket_mode), indent=2, ensure_ascii=False))
