@@ -11,18 +11,21 @@ message-content intent, so the bot does not ask for it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import inspect
 import logging
 import re
+import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal, Optional
 
 import aiohttp
 import discord
 import yarl
 from discord import app_commands
 
-from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, Reply, split_text
+from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.settings import Settings
 
@@ -36,6 +39,8 @@ ANSWER_WITHIN = 2.0
 # discord.py reconnects by itself when the gateway drops the socket; this many drops in a row,
 # without a session between them, end `run` so the supervisor logs it and backs off.
 MAX_DROPS = 5
+SEND_RETRIES = 3  # a message Discord answered with a 503, or not in time, is tried this many times more
+FIRST_PAUSE = 0.5  # seconds before the first of those retries; each next pause doubles
 
 CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
 
@@ -101,16 +106,22 @@ def _command(path: str, spec: dict[str, Any], handler: CommandHandler) -> app_co
     """One slash command from its registry definition; its options become the typed command's words."""
     options = spec["options"]
 
-    async def callback(interaction: discord.Interaction, **values: str) -> None:
-        await handler(interaction, registry.leaf(path).typed(tuple(values[o["name"]] for o in options)))
+    async def callback(interaction: discord.Interaction, **values: str | None) -> None:
+        words = tuple(value for o in options if (value := values.get(o["name"])))
+        await handler(interaction, registry.leaf(path).typed(words))
+
+    def parameter(option: dict[str, Any]) -> inspect.Parameter:
+        if option["required"]:
+            return inspect.Parameter(option["name"], inspect.Parameter.KEYWORD_ONLY,
+                                     annotation=app_commands.Range[str, 1, option["max_length"]])
+        # An optional word with fixed choices ("here"): Discord offers the choice, and it may be left out.
+        return inspect.Parameter(option["name"], inspect.Parameter.KEYWORD_ONLY, default=None,
+                                 annotation=Optional[Literal[tuple(option["choices"])]])  # type: ignore[misc]
 
     # discord.py reads a command's options off its callback's signature.
     callback.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter("interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction)]
-        + [
-            inspect.Parameter(o["name"], inspect.Parameter.KEYWORD_ONLY, annotation=app_commands.Range[str, 1, o["max_length"]])
-            for o in options
-        ]
+        + [parameter(o) for o in options]
     )
     callback.__discord_app_commands_param_description__ = {o["name"]: o["description"] for o in options}  # type: ignore[attr-defined]
     return app_commands.Command(name=spec["name"], description=spec["description"], callback=callback)
@@ -128,6 +139,21 @@ def slash_commands(handler: CommandHandler) -> list[app_commands.Command[Any, ..
             group.add_command(_command(f"{spec['name']} {sub['name']}", sub, handler))
         out.append(group)
     return out
+
+
+async def _patiently(send: Callable[[], Awaitable[Any]]) -> Any:
+    """Post a message, trying again when Discord answers a 5xx discord.py does not retry itself
+    (503) or does not answer in time: an answer is not dropped for a passing outage.
+    (discord.py waits out rate limits and retries 500, 502, 504 and 524 on its own.)"""
+    pause = FIRST_PAUSE
+    for _ in range(SEND_RETRIES):
+        try:
+            return await send()
+        except (discord.DiscordServerError, asyncio.TimeoutError, aiohttp.ClientConnectionError) as err:
+            log.warning("discord: a message did not go through (%s: %s); trying again in %.1f s", type(err).__name__, err, pause)
+            await asyncio.sleep(pause)
+            pause *= 2
+    return await send()
 
 
 def _administers(permissions: discord.Permissions | None) -> bool:
@@ -196,6 +222,7 @@ class DiscordAdapter:
         self.answer_within = ANSWER_WITHIN
         self.client: KazmaClient | None = None
         self.failures: list[str] = []  # handler failures since start, each logged with its traceback
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     # -- lifecycle ------------------------------------------------------------------------
     async def run(self) -> None:
@@ -283,20 +310,65 @@ class DiscordAdapter:
         )
 
     # -- handlers ---------------------------------------------------------------------------
+    # discord.py runs each event in a task of its own; a lock per chat keeps one chat's
+    # messages and commands in the order they came, while other chats go on meanwhile.
+    def _lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    async def _in_order(self, key: str, work: Awaitable[list[Reply]]) -> list[Reply]:
+        async with self._lock(key):
+            return await work
+
     async def on_message(self, message: discord.Message) -> None:
         incoming = self._from_message(message)
         if incoming is None:
             return
-        for reply in await self.gateway.handle(incoming):
-            for text, view in _pieces(reply):
-                extra: dict[str, Any] = {"view": view} if view else {}
-                await message.channel.send(text, **extra)
+        async with self._lock(incoming.chat_key):
+            for reply in await self.gateway.handle(incoming):
+                for text, view in _pieces(reply):
+                    extra: dict[str, Any] = {"view": view} if view else {}
+                    await _patiently(functools.partial(message.channel.send, text, **extra))
 
     async def on_command(self, interaction: discord.Interaction, text: str) -> None:
-        await self._answer(interaction, self.gateway.handle(self._from_interaction(interaction, text)), click=False)
+        incoming = self._from_interaction(interaction, text)
+        await self._answer(interaction, self._in_order(incoming.chat_key, self.gateway.handle(incoming)), click=False)
 
     async def on_press(self, interaction: discord.Interaction, action: str) -> None:
-        await self._answer(interaction, self.gateway.press(self._from_interaction(interaction), action), click=True)
+        incoming = self._from_interaction(interaction)
+        opener = functools.partial(self._open_thread, interaction)
+        await self._answer(interaction, self._in_order(incoming.chat_key, self.gateway.press(incoming, action, opener)), click=True)
+
+    async def _open_thread(self, interaction: discord.Interaction, name: str, intro: str) -> Opened | NoThread:
+        """A public thread for a fork, started from the bot's message that says what it is forked from."""
+        if interaction.guild_id is None:
+            return "dm"
+        channel = interaction.channel
+        if isinstance(channel, discord.Thread):
+            channel = channel.parent  # a thread holds no threads: the fork's opens in the channel beside it
+        if not isinstance(channel, discord.TextChannel):
+            log.info("discord: no thread for a fork in a %s", type(channel).__name__)
+            return "failed"
+        if not interaction.app_permissions.create_public_threads:
+            return "no_permission"
+        try:
+            starter = await channel.send(intro)
+        except discord.Forbidden:
+            return "no_permission"
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as err:
+            log.warning("discord: no thread for a fork (%s: %s)", type(err).__name__, err)
+            return "failed"
+        try:
+            thread = await starter.create_thread(name=name)
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as err:
+            log.warning("discord: no thread for a fork (%s: %s)", type(err).__name__, err)
+            # Its first message would say "talk here" where nothing continues the fork: it goes.
+            with contextlib.suppress(discord.HTTPException, aiohttp.ClientError, OSError):
+                await starter.delete()
+            return "no_permission" if isinstance(err, discord.Forbidden) else "failed"
+        return Opened(f"{interaction.guild_id}:{thread.id}", thread.name, "thread")
 
     async def _answer(self, interaction: discord.Interaction, work: Awaitable[list[Reply]], *, click: bool) -> None:
         task = asyncio.ensure_future(work)
@@ -323,7 +395,7 @@ class DiscordAdapter:
             for text, view in _pieces(reply):
                 extra: dict[str, Any] = {"view": view} if view else {}
                 if interaction.response.is_done():
-                    await interaction.followup.send(text, ephemeral=reply.ephemeral, **extra)
+                    await _patiently(functools.partial(interaction.followup.send, text, ephemeral=reply.ephemeral, **extra))
                 else:
                     await interaction.response.send_message(text, ephemeral=reply.ephemeral, **extra)
         if not interaction.response.is_done():

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from commands.executor import CommandContext, CommandResult, error_result, execute
-from commands.i18n import pick_lang
-from commands.parser import parse
+from commands.i18n import pick_lang, t
+from commands.parser import Fork, parse
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.app_sqlite import Chat, User
@@ -60,6 +61,21 @@ class Reply:
     ephemeral: bool = False
     buttons: list[Button] = field(default_factory=list)
 
+
+@dataclass(frozen=True)
+class Opened:
+    """A thread or topic an adapter opened for a fork, its first message already in it."""
+
+    chat_key: str  # the new place as `Incoming.chat_key` names it, so later messages there find the fork
+    name: str  # its name, as the platform shows it
+    place: Literal["thread", "topic"]
+
+
+# Why a fork could not get a thread: the platform has none there, or Kazma may not open one, or it failed.
+NoThread = Literal["dm", "no_topics", "no_permission", "failed"]
+# An adapter's way to open a thread or topic beside the message being answered: (name, first message) -> where.
+OpenThread = Callable[[str, str], Awaitable["Opened | NoThread"]]
+THREAD_NAME = 90  # under Discord's 100 and Telegram's 128 characters
 
 LABELS = {
     "en": {"approve": "Approve", "deny": "Deny", "confirm": "Yes, do it", "cancel": "Cancel",
@@ -130,8 +146,13 @@ class Gateway:
             return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, False)), lang)]
         return await self._turn(inc, user, chat, grant, lang)
 
-    async def press(self, inc: Incoming, action: str) -> list[Reply]:
-        """A button: approve or deny a card, or confirm or cancel a change."""
+    async def press(
+        self, inc: Incoming, action: str, open_thread: OpenThread | None = None, *, thread_hears_all: bool = False
+    ) -> list[Reply]:
+        """A button: approve or deny a card, or confirm or cancel a change.
+
+        A confirmed fork opens in a thread or topic through `open_thread`, where the adapter has one;
+        `thread_hears_all`: the bot reads every message there, not only those that mention it."""
         user = await self.user(inc)
         chat, grant = await self.chat(inc, user)
         lang = self.lang(inc, user)
@@ -142,7 +163,11 @@ class Gateway:
             command = parse(arg, self.bot_name)
             if command is None:
                 return [Reply(LABELS[lang]["cancelled"], ephemeral=True)]
-            return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, True)), lang)]
+            result = await execute(command, self._context(inc, user, chat, grant, lang, True))
+            if isinstance(command, Fork) and result.kind == "answer" and not command.here and open_thread is not None:
+                hears_all = thread_hears_all or not inc.is_group
+                return [await self._into_thread(inc, chat, result, lang, open_thread, hears_all)]
+            return [self._from_result(result, lang)]
         if verb in (APPROVE, DENY):
             if chat.owner_id != user.id:
                 return [Reply(LABELS[lang]["owner_only"], "error", {"error": "forbidden"}, ephemeral=True)]
@@ -152,6 +177,26 @@ class Gateway:
                 return [self._from_result(error_result(err, lang), lang)]
             return [self._turn_reply(result.reply, result.gates, lang)]
         return []
+
+    async def _into_thread(
+        self, inc: Incoming, source: Chat, result: CommandResult, lang: str, open_thread: OpenThread, hears_all: bool
+    ) -> Reply:
+        """The fork, opened in a thread or topic of its own and bound to it; or said why not, with its web link."""
+        data = result.data
+        name = data["title"] if len(data["title"]) <= THREAD_NAME else data["title"][: THREAD_NAME - 1] + "…"
+        how = "fork_intro" if hears_all else "fork_intro_mention"
+        intro = t(how, lang, source=source.title, label=data["label"], link=data["link"])
+        opened = await open_thread(name, intro)
+        values = {"label": data["label"], "title": data["title"], "link": data["link"]}
+        if isinstance(opened, Opened):
+            key = f"{inc.platform}:{opened.chat_key}"
+            await self.core.store.bind_chat(key, data["thread_id"], inc.is_group, opened.place, opened.name)
+            lives_in = {"platform": inc.platform, "place": opened.place, "name": opened.name}
+            text = t(f"forked_into_{opened.place}", lang, name=opened.name, **values)
+            return Reply(text, "answer", {**data, "lives_in": lives_in})
+        log.info("%s: a fork stays on the web (%s)", inc.platform, opened)
+        text = t("forked_no_thread", lang, why=t(f"no_thread_{opened}", lang, platform=inc.platform.title()), **values)
+        return Reply(text, "answer", {**data, "lives_in": None, "no_thread": opened})
 
     def _context(self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str, confirmed: bool) -> CommandContext:
         return CommandContext(

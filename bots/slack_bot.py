@@ -10,9 +10,11 @@ before the text reaches the agent.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,12 +23,22 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, async_default_handlers
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+    async_default_handlers,
+)
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bots.gateway import APPROVE, CONFIRM, Button, Gateway, Incoming, Reply, split_text
+from bots.gateway import APPROVE, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from commands import registry
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings, SlackSettings
 
@@ -41,6 +53,7 @@ ACTION_PREFIX = "kazma:"
 PROFILE_SECONDS = 300.0
 PROFILES_KEPT = 1000
 RATE_LIMIT_RETRIES = 5
+SERVER_ERROR_RETRIES = 3
 SOCKET_CONNECT_SECONDS = 30.0
 SOCKET_CHECK_SECONDS = 5.0
 SOCKET_CHECKS_DOWN = 3  # the SDK reconnects by itself; this long down, the supervisor takes over
@@ -50,6 +63,25 @@ _LINK_REF = re.compile(r"<((?:https?|mailto):[^>|]+)(?:\|([^>]*))?>")
 _MD_LINK = re.compile(r"\[([^\]\n|]+)\]\((https?://[^\s)|]+)\)")
 _MD_BOLD = re.compile(r"\*\*(.+?)\*\*")
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.M)
+
+
+class AnyServerErrorRetryHandler(AsyncServerErrorRetryHandler):
+    """slack-sdk's server-error retry, for every 5xx (its own covers 500 and 503 only; a proxy answers 502 and 504)."""
+
+    async def _can_retry_async(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None, error: Exception | None = None,
+    ) -> bool:
+        return response is not None and response.status_code >= 500
+
+
+def retry_handlers() -> list[AsyncRetryHandler]:
+    """What slack-sdk tries again, for the Web API and response URLs alike: a lost connection,
+    a rate limit (after Retry-After), and a 5xx (whatever its body)."""
+    return [
+        *async_default_handlers(),
+        AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+        AnyServerErrorRetryHandler(max_retry_count=SERVER_ERROR_RETRIES),
+    ]
 
 
 class SlackUnavailable(KazmaError):
@@ -104,6 +136,11 @@ def _is_dm(channel_id: str, channel_name: str | None) -> bool:
     return channel_name == "directmessage" or channel_id.startswith("D")
 
 
+def _key(channel: str, thread_ts: str | None) -> str:
+    """The Slack chat a message belongs to: a channel or DM, or a thread in one."""
+    return f"{channel}:{thread_ts}" if thread_ts else channel
+
+
 def _thread_of(message: dict[str, Any]) -> str | None:
     """The thread a message is in; a thread's first message is in the channel itself."""
     thread_ts = message.get("thread_ts")
@@ -119,16 +156,15 @@ class SlackAdapter:
         self.app_token = settings.app_token.get_secret_value()
         self.signing_secret = settings.signing_secret.get_secret_value()
         self.http_path: str | None = None if self.app_token else HTTP_PATH
-        self.client = AsyncWebClient(
-            token=settings.bot_token.get_secret_value(), base_url=settings.api_url,
-            retry_handlers=[*async_default_handlers(), AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES)],
-        )
+        self.client = AsyncWebClient(token=settings.bot_token.get_secret_value(), base_url=settings.api_url,
+                                     retry_handlers=retry_handlers())
         self.app = AsyncApp(signing_secret=self.signing_secret, client=self.client, logger=log)
         self._requests = AsyncSlackRequestHandler(self.app)
         self._socket: AsyncSocketModeHandler | None = None
         self._profiles: dict[tuple[str, str], tuple[float, Profile]] = {}
-        self.app.command("/replay")(self._on_command)
-        self.app.command("/fork")(self._on_command)
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        for spec in registry.slash_definitions("slack"):  # every command the registry offers on Slack
+            self.app.command(f"/{spec['name']}")(self._on_command)
         self.app.event("message")(self._on_message)
         self.app.event("app_mention")(self._on_mention)
         self.app.action(re.compile(f"^{ACTION_PREFIX}"))(self._on_button)
@@ -220,7 +256,7 @@ class SlackAdapter:
     ) -> Incoming:
         """An `Incoming`; Slack is asked for the person's role and locale only when they matter."""
         inc = Incoming(
-            "slack", user_id, user_name, f"{channel}:{thread_ts}" if thread_ts else channel, title,
+            "slack", user_id, user_name, _key(channel, thread_ts), title,
             text=text, is_group=is_group, team=team,
         )
         known = await self.gateway.core.store.user_for_identity(inc.identity)
@@ -264,13 +300,15 @@ class SlackAdapter:
         is_group = not _is_dm(channel, channel_name)
         title = "Slack DM" if not is_group else f"Slack #{channel_name}" if channel_name else "Slack channel"
         text = f"{command['command']} {command.get('text', '')}".strip()
-        inc = await self._incoming(
-            command["team_id"], command["user_id"], command.get("user_name", ""), channel, None, is_group, title,
-            text=text, deciding=True,
-        )
-        for reply in await self.gateway.handle(inc):
-            for message in messages(reply):
-                await self._respond(respond, message, response_type="ephemeral" if reply.ephemeral else "in_channel")
+        # Slack names no thread in a slash command: it is the channel's (in a thread, mention Kazma instead).
+        async with self._lock(channel):
+            inc = await self._incoming(
+                command["team_id"], command["user_id"], command.get("user_name", ""), channel, None, is_group, title,
+                text=text, deciding=True,
+            )
+            for reply in await self.gateway.handle(inc):
+                for message in messages(reply):
+                    await self._respond(respond, message, response_type="ephemeral" if reply.ephemeral else "in_channel")
 
     async def _on_message(self, event: dict[str, Any], body: dict[str, Any], context: Any) -> None:
         if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
@@ -286,14 +324,18 @@ class SlackAdapter:
         team = body.get("team_id") or event.get("team") or ""  # the workspace, as slash commands name it
         channel, thread_ts = event["channel"], event.get("thread_ts")
         is_group = event.get("channel_type", "channel") != "im"
-        text = await self._plain(team, event.get("text", ""), context.get("bot_user_id"))
-        inc = await self._incoming(
-            team, event["user"], "", channel, thread_ts, is_group, title, text=text, deciding=text.startswith("/"),
-        )
+        async with self._lock(_key(channel, thread_ts)):
+            text = await self._plain(team, event.get("text", ""), context.get("bot_user_id"))
+            inc = await self._incoming(
+                team, event["user"], "", channel, thread_ts, is_group, title, text=text, deciding=text.startswith("/"),
+            )
+            await self._answer_in_place(inc, channel, thread_ts, event["user"], is_group)
+
+    async def _answer_in_place(self, inc: Incoming, channel: str, thread_ts: str | None, user: str, is_group: bool) -> None:
         for reply in await self.gateway.handle(inc):
             for message in messages(reply):
                 if reply.ephemeral and is_group:
-                    await self.client.chat_postEphemeral(channel=channel, user=event["user"], thread_ts=thread_ts, **message)
+                    await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, **message)
                 else:
                     await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
 
@@ -306,12 +348,16 @@ class SlackAdapter:
         is_group = not _is_dm(channel, channel_info.get("name"))
         user = body["user"]
         team = (body.get("team") or {}).get("id") or user.get("team_id") or ""
-        inc = await self._incoming(
-            team, user["id"], user.get("username") or user.get("name", ""), channel, thread_ts, is_group,
-            "Slack DM" if not is_group else "Slack channel", deciding=True,
-        )
-        replies = await self.gateway.press(inc, body["actions"][0]["value"])
-        was_ephemeral = bool(container.get("is_ephemeral"))
+        async with self._lock(_key(channel, thread_ts)):
+            inc = await self._incoming(
+                team, user["id"], user.get("username") or user.get("name", ""), channel, thread_ts, is_group,
+                "Slack DM" if not is_group else "Slack channel", deciding=True,
+            )
+            opener = functools.partial(self._open_thread, channel)
+            replies = await self.gateway.press(inc, body["actions"][0]["value"], opener)
+            await self._answer_press(respond, replies, bool(container.get("is_ephemeral")), thread_ts)
+
+    async def _answer_press(self, respond: Any, replies: list[Reply], was_ephemeral: bool, thread_ts: str | None) -> None:
         first = True
         for reply in replies:
             for part in messages(reply):
@@ -327,8 +373,31 @@ class SlackAdapter:
                     await self._respond(respond, part, response_type=kind, replace_original=False, thread_ts=thread_ts)
                 first = False
 
+    async def _open_thread(self, channel: str, name: str, intro: str) -> Opened | NoThread:
+        """A thread for a fork: under a first message, in the same channel or DM, saying what it is forked from."""
+        try:
+            posted = await self.client.chat_postMessage(channel=channel, **messages(Reply(intro))[0])
+        except SlackApiError as err:
+            said = str(err.response.get("error"))
+            log.info("Slack: no thread for a fork (%s)", said)
+            return "no_permission" if said in ("not_in_channel", "channel_not_found", "restricted_action") else "failed"
+        except (aiohttp.ClientError, OSError) as err:
+            log.warning("Slack: no thread for a fork (%s: %s)", type(err).__name__, err)
+            return "failed"
+        return Opened(f"{channel}:{posted['ts']}", name, "thread")
+
+    def _lock(self, key: str) -> asyncio.Lock:
+        """One chat's messages are answered one after the other, in the order they came."""
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
     async def _respond(self, respond: Any, message: dict[str, Any], **options: Any) -> None:
-        answer = await respond(**message, **{k: v for k, v in options.items() if v is not None})
+        # The response URL through slack-sdk's webhook client with the same retries as the Web API
+        # (bolt's own `respond` has none for a 5xx or a rate limit).
+        webhook = AsyncWebhookClient(respond.response_url, retry_handlers=retry_handlers(), logger=log)
+        answer = await webhook.send_dict({**message, **{k: v for k, v in options.items() if v is not None}})
         if answer.status_code != 200:
             log.warning("Slack refused an answer to a response URL: %s %s", answer.status_code, answer.body)
 

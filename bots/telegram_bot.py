@@ -14,12 +14,10 @@ import html
 import logging
 import re
 import secrets
-import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine
-from datetime import timedelta
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any
 from urllib.parse import urlsplit
 
 from telegram import (
@@ -35,11 +33,18 @@ from telegram import (
     User,
 )
 from telegram.constants import ChatMemberStatus, ChatType, MessageLimit, ParseMode
-from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
-from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, ContextTypes, MessageHandler, filters
-from telegram.warnings import PTBDeprecationWarning
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
 
-from bots.gateway import CANCEL, CONFIRM, Button, Gateway, Incoming, Reply, split_text
+from bots.gateway import CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands.parser import ReplayClear, ReplayRestore, parse
 from commands.registry import telegram_menu
 from kazma_core.errors import KazmaError
@@ -47,18 +52,45 @@ from kazma_core.settings import Settings, TelegramSettings
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 UPDATES = ["message", "callback_query"]
 POLL_SECONDS = 10
 WATCH_SECONDS = 60.0  # how often a running bot checks that its token is still accepted
 CALLBACK_BYTES = 64  # Telegram's limit on a button's callback_data
 LONG_ACTIONS_KEPT = 1024
 FLOOD_WAITS = 5  # RetryAfter answers waited out for one request before giving up on it
+NETWORK_RETRIES = 3  # a request Telegram answered with a 5xx, garbage or nothing is tried this many times more
+FIRST_PAUSE = 0.5  # seconds before the first of those retries; each next pause doubles
 STOP_GRACE = 5.0  # seconds replies in progress may take to finish when the bot stops
 TOAST_CHARS = 200  # Telegram's limit on a callback answer's text
 GROUPS = (ChatType.GROUP, ChatType.SUPERGROUP)
 ADMINS = (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+
+
+class PatientLimiter(AIORateLimiter):
+    """PTB's rate limiter (Telegram's flood limits kept, RetryAfter waited out) that also tries a
+    request again when Telegram answers a 5xx, a body that is not JSON, or nothing in time: a
+    reply is not dropped for a passing outage. A refusal (400, 403) is not tried again.
+
+    A timed-out message may have reached Telegram: a person may then read it twice, never zero times.
+    """
+
+    async def process_request(
+        self, callback: Callable[..., Coroutine[Any, Any, Any]], args: Any, kwargs: dict[str, Any],
+        endpoint: str, data: dict[str, Any], rate_limit_args: int | None,
+    ) -> Any:
+        pause = FIRST_PAUSE
+        for _ in range(NETWORK_RETRIES):
+            try:
+                return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
+            except BadRequest:
+                raise
+            except TelegramError as err:
+                if not isinstance(err, NetworkError) and type(err) is not TelegramError:  # plain: "Invalid server response"
+                    raise
+                log.warning("telegram %s failed (%s); trying again in %.1f s", endpoint, err, pause)
+                await asyncio.sleep(pause)
+                pause *= 2
+        return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
 
 
 class TelegramUnavailable(KazmaError):
@@ -183,7 +215,7 @@ class TelegramAdapter:
 
     def _application(self) -> Application[Any, Any, Any, Any, Any, Any]:
         base = self.settings.base_url
-        builder = ApplicationBuilder().token(self._token).base_url(base)
+        builder = ApplicationBuilder().token(self._token).base_url(base).rate_limiter(PatientLimiter(max_retries=FLOOD_WAITS))
         if base.endswith("/bot"):
             builder = builder.base_file_url(base[: -len("bot")] + "file/bot")
         app = builder.build()
@@ -194,7 +226,7 @@ class TelegramAdapter:
     async def _set_menu(self, bot: Bot) -> None:
         for lang, code in (("en", None), ("ar", "ar")):
             menu = [BotCommand(name, description) for name, description in telegram_menu(lang)]
-            await self._patiently(functools.partial(bot.set_my_commands, menu, language_code=code))
+            await bot.set_my_commands(menu, language_code=code)
 
     def _polling_failed(self, err: TelegramError) -> None:
         log.warning("telegram polling failed (%s: %s); retrying", type(err).__name__, self._redact(str(err)))
@@ -233,10 +265,10 @@ class TelegramAdapter:
         message = update.message
         if message is None or message.from_user is None or not message.text:
             return
-        text = self._addressed(message, bot)
+        thread = message.message_thread_id if message.is_topic_message else None
+        text = self._addressed(message, bot, await self._fork_topic(message.chat, thread))
         if text is None:
             return
-        thread = message.message_thread_id if message.is_topic_message else None
         async with self._lock(_chat_key(message.chat, thread)):
             inc = await self._incoming(bot, message.chat, message.from_user, thread, text, self._changes(text))
             replies = await self.gateway.handle(inc)
@@ -248,27 +280,60 @@ class TelegramAdapter:
             return
         message = query.message
         if message is None or query.data is None:
-            await self._patiently(query.answer)
+            await query.answer()
             return
         thread = message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
         action = self._long_actions.get(query.data, f"{CANCEL}:") if query.data.startswith("#") else query.data
         async with self._lock(_chat_key(message.chat, thread)):
             verb, _, command = action.partition(":")
             inc = await self._incoming(bot, message.chat, query.from_user, thread, "", verb == CONFIRM and self._changes(command))
-            replies = await self.gateway.press(inc, action)
+            # Kazma, an admin where it may open topics, reads every message of a topic: no mention needed there.
+            replies = await self.gateway.press(inc, action, functools.partial(self._open_topic, bot, message.chat), thread_hears_all=True)
             refused = next((r.text for r in replies if r.kind == "error"), None)
             try:
-                await self._patiently(functools.partial(query.answer, refused[:TOAST_CHARS] if refused else None))
+                await query.answer(refused[:TOAST_CHARS] if refused else None)
             except BadRequest as err:  # a press answered late ("query is too old") still gets its reply
                 log.info("telegram: a button press was answered late (%s)", err)
             await self._post(bot, message.chat.id, thread, replies, message.message_id)
             if replies and refused is None and isinstance(message, Message) and message.reply_markup:
                 # The question is answered: its buttons go, so nobody presses them twice.
-                await self._patiently(functools.partial(message.edit_reply_markup, None))
+                await message.edit_reply_markup(None)
 
-    def _addressed(self, message: Message, bot: Bot) -> str | None:
+    async def _open_topic(self, bot: Bot, chat: Chat, name: str, intro: str) -> Opened | NoThread:
+        """A forum topic for a fork, with `intro` as its first message: in a group with topics,
+        or in a private chat when the bot has topics turned on there."""
+        if chat.type == ChatType.PRIVATE:
+            if not bot.bot.has_topics_enabled:
+                return "no_topics"
+        elif chat.type != ChatType.SUPERGROUP or not chat.is_forum:
+            return "no_topics"
+        try:
+            topic = await bot.create_forum_topic(chat.id, name)
+        except (BadRequest, Forbidden) as err:
+            said = str(err).lower()
+            log.info("telegram: no topic for a fork (%s)", err)
+            if "right" in said or isinstance(err, Forbidden):
+                return "no_permission"
+            return "no_topics" if "forum" in said or "topic" in said else "failed"
+        except TelegramError as err:
+            log.warning("telegram: no topic for a fork (%s: %s)", type(err).__name__, self._redact(str(err)))
+            return "failed"
+        try:
+            await self._post(bot, chat.id, topic.message_thread_id, [Reply(intro)], None)
+        except TelegramError as err:  # the topic is there and is the fork's: only its first line is missing
+            log.warning("telegram: a fork's topic got no first message (%s)", self._redact(str(err)))
+        return Opened(_chat_key(chat, topic.message_thread_id), topic.name, "topic")
+
+    async def _fork_topic(self, chat: Chat, thread: int | None) -> bool:
+        """Whether a group's topic is one Kazma opened for a fork: everything said there is for the fork."""
+        if thread is None or chat.type not in GROUPS:
+            return False
+        return await self.gateway.core.store.place_of(f"telegram:{_chat_key(chat, thread)}") == "topic"
+
+    def _addressed(self, message: Message, bot: Bot, fork_topic: bool = False) -> str | None:
         """The text meant for Kazma, or None: in a group, only commands for this bot and
-        messages that mention it or reply to it (an admin bot sees every message there)."""
+        messages that mention it or reply to it (an admin bot sees every message there),
+        but in a topic opened for a fork, where every message is the fork's."""
         text = message.text or ""
         first = message.entities[0] if message.entities else None
         if first is not None and first.type == MessageEntity.BOT_COMMAND and first.offset == 0:
@@ -284,7 +349,7 @@ class TelegramAdapter:
         )
         replied = message.reply_to_message is not None and message.reply_to_message.from_user is not None \
             and message.reply_to_message.from_user.id == bot.id
-        if not (mentioned or replied):
+        if not (mentioned or replied or fork_topic):
             return None
         return re.sub(re.escape(mention), "", text, flags=re.I).strip()
 
@@ -302,7 +367,7 @@ class TelegramAdapter:
 
     async def _is_admin(self, bot: Bot, chat_id: int, user_id: int) -> bool:
         try:
-            member = await self._patiently(functools.partial(bot.get_chat_member, chat_id, user_id))
+            member = await bot.get_chat_member(chat_id, user_id)
         except TelegramError as err:
             log.warning("telegram: could not ask whether a user administers a chat (%s); treating them as a member", err)
             return False
@@ -327,11 +392,11 @@ class TelegramAdapter:
             reply_parameters=ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None,
         )
         try:
-            await self._patiently(functools.partial(send, to_html(text), parse_mode=ParseMode.HTML))
+            await send(to_html(text), parse_mode=ParseMode.HTML)
         except BadRequest as err:
             if "entities" not in str(err).lower():
                 raise
-            await self._patiently(functools.partial(send, text))  # formatting Telegram refused: say it plainly
+            await send(text)  # formatting Telegram refused: say it plainly
 
     def _keyboard(self, buttons: list[Button]) -> InlineKeyboardMarkup | None:
         if not buttons:
@@ -349,27 +414,9 @@ class TelegramAdapter:
             self._long_actions.popitem(last=False)
         return key
 
-    async def _patiently(self, call: Callable[[], Awaitable[T]]) -> T:
-        """Make a Bot API call, waiting out flood control (RetryAfter) rather than dropping it."""
-        for _ in range(FLOOD_WAITS):
-            try:
-                return await call()
-            except RetryAfter as err:
-                wait = _retry_seconds(err)
-                log.warning("telegram asked to slow down; waiting %.1f s", wait)
-                await asyncio.sleep(wait)
-        return await call()
-
 
 def _chat_key(chat: Chat, thread: int | None) -> str:
     return f"{chat.id}:{thread}" if thread else str(chat.id)
-
-
-def _retry_seconds(err: RetryAfter) -> float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PTBDeprecationWarning)  # int or timedelta, depending on PTB_TIMEDELTA
-        value = err.retry_after
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)

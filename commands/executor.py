@@ -164,13 +164,15 @@ async def _fork(cmd: Fork, ctx: CommandContext) -> CommandResult:
             # As for a restore: the service's refusal, audited, rather than a pointless question.
             await svc.fork(ctx.user, ctx.surface, ctx.chat_id, snap["snapshot_id"], ctx.grant)
         text = t("confirm_fork", lang, label=render.label(snap, lang), short_id=render.short_id(snap["snapshot_id"]))
-        return CommandResult("confirm", text, {"confirm": Fork(snap["snapshot_id"]).text(), "snapshot": snap}, ephemeral=True)
+        confirm = Fork(snap["snapshot_id"], cmd.here).text()
+        return CommandResult("confirm", text, {"confirm": confirm, "snapshot": snap}, ephemeral=True)
     done = await svc.fork(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant)
     link = chat_link(ctx, done["thread_id"])
     origin = done["forked_from"] or {}
     where = render.label(origin, lang) if "turn_index" in origin else render.short_id(cmd.step)
     text = t("forked", lang, label=where, title=done["title"], link=link)
-    return CommandResult("answer", text, {**done, "link": link})
+    # `label` and `here` let a chat app open the fork in a thread of its own (bots/gateway.py).
+    return CommandResult("answer", text, {**done, "link": link, "label": where, "here": bool(cmd.here)})
 
 
 async def _clear(ctx: CommandContext) -> CommandResult:

@@ -102,6 +102,44 @@ MESSAGES: dict[str, Text] = {
         "Forked {label} into a new chat, “{title}”. Open it: {link}",
         "فُرّعت {label} إلى دردشة جديدة، «{title}». افتحها: {link}",
     ),
+    "fork_intro": Text(
+        "Forked from “{source}”, {label}. This is a new chat of its own: talk here to continue it "
+        "(the original is not touched). On the web: {link}",
+        "مُفرَّعة من «{source}»، {label}. هذه دردشة جديدة مستقلة: تحدّث هنا لمتابعتها (الأصل لا يُمسّ). على الويب: {link}",
+    ),
+    "fork_intro_mention": Text(
+        "Forked from “{source}”, {label}. This is a new chat of its own: mention Kazma here to continue it "
+        "(the original is not touched). On the web: {link}",
+        "مُفرَّعة من «{source}»، {label}. هذه دردشة جديدة مستقلة: اذكر كاظمه هنا لمتابعتها (الأصل لا يُمسّ). على الويب: {link}",
+    ),
+    "forked_into_thread": Text(
+        "Forked {label} into a new chat, “{title}”: it continues in the thread “{name}”. On the web: {link}",
+        "فُرّعت {label} إلى دردشة جديدة، «{title}»: تستمر في السلسلة «{name}». على الويب: {link}",
+    ),
+    "forked_into_topic": Text(
+        "Forked {label} into a new chat, “{title}”: it continues in the topic “{name}”. On the web: {link}",
+        "فُرّعت {label} إلى دردشة جديدة، «{title}»: تستمر في الموضوع «{name}». على الويب: {link}",
+    ),
+    "forked_no_thread": Text(
+        "Forked {label} into a new chat, “{title}”. {why} Continue it on the web: {link}",
+        "فُرّعت {label} إلى دردشة جديدة، «{title}». {why} تابعها على الويب: {link}",
+    ),
+    "no_thread_dm": Text(
+        "{platform} has no threads in direct messages, so it has no thread here.",
+        "لا سلاسل في الرسائل المباشرة على {platform}، فلا سلسلة لها هنا.",
+    ),
+    "no_thread_no_topics": Text(
+        "This chat has no topics, so it has no topic here: turn topics on for this group (or for the bot, in a private chat) to get one next time.",
+        "لا مواضيع في هذه الدردشة، فلا موضوع لها هنا: فعّل المواضيع لهذه المجموعة (أو للبوت في الدردشة الخاصة) لتحصل على واحد في المرة القادمة.",
+    ),
+    "no_thread_no_permission": Text(
+        "Kazma may not open threads or topics here: ask an admin to give it that permission to get one next time.",
+        "لا يُسمح لكاظمه بفتح سلاسل أو مواضيع هنا: اطلب من أحد المشرفين منحها هذا الإذن لتحصل على واحد في المرة القادمة.",
+    ),
+    "no_thread_failed": Text(
+        "{platform} did not open a thread for it just now; try /fork again later for one.",
+        "لم يفتح {platform} سلسلة لها الآن؛ جرّب /fork لاحقًا لتحصل على واحدة.",
+    ),
     "confirm_clear": Text(
         "Delete this chat’s saved steps ({count})? They cannot be brought back; the conversation itself stays.",
         "هل تحذف الخطوات المحفوظة لهذه الدردشة ({count})؟ لا يمكن إرجاعها؛ وتبقى المحادثة نفسها.",
@@ -184,6 +222,7 @@ _BAD_COMMAND_AR: dict[str, str] = {
     "missing_argument": "ينقص الأمرَ {missing}. استخدم: {usage}.",
     "extra_argument": "كلمات زائدة بعد الأمر. استخدم: {usage}.",
     "too_long": "هذا أطول من أن يكون معرّف خطوة. استخدم: {usage}، مع معرّف يعرضه /replay list.",
+    "bad_choice": "«{word}» ليست كلمة يقبلها هذا الأمر. استخدم: {usage}.",
 }
 
 

@@ -78,9 +78,13 @@ class ReplayClear(_Typed):
 class Fork(_Typed):
     path: ClassVar[str] = "fork"
     step: str
+    here: str | None = None  # "here": the fork stays a chat of its own, no thread or topic is opened
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "here", "here" if self.here else None)
 
     def args(self) -> tuple[str, ...]:
-        return (self.step,)
+        return (self.step, "here") if self.here else (self.step,)
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,7 @@ class Usage:
 
     code: ClassVar[str] = "bad_command"
     command: str | None  # a registry path ("replay compare", "memory"), or None for an unknown command
-    reason: str  # unknown_command, missing_subcommand, unknown_subcommand, missing_argument, extra_argument, too_long
+    reason: str  # unknown_command, missing_subcommand, unknown_subcommand, missing_argument, extra_argument, too_long, bad_choice
     word: str = ""  # the word at fault, shortened
     missing: tuple[str, ...] = ()  # names of the missing arguments
 
@@ -126,6 +130,7 @@ class Usage:
             "missing_argument": f"Missing {' '.join(f'<{m}>' for m in self.missing)}. Use: {use}.",
             "extra_argument": f"Too many words for this command. Use: {use}.",
             "too_long": f"That is too long for a step id. Use: {use}, with an id shown by /replay list.",
+            "bad_choice": f"“{self.word}” is not a word this command takes. Use: {use}.",
         }
         return BadCommand(
             sentences.get(self.reason, f"That command is not right. Use: {use}."),
@@ -139,14 +144,17 @@ def _shown(word: str) -> str:
 
 def _bind(leaf: registry.Leaf, words: list[str]) -> Command | Usage:
     spec = leaf.cmd.args
-    if len(words) < len(spec):
-        return Usage(leaf.path, "missing_argument", missing=tuple(a.name for a in spec[len(words):]))
+    needed = [a for a in spec if a.required]
+    if len(words) < len(needed):
+        return Usage(leaf.path, "missing_argument", missing=tuple(a.name for a in needed[len(words):]))
     if len(words) > len(spec):
         return Usage(leaf.path, "extra_argument", word=_shown(words[len(spec)]))
     for arg, word in zip(spec, words):
+        if arg.choices and word.lower() not in arg.choices:
+            return Usage(leaf.path, "bad_choice", word=_shown(word))
         if len(word) > arg.max_length:
             return Usage(leaf.path, "too_long", word=_shown(word))
-    return BUILDERS[leaf.path](*words)
+    return BUILDERS[leaf.path](*(w.lower() if a.choices else w for a, w in zip(spec, words)))
 
 
 def parse(text: object, bot_name: str | None = None) -> Command | Usage | None:

@@ -21,6 +21,16 @@ class ArgDef:
     name: str
     description: Text
     max_length: int = 64  # a step id is 32 characters; anything far longer is not one
+    # An optional word ("/fork <step> here"): typed as [word], it may only be one of `choices`.
+    choices: tuple[str, ...] = ()
+    surfaces: frozenset[str] = EVERYWHERE
+
+    @property
+    def required(self) -> bool:
+        return not self.choices
+
+    def shown(self) -> str:
+        return f"<{self.name}>" if self.required else "[" + "|".join(self.choices) + "]"
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,7 @@ class Leaf:
         if not self.cmd.implicit or (args and self.parent and self.parent.sub(args[0].lower())):
             words.append(self.cmd.name)
         if args is None and not (surface == "web" and self.cmd.web):
-            args = tuple(f"<{a.name}>" for a in self.cmd.args)
+            args = tuple(a.shown() for a in self.cmd.args if surface is None or surface in a.surfaces)
         return "/" + " ".join([*words, *(args or ())])
 
     def description(self, lang: str, surface: str | None = None) -> str:
@@ -77,6 +87,10 @@ STEP = ArgDef("step", Text(
     "The step’s id, or its first 8 or more characters (from /replay list)",
     "معرّف الخطوة، أو أول 8 أحرف منه أو أكثر (من /replay list)",
 ))
+HERE = ArgDef("here", Text(
+    "Keep the fork here, as a chat of its own on the web, instead of opening a thread or topic for it",
+    "إبقاء التفريع هنا، دردشةً مستقلة على الويب، بدل فتح سلسلة أو موضوع له",
+), max_length=4, choices=("here",), surfaces=CHAT_APPS)
 PAGE_LINK = Text(
     "How many steps this chat saved, and a link that opens the Time Travel page on it",
     "كم خطوة حُفظت لهذه الدردشة، ورابط يفتح صفحة السفر عبر الزمن عليها",
@@ -108,9 +122,9 @@ COMMANDS: tuple[CommandDef, ...] = (
     ),
     CommandDef(
         "fork",
-        Text("Fork: branch that step into a new chat, owned by you; the original is not touched",
-             "تفريع: تفريع تلك الخطوة إلى دردشة جديدة تملكها أنت؛ الأصل لا يُمسّ"),
-        args=(STEP,), surfaces=EVERYWHERE, web=PAGE_LINK,
+        Text("Fork: branch that step into a new chat, owned by you, in a thread or topic where the app has one",
+             "تفريع: تفريع تلك الخطوة إلى دردشة جديدة تملكها أنت، في سلسلة أو موضوع إن كان التطبيق يتيحه"),
+        args=(STEP, HERE), surfaces=EVERYWHERE, web=PAGE_LINK,
     ),
     CommandDef(
         "reset",
@@ -179,7 +193,7 @@ def telegram_menu(lang: str = "en") -> list[tuple[str, str]]:
 
 def _option(arg: ArgDef) -> dict[str, Any]:
     return {"name": arg.name, "description": arg.description.en, "description_ar": arg.description.ar,
-            "required": True, "max_length": arg.max_length}
+            "required": arg.required, "max_length": arg.max_length, "choices": list(arg.choices)}
 
 
 def slash_definitions(surface: str = "discord") -> list[dict[str, Any]]:
@@ -194,12 +208,13 @@ def slash_definitions(surface: str = "discord") -> list[dict[str, Any]]:
             continue
         subs = [
             {"name": s.name, "description": s.description.en, "description_ar": s.description.ar,
-             "usage": leaf(f"{cmd.name} {s.name}").typed(), "options": [_option(a) for a in s.args]}
+             "usage": leaf(f"{cmd.name} {s.name}").typed(surface=surface),
+             "options": [_option(a) for a in s.args if surface in a.surfaces]}
             for s in cmd.subcommands if s.offered_on(surface)
         ]
         out.append({
             "name": cmd.name, "description": cmd.description.en, "description_ar": cmd.description.ar,
             "usage": " | ".join(usages(cmd.name, surface)),
-            "options": [_option(a) for a in cmd.args], "subcommands": subs,
+            "options": [_option(a) for a in cmd.args if surface in a.surfaces], "subcommands": subs,
         })
     return out

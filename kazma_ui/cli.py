@@ -118,6 +118,16 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_slack_manifest(args: argparse.Namespace) -> int:
+    import json
+
+    from bots.slack_manifest import manifest
+
+    url = args.url or load_settings(data_dir=args.data_dir).base_url
+    print(json.dumps(manifest(url, socket_mode=args.socket_mode), indent=2, ensure_ascii=False))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="kazma", description="Kazma: a self-hosted chat agent with time travel.")
     sub = top.add_subparsers(dest="command", required=True)
@@ -139,6 +149,12 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("identity", help="telegram:<id>, discord:<id> or slack:<team>:<id>")
     link.add_argument("--data-dir")
     link.set_defaults(func=cmd_users_link)
+
+    slack = sub.add_parser("slack-manifest", help="print a Slack app manifest declaring every slash command Kazma answers")
+    slack.add_argument("--url", help="where Slack reaches this server (default: the settings' public address)")
+    slack.add_argument("--socket-mode", action="store_true", help="the app connects over Socket Mode (no request URLs)")
+    slack.add_argument("--data-dir")
+    slack.set_defaults(func=cmd_slack_manifest)
 
     tui = sub.add_parser("tui", help="the terminal UI, over the server's HTTP API")
     tui.add_argument("--url", help="the server (default: $KAZMA_URL, else the settings' server address)")

@@ -19,6 +19,8 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from kazma_core.settings import Settings
 from kazma_core.stores.app_sqlite import User
+from tests.conftest import make_settings
+from tests.fakes.telegram_server import group_chat, person, serve_fake_telegram
 from tests.http_server import RunningServer, serve_kazma
 from tests.web_session import login_url
 
@@ -342,3 +344,40 @@ async def test_the_owner_sees_an_operator_alert_on_every_page_until_acknowledged
     await tab.reload()
     await expect(tab.locator("#alerts .alert")).to_have_count(0)
     assert await web.server.core.store.alerts(False) == []
+
+
+async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    token, ann, forum = "5550001111:AAH-browser-token", person(5551234987, "Ann"), group_chat(-1001112223334, "Forum", forum=True)
+    async with serve_fake_telegram(token) as telegram:
+        monkeypatch.setenv("KAZMA_TELEGRAM__TOKEN", token)
+        monkeypatch.setenv("KAZMA_TELEGRAM__BASE_URL", telegram.base_url)
+        async with serve_kazma(make_settings(tmp_path / "data")) as server, async_playwright() as playwright:
+            await telegram.wait_for(lambda: telegram.called("getUpdates"))
+            for text in ("@KazmaBot hello", "@KazmaBot calc 1+1"):
+                before = len(telegram.sent)
+                telegram.message(ann, forum, text)
+                await telegram.wait_for(lambda: len(telegram.sent) > before)
+            source = await server.core.store.bound_chat(f"telegram:{forum['id']}")
+            assert source is not None
+            step = (await server.core.snapshots.list_steps(source.id))[0].id
+            telegram.message(ann, forum, f"/fork {step[:8]}")
+            asked = await telegram.wait_for(lambda: [s for s in telegram.sent if s.buttons()])
+            telegram.press(ann, asked[0], "Yes, do it")
+            [topic] = await telegram.wait_for(lambda: telegram.topics)
+            fork = await telegram.wait_for(lambda: [s for s in telegram.sent if "it continues in the topic" in s.text])
+            fork_id = re.search(r"\?thread=(\w+)", fork[0].text)[1]  # type: ignore[index]
+
+            browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=20_000)
+            try:
+                user = await server.core.store.user_for_identity(f"telegram:{ann['id']}")
+                assert user is not None
+                page = await (await browser.new_context(locale="en-US")).new_page()
+                await page.goto(await login_url(server, user))
+                place = page.locator(f'a[data-thread="{fork_id}"] .lives-in')
+                await expect(place).to_have_text(f"in a Telegram topic: {topic.name}")
+                await expect(page.locator(f'a[data-thread="{source.id}"] .lives-in')).to_have_text("in Telegram")
+                await shot(page, "sidebar-fork-in-a-telegram-topic.png")
+            finally:
+                await browser.close()

@@ -358,7 +358,8 @@ async def test_bad_commands_answer_with_the_usage_to_show(chat: Chat, user: User
     cases = {
         "/replay compare abcdef01": ("replay compare", "Missing <b>. Use: /replay compare <a> <b>."),
         "/replay show": ("replay show", "Missing <step>. Use: /replay show <step>."),
-        "/fork": ("fork", "Missing <step>. Use: /fork <step>."),
+        "/fork": ("fork", "Missing <step>. Use: /fork <step> [here]."),
+        "/fork abcdef01 there": ("fork", "“there” is not a word this command takes. Use: /fork <step> [here]."),
         "/memory on": ("memory", "/memory on is not a command. Use: /memory off."),
         "/reset now": ("reset", "Too many words for this command. Use: /reset."),
         "/nope": (None, "/nope is not a command here. Send /help to see the commands."),
@@ -381,6 +382,7 @@ def test_parse_reads_each_command_with_bot_addresses_extra_whitespace_and_any_ca
     assert parse("/replay compare a1b2c3d4\u00a0e5f6a7b8") == ReplayCompare("a1b2c3d4", "e5f6a7b8")
     assert parse("/replay clear") == ReplayClear()
     assert parse("/fork@KazmaBot 3f9a1c2e") == Fork("3f9a1c2e")
+    assert parse("/fork 3f9a1c2e Here") == Fork("3f9a1c2e", "here") and Fork("3f9a1c2e", "here").text() == "/fork 3f9a1c2e here"
     assert (parse("/reset"), parse("/memory OFF"), parse("/help"), parse("/start")) == (Reset(), MemoryOff(), Help(), Help())
 
 

@@ -102,6 +102,7 @@ class Bot:
         return await self.fake.until(settled)
 
     async def chat(self, channel: int = GENERAL) -> Chat:
+        """The chat of a channel, a thread or the DM."""
         key = f"discord:{GUILD_ID}:{channel}" if channel != DM else f"discord:dm:{channel}"
         found = await self.core.store.bound_chat(key)
         assert found is not None, key
@@ -275,6 +276,93 @@ async def test_fork_gives_the_discord_user_a_chat_of_their_own_with_a_link(bot: 
     assert fork.forked_from is not None and fork.forked_from["snapshot_id"] == step
     assert f"{bot.core.settings.base_url}/?thread={fork.id}" in forked.content
     assert [f.text for f in await bot.core.store.facts(fork.id)] == ["tea is good"]
+
+
+async def test_fork_opens_a_thread_from_the_bots_message_and_the_thread_continues_the_fork(bot: Bot) -> None:
+    await bot.say(ALICE, "remember: tea is good")
+    await bot.say(ALICE, "calc 1+1")
+    source = await bot.chat()
+    step = (await bot.steps())[0]
+    asked = await bot.slash(ALICE, "fork", step[:8])
+    [forked] = followups(await bot.click(ALICE, asked, "Yes, do it"))
+    [(thread_id, thread)] = bot.fake.threads.items()
+    assert thread["name"] == "Kazma Lab #general (fork)" and int(thread["parent_id"]) == GENERAL
+    starter = next(s for s in bot.fake.in_channel(GENERAL) if s.message_id == thread_id)
+    assert starter.content.startswith("Forked from “Kazma Lab #general”, turn 1, step ")
+    assert "mention Kazma here to continue it" in starter.content  # Discord sends the bot mentions only
+    assert "it continues in the thread “Kazma Lab #general (fork)”" in forked.content and not forked.ephemeral
+    fork = await bot.chat(thread_id)
+    assert fork.forked_from is not None and fork.forked_from["thread_id"] == source.id
+    # A message in the thread continues the fork, with what it remembers; the channel's chat is not touched.
+    [answer] = await bot.say(BOB, "what do you know?", channel=thread_id)
+    assert answer.content == 'You said: "what do you know?". I know: tea is good.'
+    assert [r.text for r in await bot.core.store.transcript(fork.id)][-2] == "what do you know?"
+    assert "what do you know?" not in [r.text for r in await bot.core.store.transcript(source.id)]
+    # Slash commands in the thread act on the fork, with the guild's rules.
+    listing = await bot.slash(BOB, "replay", "list", channel=thread_id)
+    assert "Turn 2: what do you know?" in listing.content and "calc 1+1" not in listing.content
+    fork_step = [s.id for s in await bot.core.snapshots.list_steps(fork.id) if s.turn_index == 1][-1]
+    refused = await bot.slash(BOB, "replay", "restore", fork_step[:8], channel=thread_id)
+    assert refused.content.startswith("Only this chat's owner or the group's admins can restore")
+    asked = await bot.slash(CAROL, "replay", "restore", fork_step[:8], channel=thread_id)
+    [restored] = followups(await bot.click(CAROL, asked, "Yes, do it"))
+    assert restored.channel_id == thread_id and restored.content.startswith("Restored this chat to turn 1")
+    assert len(await bot.core.store.transcript(source.id)) == 4
+
+
+async def test_fork_in_a_dm_or_without_the_permission_says_why_there_is_no_thread(bot: Bot) -> None:
+    await bot.say(ALICE, "hello", channel=DM)
+    asked = await bot.slash(ALICE, "fork", (await bot.steps(DM))[0][:8], channel=DM)
+    [forked] = followups(await bot.click(ALICE, asked, "Yes, do it"))
+    assert forked.content.startswith("Forked turn 1, step 0 into a new chat, “Discord: Alice (fork)”. Discord has no threads in")
+    assert f"{bot.core.settings.base_url}/?thread=" in forked.content
+    await bot.say(ALICE, "hello")
+    bot.fake.threads_allowed = False
+    asked = await bot.slash(ALICE, "fork", (await bot.steps())[0][:8])
+    [forked] = followups(await bot.click(ALICE, asked, "Yes, do it"))
+    assert "Kazma may not open threads or topics here: ask an admin" in forked.content
+    assert bot.fake.threads == {} and f"{bot.core.settings.base_url}/?thread=" in forked.content
+
+
+async def test_a_thread_discord_refuses_leaves_no_message_saying_talk_here(bot: Bot) -> None:
+    """The channel's settings may forbid threads where the bot's own permissions allow them."""
+    await bot.say(ALICE, "hello")
+    bot.fake.fail_next("/threads", 403, '{"message": "Missing Permissions", "code": 50013}', "application/json")
+    asked = await bot.slash(ALICE, "fork", (await bot.steps())[0][:8])
+    [forked] = followups(await bot.click(ALICE, asked, "Yes, do it"))
+    assert "Kazma may not open threads or topics here: ask an admin" in forked.content
+    assert not [s for s in bot.fake.in_channel(GENERAL) if s.content.startswith("Forked from")]
+    assert len(bot.fake.deleted) == 1 and bot.fake.threads == {}
+
+
+async def test_fork_here_makes_no_thread(bot: Bot) -> None:
+    await bot.say(ALICE, "hello")
+    step = (await bot.steps())[0]
+    asked = await bot.slash(ALICE, "fork", step[:8], "here")
+    assert asked.buttons["Yes, do it"] == f"kazma:confirm:/fork {step} here"
+    [forked] = followups(await bot.click(ALICE, asked, "Yes, do it"))
+    assert forked.content.startswith("Forked turn 1, step 0 into a new chat, “Kazma Lab #general (fork)”. Open it:")
+    assert bot.fake.threads == {}
+
+
+async def test_a_5xx_with_a_page_for_a_body_is_tried_again_and_the_answer_delivered(bot: Bot) -> None:
+    bot.fake.fail_next(f"/channels/{GENERAL}/messages")
+    [answer] = await bot.say(ALICE, "hello")
+    assert answer.content == 'You said: "hello". I know no facts yet.' and len(bot.fake.in_channel(GENERAL)) == 1
+
+
+async def test_a_503_discord_py_does_not_retry_itself_is_tried_again(bot: Bot) -> None:
+    bot.fake.fail_next(f"/channels/{GENERAL}/messages", 503, "upstream connect error", "text/plain")
+    [answer] = await bot.say(ALICE, "hello")
+    assert answer.content == 'You said: "hello". I know no facts yet.' and len(bot.fake.in_channel(GENERAL)) == 1
+
+
+async def test_messages_of_one_channel_are_answered_in_the_order_they_came(bot: Bot) -> None:
+    for text in ("sleep 0.3", "first", "second"):
+        await bot.fake.message(ALICE, text)
+    answers = await bot.fake.until(lambda: got if len(got := bot.fake.in_channel(GENERAL)) >= 3 else None)
+    assert [a.content for a in answers[1:]] == [f'You said: "{t}". I know no facts yet.' for t in ("first", "second")]
+    assert "first" not in answers[0].content
 
 
 async def test_a_member_without_admin_rights_is_refused_a_restore_and_an_admin_may(bot: Bot) -> None:

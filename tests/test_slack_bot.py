@@ -79,8 +79,9 @@ class Slack:
         response = await self.post(json.dumps(body), "application/json")
         assert response.status_code == 200, response.text
 
-    async def dm(self, user: str, text: str, channel: str = DM) -> None:
-        await self.event({"type": "message", "channel_type": "im", "channel": channel, "user": user, "text": text})
+    async def dm(self, user: str, text: str, channel: str = DM, thread_ts: str | None = None) -> None:
+        event = {"type": "message", "channel_type": "im", "channel": channel, "user": user, "text": text}
+        await self.event({**event, **({"thread_ts": thread_ts} if thread_ts else {})})
 
     async def mention(self, user: str, text: str, thread_ts: str | None = None) -> None:
         event = {"type": "app_mention", "channel": CHANNEL, "user": user, "text": f"<@{self.fake.bot_user_id}> {text}"}
@@ -263,6 +264,89 @@ async def test_fork_makes_a_chat_of_the_linked_kazma_user_shown_in_their_sidebar
     assert thread.group(1) in [c["thread_id"] for c in chats]
     (origin,) = [c for c in chats if c["thread_id"] != thread.group(1)]
     assert origin["thread_id"] == (await slack.server.core.store.bound_chat(f"slack:{DM}")).id  # type: ignore[union-attr]
+    (fork,) = [c for c in chats if c["thread_id"] == thread.group(1)]
+    assert fork["lives_in"] == {"platform": "slack", "place": "thread", "name": "Slack DM (fork)"}  # shown in the sidebar
+    assert origin["lives_in"] == {"platform": "slack", "place": "chat", "name": ""}
+
+
+async def fork_first_step(slack: Slack, user: str, channel: str = DM, words: str = "") -> dict[str, Any]:
+    """/fork of the chat's first step, confirmed: the answer."""
+    ids = await slack.step_ids(user, channel)
+    (question,) = await slack.answers(await slack.command(user, f"{ids[0]} {words}".strip(), command="/fork", channel=channel))
+    _, forked = await slack.answers(await slack.press(user, buttons_of(question)["Yes, do it"], channel), 2)
+    return forked
+
+
+async def test_fork_opens_a_thread_under_a_first_message_and_replies_in_it_continue_the_fork(slack: Slack) -> None:
+    await talk(slack, ANN, "remember: tea is good", "calc 1+1")
+    forked = await fork_first_step(slack, ANN)
+    [opening] = [c for c in slack.fake.called("chat.postMessage") if text_of(c.args).startswith("Forked from")]
+    assert opening.args["channel"] == DM and "thread_ts" not in opening.args
+    assert text_of(opening.args).startswith("Forked from “Slack DM”, turn 1, step 0. This is a new chat of its own")
+    assert text_of(forked).startswith("Forked turn 1, step 0 into a new chat, “Slack DM (fork)”: it continues in the thread")
+    ts = opening.answer["ts"]
+    fork = await slack.server.core.store.bound_chat(f"slack:{DM}:{ts}")
+    assert fork is not None and fork.forked_from is not None and f"?thread={fork.id}" in text_of(forked)
+    before = len(slack.fake.posts())
+    await slack.dm(ANN, "what do you know?", thread_ts=ts)
+    answer = (await slack.posts(before + 1))[-1]
+    assert answer["thread_ts"] == ts and text_of(answer).startswith('You said: "what do you know?".')
+    assert [r.text for r in await slack.server.core.store.transcript(fork.id)][-2] == "what do you know?"
+
+
+async def test_in_a_channels_fork_thread_commands_sent_as_mentions_act_on_the_fork_with_the_channels_rules(slack: Slack) -> None:
+    for n, text in enumerate(("hello", "calc 1+1"), start=1):
+        await slack.mention(ANN, text)
+        await slack.posts(n)
+    source = await slack.server.core.store.bound_chat(f"slack:{CHANNEL}")
+    assert source is not None
+    forked = await fork_first_step(slack, ANN, CHANNEL)
+    [opening] = [c for c in slack.fake.called("chat.postMessage") if text_of(c.args).startswith("Forked from")]
+    assert opening.args["channel"] == CHANNEL and "“Slack channel (fork)”: it continues in the thread" in text_of(forked)
+    assert "mention Kazma here to continue it" in text_of(opening.args)  # in channels, Slack sends Kazma mentions only
+    ts = opening.answer["ts"]
+    fork = await slack.server.core.store.bound_chat(f"slack:{CHANNEL}:{ts}")
+    assert fork is not None
+    await slack.mention(BOB, "and then?", thread_ts=ts)
+    answer = await slack.fake.wait_for(lambda: [p for p in slack.fake.posts() if p.get("thread_ts") == ts])
+    assert text_of(answer[0]) == 'You said: "and then?". I know no facts yet.'
+    # Slack sends a slash command without its thread: in a thread, a command goes as a mention.
+    await slack.mention(BOB, "/replay list", thread_ts=ts)
+    listing = await slack.fake.wait_for(lambda: [p for p in slack.fake.posts("chat.postEphemeral") if p.get("thread_ts") == ts])
+    assert "Turn 2: and then?" in text_of(listing[0]) and "calc 1+1" not in text_of(listing[0])
+    fork_step = STEP_ID.findall(text_of(listing[0]))[0]
+    await slack.mention(BOB, f"/replay {fork_step}", thread_ts=ts)
+    refused = await slack.fake.wait_for(lambda: [p for p in slack.fake.posts("chat.postEphemeral")
+                                                 if p.get("thread_ts") == ts and "Only this chat's owner" in text_of(p)])
+    assert refused and len(await slack.server.core.store.transcript(fork.id)) == 4
+    assert len(await slack.server.core.store.transcript(source.id)) == 4
+
+
+async def test_fork_in_a_channel_kazma_may_not_post_in_says_so_and_fork_here_opens_no_thread(slack: Slack) -> None:
+    await slack.mention(ANN, "hello")
+    await slack.posts(1)
+    slack.fake.fail_next("chat.postMessage", 200, '{"ok": false, "error": "not_in_channel"}', "application/json")
+    forked = await fork_first_step(slack, ANN, CHANNEL)
+    assert "Kazma may not open threads or topics here: ask an admin" in text_of(forked) and "?thread=" in text_of(forked)
+    posts = len(slack.fake.called("chat.postMessage"))
+    forked = await fork_first_step(slack, ANN, CHANNEL, "here")
+    assert text_of(forked).startswith("Forked turn 1, step 0 into a new chat, “Slack channel (fork)”. Open it:")
+    assert len(slack.fake.called("chat.postMessage")) == posts
+
+
+async def test_the_slack_manifest_declares_every_command_the_app_answers(tmp_path: Path) -> None:
+    printed = await asyncio.create_subprocess_exec(
+        str(VENV_BIN / "kazma"), "slack-manifest", "--url", "https://kazma.example.org", "--data-dir", str(tmp_path / "data"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(printed.communicate(), 20)
+    assert printed.returncode == 0, err.decode()
+    manifest = json.loads(out)
+    commands = {c["command"]: c for c in manifest["features"]["slash_commands"]}
+    assert set(commands) == {"/replay", "/fork", "/reset", "/memory", "/help"}
+    assert commands["/fork"]["usage_hint"] == "<step> [here]" and "usage_hint" not in commands["/help"]
+    assert {c["url"] for c in commands.values()} == {"https://kazma.example.org/slack/events"}
+    assert manifest["settings"]["event_subscriptions"]["bot_events"] == ["app_mention", "message.im"]
 
 
 # -- groups, approvals, language -------------------------------------------------------------
@@ -332,6 +416,35 @@ async def test_a_ratelimited_post_is_waited_out_and_still_arrives(slack: Slack) 
     (post,) = await slack.posts(1)
     assert text_of(post) == 'You said: "hello". I know no facts yet.'
     assert [c.ok for c in slack.fake.called("chat.postMessage")] == [False, True]
+
+
+async def test_an_answer_slack_refuses_with_a_proxy_page_or_a_5xx_is_sent_again(slack: Slack) -> None:
+    slack.fake.fail_next("chat.postMessage")  # a proxy's HTML 502
+    slack.fake.fail_next("chat.postMessage", 500, '{"ok": false, "error": "internal_error"}', "application/json")
+    await slack.dm(ANN, "hello")
+    (post,) = await slack.posts(1)
+    assert text_of(post) == 'You said: "hello". I know no facts yet.'
+    assert [c.ok for c in slack.fake.called("chat.postMessage")] == [False, False, True]
+    url = slack.fake.response_url()
+    slack.fake.fail_next(url.rsplit("/", 1)[1], 503, "Service Unavailable", "text/plain")
+    form = {"team_id": TEAM, "channel_id": DM, "channel_name": "directmessage", "user_id": ANN, "user_name": "ann",
+            "command": "/replay", "text": "list", "response_url": url, "trigger_id": "t"}
+    assert (await slack.post(urlencode(form), "application/x-www-form-urlencoded")).status_code == 200
+    (listing,) = await slack.answers(url)
+    assert text_of(listing).startswith("This chat’s saved steps") and slack.fake.failed[-1] == url.rsplit("/", 1)[1]
+
+
+async def test_when_slack_will_not_say_who_someone_is_they_are_answered_without_it(slack: Slack) -> None:
+    slack.fake.fail_next("users.info", 400, "<html>Bad Request</html>")
+    (empty,) = await slack.answers(await slack.command(LAYLA, "list", channel="D0LAYLADM1"))
+    assert text_of(empty) == "No steps saved in this chat yet."  # in English: her locale was not to be had
+
+
+async def test_messages_of_one_chat_are_answered_in_the_order_they_came(slack: Slack) -> None:
+    for text in ("sleep 0.3", "first", "second"):
+        await slack.dm(ANN, text)
+    posts = await slack.posts(3)
+    assert [text_of(p) for p in posts[1:]] == [f'You said: "{t}". I know no facts yet.' for t in ("first", "second")]
 
 
 async def test_a_rejected_token_or_an_unreachable_slack_makes_run_raise(core: Core) -> None:

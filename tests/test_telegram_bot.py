@@ -39,6 +39,7 @@ BOB = person(5552345678, "Bob")
 CY = person(5553456789, "Cy")
 LINA = person(5554567890, "Lina", "ar")
 TEAM = group_chat(-1009876543210, "Team")
+FORUM = group_chat(-1001112223334, "Forum", forum=True)
 ARABIC = re.compile(r"[\u0600-\u06FF]")
 YES, CANCEL, APPROVE = "Yes, do it", "Cancel", "Approve"
 
@@ -54,10 +55,10 @@ class Bot:
     task: asyncio.Task[None]
 
     async def say(self, user: dict[str, Any], chat: dict[str, Any], text: str, count: int = 1,
-                  thread_id: int | None = None, reply_to: Sent | None = None) -> list[Sent]:
+                  thread_id: int | None = None, reply_to: Sent | None = None, timeout: float = 10.0) -> list[Sent]:
         before = len(self.fake.to(chat["id"]))
         self.fake.message(user, chat, text, thread_id=thread_id, reply_to=reply_to)
-        return await self.fake.replies(chat["id"], before, count)
+        return await self.fake.replies(chat["id"], before, count, timeout)
 
     async def press(self, user: dict[str, Any], sent: Sent, label: str) -> list[Sent]:
         before = len(self.fake.to(sent.chat_id))
@@ -96,8 +97,12 @@ def telegram_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fake: Fak
 
 
 @contextlib.asynccontextmanager
-async def telegram_bot_running(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **env: str) -> AsyncIterator[Bot]:
-    async with serve_fake_telegram(TOKEN) as fake:
+async def telegram_bot_running(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fake: FakeTelegram | None = None, **env: str
+) -> AsyncIterator[Bot]:
+    async with contextlib.AsyncExitStack() as stack:
+        if fake is None:
+            fake = await stack.enter_async_context(serve_fake_telegram(TOKEN))
         settings = telegram_settings(monkeypatch, tmp_path, fake, **env)
         core = await Core.open(settings)
         try:
@@ -252,6 +257,84 @@ async def test_a_linked_telegram_user_acts_as_the_existing_kazma_user(bot: Bot) 
     assert await bot.core.store.user_by_name(f"telegram:{BOB['id']}") is None  # no second user was made
 
 
+# --- forks in topics ----------------------------------------------------------------------
+
+async def fork_step(bot: Bot, user: dict[str, Any], chat: dict[str, Any], words: str = "") -> tuple[Sent, str]:
+    """Two turns in a chat, then /fork of the first one's step, confirmed: the answer and the step."""
+    await bot.say(user, chat, "@KazmaBot hello" if chat["type"] != "private" else "hello")
+    await bot.say(user, chat, "@KazmaBot calc 1+1" if chat["type"] != "private" else "calc 1+1")
+    target = (await bot.step_ids(chat, 1))[-1]
+    [asked] = await bot.say(user, chat, f"/fork {target[:8]} {words}".strip())
+    before = len(bot.fake.to(chat["id"]))
+    bot.fake.press(user, asked, YES)
+    outside = lambda: [s for s in bot.fake.to(chat["id"])[before:] if s.thread_id is None]  # noqa: E731
+    [done] = await bot.fake.wait_for(outside)
+    return done, target
+
+
+async def test_a_fork_in_a_group_with_topics_opens_a_topic_that_continues_the_fork(bot: Bot) -> None:
+    bot.fake.members[(FORUM["id"], CY["id"])] = "administrator"
+    done, target = await fork_step(bot, ANN, FORUM)
+    [topic] = bot.fake.topics
+    assert (topic.chat_id, topic.name) == (FORUM["id"], "Telegram: Forum (fork)")
+    assert done.text.startswith("Forked turn 1, step 0 into a new chat, “Telegram: Forum (fork)”: it continues in the topic")
+    fork_id = link_target(done.text)
+    [intro] = bot.fake.in_topic(FORUM["id"], topic.message_thread_id)
+    assert intro.text.startswith("Forked from “Telegram: Forum”, turn 1, step 0. This is a new chat of its own")
+    assert (await bot.chat(FORUM, topic.message_thread_id)).id == fork_id
+    # Everything said in the fork's topic is the fork's: no mention needed there (elsewhere in the group, it is).
+    [answer] = await bot.say(BOB, FORUM, "and then?", thread_id=topic.message_thread_id)
+    assert answer.thread_id == topic.message_thread_id
+    assert answer.text == 'You said: "and then?". I know no facts yet.'
+    fork = await bot.core.store.transcript(fork_id)
+    assert [r.text for r in fork][-2:] == ["and then?", answer.text] and fork[0].text == "hello"
+    source = await bot.chat(FORUM)
+    assert "and then?" not in [r.text for r in await bot.core.store.transcript(source.id)]
+    # /replay in the topic acts on the fork, with the group's rules: a member is refused, an admin restores.
+    bot.fake.message(ANN, FORUM, "people talking in the group")
+    bot.fake.message(ANN, FORUM, "/replay@OtherBot list", thread_id=topic.message_thread_id)
+    [listed] = await bot.say(BOB, FORUM, "/replay list", thread_id=topic.message_thread_id)
+    assert listed.thread_id == topic.message_thread_id and "Turn 2: and then?" in listed.text
+    fork_first = [s.id for s in await bot.core.snapshots.list_steps(fork_id) if s.turn_index == 1][-1]
+    [refused] = await bot.say(BOB, FORUM, f"/replay {fork_first[:8]}", thread_id=topic.message_thread_id)
+    assert refused.text.startswith("Only this chat's owner or the group's admins can restore or clear it.")
+    [asked] = await bot.say(CY, FORUM, f"/replay {fork_first[:8]}", thread_id=topic.message_thread_id)
+    [restored] = await bot.press(CY, asked, YES)
+    assert restored.thread_id == topic.message_thread_id and restored.text.startswith("Restored this chat to turn 1, step 0.")
+    assert [r.text for r in await bot.core.store.transcript(fork_id)][-1] != answer.text
+    assert len(await bot.core.store.transcript(source.id)) == 4  # the original is not touched
+
+
+async def test_a_fork_says_why_it_has_no_topic_and_offers_the_web_link(bot: Bot) -> None:
+    done, _ = await fork_step(bot, ANN, private_chat(ANN))
+    assert done.text.startswith("Forked turn 1, step 0 into a new chat, “Telegram: Ann (fork)”. This chat has no topics")
+    assert link_target(done.text) and bot.fake.called("createForumTopic") == []
+    done, _ = await fork_step(bot, ANN, TEAM)
+    assert "This chat has no topics, so it has no topic here: turn topics on" in done.text and link_target(done.text)
+    bot.fake.no_topic_rights.add(FORUM["id"])
+    done, _ = await fork_step(bot, ANN, FORUM)
+    assert "Kazma may not open threads or topics here: ask an admin" in done.text and link_target(done.text)
+    assert [c.status for c in bot.fake.called("createForumTopic")] == [200] and bot.fake.topics == []
+
+
+async def test_a_private_chat_with_topics_turned_on_gets_a_topic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    async with serve_fake_telegram(TOKEN) as fake:
+        fake.bot["has_topics_enabled"] = True
+        async with telegram_bot_running(monkeypatch, tmp_path, fake=fake) as bot:
+            done, _ = await fork_step(bot, ANN, private_chat(ANN))
+            [topic] = bot.fake.topics
+            assert "it continues in the topic “Telegram: Ann (fork)”" in done.text
+            [answer] = await bot.say(ANN, private_chat(ANN), "go on", thread_id=topic.message_thread_id)
+            fork = await bot.chat(private_chat(ANN), topic.message_thread_id)
+            assert fork.id == link_target(done.text) and answer.thread_id == topic.message_thread_id
+
+
+async def test_fork_here_keeps_the_fork_out_of_a_topic(bot: Bot) -> None:
+    done, _ = await fork_step(bot, ANN, FORUM, "here")
+    assert done.text.startswith("Forked turn 1, step 0 into a new chat, “Telegram: Forum (fork)”. Open it:")
+    assert bot.fake.called("createForumTopic") == [] and bot.fake.topics == []
+
+
 # --- groups --------------------------------------------------------------------------------
 
 async def test_only_the_chat_owner_can_press_an_approval_card(bot: Bot) -> None:
@@ -308,6 +391,38 @@ async def test_in_a_group_only_messages_for_this_bot_are_answered(bot: Bot) -> N
 
 
 # --- robustness ----------------------------------------------------------------------------
+
+async def test_an_answer_telegram_refuses_with_a_proxy_page_or_a_5xx_is_sent_again(bot: Bot) -> None:
+    bot.fake.hiccup("sendMessage")  # a proxy's HTML 502
+    bot.fake.hiccup("sendMessage", 500, '{"ok": false, "error_code": 500, "description": "Internal Server Error"}',
+                    "application/json")
+    [answer] = await bot.say(ANN, private_chat(ANN), "hello")
+    assert answer.text == 'You said: "hello". I know no facts yet.'
+    assert [c.status for c in bot.fake.called("sendMessage")] == [502, 500, 200] and len(bot.fake.sent) == 1
+
+
+async def test_an_answer_telegram_does_not_take_in_time_is_sent_again(bot: Bot) -> None:
+    bot.fake.stall("sendMessage", 6)  # past python-telegram-bot's 5 s read timeout
+    [answer] = await bot.say(ANN, private_chat(ANN), "hello", timeout=20)
+    assert answer.text == 'You said: "hello". I know no facts yet.' and len(bot.fake.sent) == 1
+    assert [c.status for c in bot.fake.called("sendMessage")] == [504, 200]
+
+
+async def test_when_telegram_will_not_say_who_administers_a_group_the_person_is_answered_as_a_member(bot: Bot) -> None:
+    await bot.say(ANN, TEAM, "@KazmaBot hello")
+    target = (await bot.step_ids(TEAM, 1))[-1]
+    bot.fake.members[(TEAM["id"], CY["id"])] = "administrator"
+    bot.fake.hiccup("getChatMember", 400, "<html>Bad Request</html>")
+    [refused] = await bot.say(CY, TEAM, f"/replay {target[:8]}")
+    assert refused.text.startswith("Only this chat's owner or the group's admins can restore or clear it.")
+
+
+async def test_messages_of_one_chat_are_answered_in_the_order_they_were_sent(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    sent = [bot.fake.message(ANN, ann, text) for text in ("sleep 0.3", "first", "second")]
+    answers = await bot.fake.replies(ANN["id"], 0, 3)
+    assert [a.reply_to for a in answers] == [m["message_id"] for m in sent]
+
 
 @pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")  # PTB's own RetryAfter
 async def test_flood_control_is_waited_out_and_the_message_still_delivered(bot: Bot) -> None:

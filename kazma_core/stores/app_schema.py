@@ -142,4 +142,10 @@ MIGRATIONS: list[str] = [
     ALTER TABLE transcript ADD COLUMN body_n INTEGER;
     CREATE INDEX transcript_body ON transcript(chat_id, body_n)
     """,
+    # 3: where a chat lives in a chat app: a whole chat, or a thread or topic opened for a fork.
+    """
+    ALTER TABLE bindings ADD COLUMN place TEXT NOT NULL DEFAULT 'chat';
+    ALTER TABLE bindings ADD COLUMN label TEXT NOT NULL DEFAULT '';
+    CREATE INDEX bindings_chat ON bindings(chat_id)
+    """,
 ]

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
-from kazma_core.stores.app_sqlite import Chat, User
+from kazma_core.stores.app_sqlite import Chat, Place, User
 from kazma_ui.web.auth import current_user
 from kazma_ui.web.schemas import (
     Accepted,
@@ -25,6 +25,7 @@ from kazma_ui.web.schemas import (
     Done,
     ErrorBody,
     Gate,
+    LivesIn,
     NewChat,
     NewMessage,
     Transcript,
@@ -46,10 +47,11 @@ def core_of(request: Request) -> Core:
     return request.app.state.core  # type: ignore[no-any-return]
 
 
-def chat_out(chat: Chat) -> ChatOut:
+def chat_out(chat: Chat, place: Place | None = None) -> ChatOut:
+    lives_in = LivesIn(platform=place.platform, place=place.place, name=place.label) if place else None  # type: ignore[arg-type]
     return ChatOut(
         thread_id=chat.id, title=chat.title, created_at=chat.created_at, turns=chat.last_turn,
-        forked_from=chat.forked_from,  # type: ignore[arg-type]
+        forked_from=chat.forked_from, lives_in=lives_in,  # type: ignore[arg-type]
     )
 
 
@@ -68,7 +70,9 @@ async def create_chat(request: Request, user: UserDep, body: NewChat | None = No
 
 @router.get("", response_model=ChatList)
 async def list_chats(request: Request, user: UserDep) -> ChatList:
-    return ChatList(chats=[chat_out(c) for c in await core_of(request).chats.list(user)])
+    core = core_of(request)
+    places = await core.store.places(user.id)
+    return ChatList(chats=[chat_out(c, places.get(c.id)) for c in await core.chats.list(user)])
 
 
 @router.post(

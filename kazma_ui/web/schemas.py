@@ -20,12 +20,21 @@ class Lineage(BaseModel):
     iteration: int | None = None
 
 
+class LivesIn(BaseModel):
+    """Where a chat lives in a chat app: a whole chat there, or a thread or topic opened for a fork."""
+
+    platform: Literal["telegram", "discord", "slack"]
+    place: Literal["chat", "thread", "topic"]
+    name: str  # the thread's or topic's name ("" for a whole chat)
+
+
 class ChatOut(BaseModel):
     thread_id: str
     title: str
     created_at: float
     turns: int
     forked_from: Lineage | None
+    lives_in: LivesIn | None = None  # null: a chat of the web (or the terminal) only
 
 
 class ChatList(BaseModel):

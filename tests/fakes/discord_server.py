@@ -5,6 +5,10 @@ wrong token), application info, the slash-command sync, channel messages, intera
 callbacks and follow-ups; and a gateway that says HELLO, answers heartbeats, answers
 IDENTIFY with READY and one GUILD_CREATE, and lets a test inject MESSAGE_CREATE and
 INTERACTION_CREATE events. Everything the bot posts is recorded in `sent`, in order.
+A thread started from a message (`POST /channels/{id}/messages/{id}/threads`) is answered
+with the thread channel and announced on the gateway with THREAD_CREATE before the answer,
+as Discord does; people can then post and run slash commands in it (`channel=thread id`).
+`fail_next(path_part, status, body)` answers the next request of that path with any error.
 
 Discord's quirks that discord.py depends on are kept: Content-Type exactly
 `application/json` (aiohttp's `json_response` adds a charset, and discord.py then reads
@@ -38,6 +42,8 @@ CAROL = 733333333333333333
 DAVE = 744444444444444444
 EPHEMERAL = 64
 ADMINISTRATOR = 8
+CREATE_PUBLIC_THREADS = 1 << 35
+PUBLIC_THREAD = 11
 NAMES = {ALICE: "alice", BOB: "bob", CAROL: "carol", DAVE: "dave"}
 
 
@@ -85,6 +91,10 @@ class FakeDiscord:
     rate_limited: list[str] = field(default_factory=list)  # paths answered with a 429
     unknown_routes: list[str] = field(default_factory=list)
     drop_gateway: bool = False  # close each gateway socket when the bot identifies or resumes
+    threads: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> thread channel
+    threads_allowed: bool = True  # the bot holds CREATE_PUBLIC_THREADS (in its permissions and the channel's)
+    deleted: list[int] = field(default_factory=list)  # ids of messages the bot deleted
+    _failures: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
     _limits: dict[str, float] = field(default_factory=dict)  # path part -> retry_after of the next 429
     _messages: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> message payload
     _interactions: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> interaction payload
@@ -104,6 +114,21 @@ class FakeDiscord:
     def rate_limit_next(self, path_part: str, retry_after: float) -> None:
         """Answer the next POST whose path contains `path_part` with a 429."""
         self._limits[path_part] = retry_after
+
+    def fail_next(self, path_part: str, status: int = 502, body: str = "<html>502 Bad Gateway</html>",
+                  content_type: str = "text/html", times: int = 1) -> None:
+        """The next `times` requests whose path contains `path_part` answer this error."""
+        self._failures.setdefault(path_part, []).extend([(status, body, content_type)] * times)
+
+    def _failing(self, path: str) -> web.Response | None:
+        for part, queue in self._failures.items():
+            if part in path and queue:
+                status, body, content_type = queue.pop(0)
+                return web.Response(body=body.encode(), status=status, headers={"Content-Type": content_type})
+        return None
+
+    def in_thread(self, thread: int) -> list[Sent]:
+        return self.in_channel(thread)
 
     async def message(
         self, author: int, content: str, *, channel: int = GENERAL, mention: bool = True, mentions: tuple[int, ...] = ()
@@ -146,7 +171,8 @@ class FakeDiscord:
         return {str(i) for i in (*fixed, *self._messages, *self._interactions)}
 
     def in_channel(self, channel: int) -> list[Sent]:
-        return [s for s in self.sent if s.kind == "channel" and s.channel_id == channel]
+        """The bot's messages in a channel (or thread), but those it deleted."""
+        return [s for s in self.sent if s.kind == "channel" and s.channel_id == channel and s.message_id not in self.deleted]
 
     # -- payloads ---------------------------------------------------------------------------
     def _member(self, uid: int) -> dict[str, Any]:
@@ -177,7 +203,7 @@ class FakeDiscord:
             sub, *args = words
             names = {"show": ["step"], "restore": ["step"], "compare": ["a", "b"]}.get(sub, [])
             return [{"name": sub, "type": 1, "options": [{"name": n, "type": 3, "value": v} for n, v in zip(names, args)]}]
-        return [{"name": "step", "type": 3, "value": w} for w in words]
+        return [{"name": n, "type": 3, "value": w} for n, w in zip(("step", "here"), words)]
 
     async def _interact(
         self, kind: int, user: int, channel: int, locale: str, data: dict[str, Any], message: dict[str, Any] | None = None
@@ -192,9 +218,11 @@ class FakeDiscord:
             payload.update(user=_user(user), context=1, channel={"id": str(channel), "type": 1})
         else:
             permissions = str(ADMINISTRATOR) if user in (CAROL, DAVE) else "3072"
+            where = self.threads.get(channel) or {"id": str(channel), "type": 0, "name": "general", "guild_id": str(GUILD_ID)}
             payload.update(guild_id=str(GUILD_ID), guild_locale="en-US", context=0,
-                           member={**self._member(user), "permissions": permissions},
-                           channel={"id": str(channel), "type": 0, "name": "general", "guild_id": str(GUILD_ID)})
+                           member={**self._member(user), "permissions": permissions}, channel=where)
+            if not self.threads_allowed:
+                payload["app_permissions"] = str(int(payload["app_permissions"]) & ~CREATE_PUBLIC_THREADS)
         if message is not None:
             payload["message"] = message
         self._interactions[iid] = payload
@@ -228,7 +256,7 @@ class FakeDiscord:
         return None
 
     async def _channel_message(self, request: web.Request) -> web.Response:
-        limited = self._limited(request.path)
+        limited = self._limited(request.path) or self._failing(request.path)
         if limited is not None:
             return limited
         body = await request.json()
@@ -239,7 +267,7 @@ class FakeDiscord:
         return _json(message)
 
     async def _callback(self, request: web.Request) -> web.Response:
-        limited = self._limited(request.path)
+        limited = self._limited(request.path) or self._failing(request.path)
         if limited is not None:
             return limited
         iid = int(request.match_info["interaction"])
@@ -265,11 +293,48 @@ class FakeDiscord:
             answer["resource"] = {"type": kind, "message": message}
         return _json(answer)
 
+    async def _start_thread(self, request: web.Request) -> web.Response:
+        """POST /channels/{channel}/messages/{message}/threads: a public thread on a message."""
+        failing = self._failing(request.path)
+        if failing is not None:
+            return failing
+        channel, mid = int(request.match_info["channel"]), int(request.match_info["message"])
+        if channel == DM or channel in self.threads:
+            return _json({"message": "Cannot execute action on this channel type", "code": 50024}, 400)
+        if not self.threads_allowed:
+            return _json({"message": "Missing Permissions", "code": 50013}, 403)
+        if mid not in self._messages or int(self._messages[mid]["channel_id"]) != channel:
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        body = await request.json()
+        name = str(body.get("name", ""))
+        if not 1 <= len(name) <= 100:
+            return _json({"message": "Invalid Form Body", "code": 50035}, 400)
+        # A thread started from a message takes the message's id.
+        thread = {
+            "id": str(mid), "guild_id": str(GUILD_ID), "parent_id": str(channel), "owner_id": str(BOT_ID),
+            "name": name, "type": PUBLIC_THREAD, "last_message_id": None, "rate_limit_per_user": 0,
+            "message_count": 0, "member_count": 1, "total_message_sent": 0, "flags": 0,
+            "thread_metadata": {"archived": False, "auto_archive_duration": body.get("auto_archive_duration", 1440),
+                                "archive_timestamp": "2026-01-01T00:00:00+00:00", "locked": False},
+        }
+        self.threads[mid] = thread
+        self._messages[mid]["thread"] = thread
+        await self._dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+        return _json(thread)
+
+    async def _delete_message(self, request: web.Request) -> web.Response:
+        mid = int(request.match_info["message"])
+        message = self._messages.get(mid)
+        if message is None or int(message["channel_id"]) != int(request.match_info["channel"]):
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        self.deleted.append(mid)
+        return web.Response(status=204)
+
     def _interaction_of(self, token: str) -> dict[str, Any] | None:
         return next((i for i in self._interactions.values() if i["token"] == token), None)
 
     async def _followup(self, request: web.Request) -> web.Response:
-        limited = self._limited(request.path)
+        limited = self._limited(request.path) or self._failing(request.path)
         if limited is not None:
             return limited
         interaction = self._interaction_of(request.match_info["token"])
@@ -361,6 +426,8 @@ class FakeDiscord:
         app.router.add_get(f"{api}/oauth2/applications/@me", self._application)
         app.router.add_put(f"{api}/applications/{{app}}/commands", self._sync)
         app.router.add_post(f"{api}/channels/{{channel}}/messages", self._channel_message)
+        app.router.add_post(f"{api}/channels/{{channel}}/messages/{{message}}/threads", self._start_thread)
+        app.router.add_delete(f"{api}/channels/{{channel}}/messages/{{message}}", self._delete_message)
         app.router.add_post(f"{api}/interactions/{{interaction}}/{{token}}/callback", self._callback)
         app.router.add_post(f"{api}/webhooks/{{app}}/{{token}}", self._followup)
         app.router.add_patch(f"{api}/webhooks/{{app}}/{{token}}/messages/@original", self._edit_original)

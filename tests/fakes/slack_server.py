@@ -6,6 +6,8 @@
   answers `unknown_method`. A bot token other than `bot_token` gets `invalid_auth`.
 - `rate_limit(method, times)`: the next `times` calls of that method answer HTTP 429
   `ratelimited` with `Retry-After: 0`, as Slack does.
+- `fail_next(method_or_url_id, status, body)`: the next call answers an error of any shape
+  (a proxy's HTML 502, a 500), for a Web API method or a response URL's id.
 - `POST /respond/{id}`: a response URL; each body is recorded in `responses`.
 - `GET /link/`: the Socket Mode websocket. It says hello; `send_envelope` pushes an
   envelope to the connected app, whose acknowledgements land in `acks`.
@@ -38,6 +40,7 @@ class ApiCall:
     args: dict[str, Any]
     token: str | None
     ok: bool
+    answer: dict[str, Any] = field(default_factory=dict)  # what the fake answered (a posted message's ts)
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class FakeSlack:
     responses: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (response URL id, body)
     acks: list[dict[str, Any]] = field(default_factory=list)  # Socket Mode acknowledgements
     _limited: dict[str, int] = field(default_factory=dict)
+    _failures: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)  # what was answered with a failure, in order
     _socket: web.WebSocketResponse | None = None
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -80,6 +85,19 @@ class FakeSlack:
 
     def rate_limit(self, method: str, times: int = 1) -> None:
         self._limited[method] = self._limited.get(method, 0) + times
+
+    def fail_next(self, target: str, status: int = 502, body: str = "<html><body>502 Bad Gateway</body></html>",
+                  content_type: str = "text/html", times: int = 1) -> None:
+        """The next `times` calls of a Web API method, or of a response URL (its id), answer this error."""
+        self._failures.setdefault(target, []).extend([(status, body, content_type)] * times)
+
+    def _failing(self, target: str) -> web.Response | None:
+        queue = self._failures.get(target)
+        if not queue:
+            return None
+        status, body, content_type = queue.pop(0)
+        self.failed.append(target)
+        return web.Response(text=body, status=status, content_type=content_type)
 
     def called(self, method: str) -> list[ApiCall]:
         return [c for c in self.calls if c.method == method]
@@ -129,12 +147,16 @@ class FakeSlack:
             args.update(await request.post())
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else args.get("token")
+        failing = self._failing(method)
+        if failing is not None:
+            await self._record(lambda: self.calls.append(ApiCall(method, args, token, False)))
+            return failing
         if self._limited.get(method, 0) > 0:
             self._limited[method] -= 1
             await self._record(lambda: self.calls.append(ApiCall(method, args, token, False)))
             return web.json_response({"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "0"})
         answer = self._answer(method, args, token)
-        await self._record(lambda: self.calls.append(ApiCall(method, args, token, bool(answer["ok"]))))
+        await self._record(lambda: self.calls.append(ApiCall(method, args, token, bool(answer["ok"]), answer)))
         return web.json_response(answer)
 
     def _answer(self, method: str, args: dict[str, Any], token: str | None) -> dict[str, Any]:
@@ -169,6 +191,9 @@ class FakeSlack:
     async def _respond(self, request: web.Request) -> web.Response:
         body = await request.json()
         ident = request.match_info["ident"]
+        failing = self._failing(ident)
+        if failing is not None:
+            return failing
         await self._record(lambda: self.responses.append((ident, body)))
         return web.Response(text="ok")
 

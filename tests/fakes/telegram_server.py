@@ -5,7 +5,11 @@ non-string values are JSON, answers `{"ok": true, "result": ...}`, 401 for anoth
 404 for a method it does not know. `getUpdates` hands out what a test pushed, holding the
 long poll about 0.1 s. `sendMessage` is checked as Telegram checks it (HTML tags, 4096
 visible characters, 64-byte callback data) and recorded in `sent` as a person would read
-it. `flood(method, seconds)` makes the next call of that method answer 429 retry_after.
+it. `flood(method, seconds)` makes the next call of that method answer 429 retry_after;
+`hiccup(method, status, body)` makes it answer an error of any shape (a proxy's HTML 502).
+`createForumTopic` works as Telegram documents it: in a supergroup with topics (`is_forum`)
+where the bot may manage topics, or in a private chat when the bot has topics turned on
+(`has_topics_enabled` in getMe); it answers 400 otherwise.
 """
 
 from __future__ import annotations
@@ -54,8 +58,11 @@ def private_chat(user: dict[str, Any]) -> dict[str, Any]:
     return {"id": user["id"], "type": "private", "first_name": user["first_name"]}
 
 
-def group_chat(chat_id: int, title: str) -> dict[str, Any]:
-    return {"id": chat_id, "type": "supergroup", "title": title}
+def group_chat(chat_id: int, title: str, *, forum: bool = False) -> dict[str, Any]:
+    chat: dict[str, Any] = {"id": chat_id, "type": "supergroup", "title": title}
+    if forum:
+        chat["is_forum"] = True
+    return chat
 
 
 def _utf16(text: str) -> int:
@@ -87,6 +94,13 @@ class Sent:
         return [(b["text"], b["callback_data"]) for row in rows for b in row]
 
 
+@dataclass(frozen=True)
+class Topic:
+    chat_id: int
+    message_thread_id: int
+    name: str
+
+
 @dataclass
 class FakeTelegram:
     token: str
@@ -96,7 +110,11 @@ class FakeTelegram:
     sent: list[Sent] = field(default_factory=list)
     members: dict[tuple[int, int], str] = field(default_factory=dict)  # (chat, user) -> status; default member
     updates: list[dict[str, Any]] = field(default_factory=list)
+    topics: list[Topic] = field(default_factory=list)
+    no_topic_rights: set[int] = field(default_factory=set)  # chats where the bot may not manage topics
     _flood: dict[str, int] = field(default_factory=dict)
+    _hiccups: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    _stalls: dict[str, float] = field(default_factory=dict)
     _chats: dict[int, dict[str, Any]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _pushed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -138,6 +156,15 @@ class FakeTelegram:
         """The next call of `method` answers 429 Too Many Requests, retry after this many seconds."""
         self._flood[method] = retry_after
 
+    def hiccup(self, method: str, status: int = 502, body: str = "<html><body>502 Bad Gateway</body></html>",
+               content_type: str = "text/html", times: int = 1) -> None:
+        """The next `times` calls of `method` answer this error instead (a proxy's page, a 5xx, ...)."""
+        self._hiccups.setdefault(method, []).extend([(status, body, content_type)] * times)
+
+    def stall(self, method: str, seconds: float) -> None:
+        """The next call of `method` gets no answer for `seconds` (then a 504), and is not carried out."""
+        self._stalls[method] = seconds
+
     def called(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
@@ -167,6 +194,16 @@ class FakeTelegram:
         if retry_after is not None:
             self.calls.append(Call(method, params, 429))
             return _fail(429, f"Too Many Requests: retry after {retry_after}", parameters={"retry_after": retry_after})
+        stall = self._stalls.pop(method, None)
+        if stall is not None:
+            self.calls.append(Call(method, params, 504))
+            await asyncio.sleep(stall)
+            return _fail(504, "Gateway Timeout")
+        hiccups = self._hiccups.get(method)
+        if hiccups:
+            status, body, content_type = hiccups.pop(0)
+            self.calls.append(Call(method, params, status))
+            return Response(body, status_code=status, media_type=content_type)
         self.calls.append(Call(method, params))
         handler = getattr(self, f"_api_{method}", None)
         if handler is None:
@@ -237,6 +274,25 @@ class FakeTelegram:
         reply_to = (params.get("reply_parameters") or {}).get("message_id")
         self.sent.append(Sent(chat_id, text, raw, mode, thread, reply_to, message))
         return message
+
+    async def _api_createForumTopic(self, params: dict[str, Any]) -> Any:
+        chat_id, name = params["chat_id"], str(params.get("name", ""))
+        chat = self._chats.get(chat_id, {"type": "private"})
+        if chat["type"] == "private":
+            if not self.bot.get("has_topics_enabled"):
+                return _fail(400, "Bad Request: the chat is not a forum")
+        elif not chat.get("is_forum"):
+            return _fail(400, "Bad Request: the chat is not a forum")
+        elif chat_id in self.no_topic_rights:
+            return _fail(400, "Bad Request: not enough rights to create a topic")
+        if not 1 <= len(name) <= 128:
+            return _fail(400, "Bad Request: TOPIC_NAME_INVALID")
+        topic = Topic(chat_id, next(self._ids), name)
+        self.topics.append(topic)
+        return {"message_thread_id": topic.message_thread_id, "name": name, "icon_color": 7322096}
+
+    def in_topic(self, chat_id: int, thread_id: int) -> list[Sent]:
+        return [s for s in self.sent if s.chat_id == chat_id and s.thread_id == thread_id]
 
     async def _api_editMessageReplyMarkup(self, params: dict[str, Any]) -> Any:
         for sent in self.sent:

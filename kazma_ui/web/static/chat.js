@@ -30,6 +30,14 @@
     return t("forked_from", { title, turn: from.turn_index, step: from.iteration });
   }
 
+  // Where the chat lives in a chat app: a fork opened in a Telegram topic, a Discord or Slack thread.
+  const PLATFORMS = { telegram: "Telegram", discord: "Discord", slack: "Slack" };
+  function livesIn(chat) {
+    const at = chat.lives_in;
+    if (!at) return null;
+    return t(`lives_in_${at.place}`, { platform: PLATFORMS[at.platform] || at.platform, name: at.name });
+  }
+
   function renderSidebar() {
     nodes.noChats.hidden = state.chats.length > 0;
     nodes.list.replaceChildren(...state.chats.map((chat) => {
@@ -39,6 +47,8 @@
       }, el("span", { class: "chat-title" }, chat.title));
       const from = lineage(chat);
       if (from) link.append(el("span", { class: "lineage" }, from));
+      const place = livesIn(chat);
+      if (place) link.append(el("span", { class: "lives-in", "data-platform": chat.lives_in.platform }, place));
       link.addEventListener("click", (event) => { event.preventDefault(); select(chat.thread_id, true); });
       return el("li", {}, link);
     }));
