@@ -85,8 +85,8 @@ class StockCheckpointer(AsyncSqliteSaver):
 
     @contextlib.asynccontextmanager
     async def same_transaction(self, thread_id: str, also: Any = None, *, fork_from: str | None = None,
-                               derive: bool = True) -> AsyncIterator[None]:
-        self._also[thread_id] = (also, derive)
+                               rewind: bool = False) -> AsyncIterator[None]:
+        self._also[thread_id] = (also, not rewind)
         yield
 
     async def adelete_thread(self, thread_id: str, also: Any = None) -> None:  # type: ignore[override]

@@ -284,7 +284,7 @@ class RewindService:
                 })
                 # The step written back, the later rows taken back and the intent: one transaction.
                 async with self.core.conversation.same_transaction(
-                    chat_id, self.rows.restore_writes(intent, point), derive=False
+                    chat_id, self.rows.restore_writes(intent, point), rewind=True
                 ):
                     await write_finished_turn(self.core.turns.graph, chat_id, strip_platform_ids(head.fields), messages)
                 removed = await self._finish(intent)
@@ -339,7 +339,7 @@ class RewindService:
             # The chat row, its transcript and facts, and its first checkpoint commit together.
             writes = self.rows.fork_writes(new_id, user.id, title, chat_id, info.id, point)
             async with self.core.conversation.same_transaction(
-                new_id, writes, fork_from=chat_id, derive=False
+                new_id, writes, fork_from=chat_id, rewind=True
             ):
                 await write_finished_turn(self.core.turns.graph, new_id, strip_platform_ids(head.fields), messages)
             chat = await self.core.store.get_chat(new_id)

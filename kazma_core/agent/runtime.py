@@ -172,19 +172,28 @@ class TurnRunner:
 
         The note it adds (when the turn has no answer) is the transcript's error row, written
         with the checkpoint that holds it: a turn is never marked failed twice, nor failed
-        with its answer saved."""
+        with its answer saved. A message the cut turn had taken in but not yet saved in a
+        checkpoint (its input, a node's output) is kept, so the note follows the person's
+        message and carries its turn."""
         config = self.config(chat_id)
         noted = False
         # Writes a cut superstep had saved are applied with the first update, and may hold a
         # tool call of their own: look again until the history is whole (twice is enough).
         for _ in range(3):
             snapshot = await self.graph.aget_state(config)
-            closing = closing_messages(list(snapshot.values.get("messages", [])), None if noted else reason)
-            if not (closing or snapshot.next or snapshot.tasks):
+            messages = list(snapshot.values.get("messages", []))
+            saved = await self.conversation.aget_tuple(config)
+            kept = {m.id for m in (saved.checkpoint["channel_values"].get("messages") or [])} if saved else set()
+            unsaved = [m for m in messages if m.id not in kept]
+            closing = closing_messages(messages, None if noted else reason)
+            if not (closing or unsaved or snapshot.next or snapshot.tasks):
                 break
             noted = noted or any(isinstance(m, AIMessage) for m in closing)
-            done = {"messages": closing, "routing": {"next": "done", "tools": []}}
+            done: dict[str, Any] = {"messages": [*unsaved, *closing], "routing": {"next": "done", "tools": []}}
+            if unsaved:
+                done.update({k: snapshot.values[k] for k in ("turn_index", "questions") if k in snapshot.values})
             await self.graph.aupdate_state(config, done, as_node="respond")
+            turn_index = int(snapshot.values.get("turn_index", turn_index))
         if noted:
             self.events.publish(chat_id, "message", {"role": "error", "text": reason, "turn_index": turn_index})
 

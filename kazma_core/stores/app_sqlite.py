@@ -353,7 +353,8 @@ class AppStore:
                 " WHERE t.chat_id = ? ORDER BY t.id",
                 (chat_id,),
             ).fetchall()
-            return [TranscriptRow(r[0], r[1], r[2], body_text(r[5]) if r[5] is not None else r[3], r[4]) for r in rows]
+            # A row's own text (an error note's reason, a reset marker) comes first; else its message's words.
+            return [TranscriptRow(r[0], r[1], r[2], r[3] or (body_text(r[5]) if r[5] is not None else ""), r[4]) for r in rows]
 
         return await self.db.run(read)
 

@@ -78,7 +78,13 @@ class _Held:
     metadata: CheckpointMetadata
     parent_id: str | None
     runs: Runs | None
-    size: int
+    msg_bytes: int  # the bytes of its messages' bodies (what it holds in memory, about)
+    blob_bytes: int
+    _numbers: dict[int, int] | None = None
+
+    @property
+    def size(self) -> int:
+        return self.msg_bytes + self.blob_bytes
 
     @property
     def id(self) -> str:
@@ -91,10 +97,11 @@ class _Held:
 
     def numbers(self) -> dict[int, int]:
         """Body number by message object (by identity), for the messages this checkpoint holds."""
-        messages = self.messages
-        if messages is None or self.runs is None:
-            return {}
-        return {id(m): n for m, n in zip(messages, bodies.numbers(self.runs))}
+        if self._numbers is None:
+            messages = self.messages
+            found = zip(messages, bodies.numbers(self.runs)) if messages is not None and self.runs is not None else ()
+            self._numbers = {id(m): n for m, n in found}
+        return self._numbers
 
 
 @dataclass
@@ -104,6 +111,7 @@ class _Bundle:
     source: _Held | None = None  # a fork: the checkpoint whose messages the new chat starts from
     source_thread: str | None = None  # a fork: the chat whose body space the new chat joins
     derive: bool = True  # False: the caller writes the transcript rows itself (`also`)
+    follow: bool = False  # the transcript follows the state back: rows of messages it no longer holds go
     done: bool = False
 
 
@@ -124,8 +132,10 @@ class _PutJob:
     turn_index: int | None
     derive: bool = True
     joins: str | None = None  # a fork: the chat whose body space it joins
+    follow: bool = False
     runs: Runs = field(default_factory=list)
-    size: int = 0
+    msg_bytes: int = 0
+    blob_bytes: int = 0
     space: str = ""
 
 
@@ -212,13 +222,14 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
 
     @contextlib.asynccontextmanager
     async def same_transaction(
-        self, thread_id: str, also: Also | None = None, *, fork_from: str | None = None, derive: bool = True
+        self, thread_id: str, also: Also | None = None, *, fork_from: str | None = None, rewind: bool = False
     ) -> AsyncIterator[None]:
         """Make `also` commit with the next checkpoint put of `thread_id` in this task; with
         `fork_from`, that put may take its messages from that chat's newest checkpoint by
-        reference; with `derive` off, it adds no transcript row of its own."""
+        reference. With `rewind` (a restore, a fork), the put adds no transcript row, and the
+        rows of messages the new state no longer holds are taken back with it."""
         source = self._held.get((fork_from, "")) if fork_from is not None else None
-        bundle = _Bundle(thread_id, also, source, fork_from, derive)
+        bundle = _Bundle(thread_id, also, source, fork_from, derive=not rewind, follow=rewind)
         token = _BUNDLE.set(bundle)
         try:
             yield
@@ -264,15 +275,15 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
     def _load(self, conn: sqlite3.Connection, row: sqlite3.Row) -> _Held:
         checkpoint = self.serde.loads_typed((row["type"], row["checkpoint"]))
         runs = None
-        size = len(row["checkpoint"])
+        msg_bytes = 0
         if row["msg_refs"] is not None:
             runs = bodies.decode_runs(row["msg_refs"])
             found = bodies.read(conn, BODIES, space_of(conn, row["thread_id"]), runs)
             checkpoint["channel_values"][MESSAGES] = decode_messages(found)
-            size += sum(len(b) for b in found)
+            msg_bytes = sum(len(b) for b in found)
         return _Held(
             row["thread_id"], row["checkpoint_ns"], checkpoint, json.loads(row["metadata"]),
-            row["parent_checkpoint_id"], runs, size,
+            row["parent_checkpoint_id"], runs, msg_bytes, len(row["checkpoint"]),
         )
 
     def _writes(self, conn: sqlite3.Connection, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[Any]:
@@ -389,6 +400,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             json.dumps(meta, ensure_ascii=False), str(meta["run_id"]) if meta.get("run_id") else None, parent_id,
             messages, base, bundle.also if bundle else None, turn if isinstance(turn, int) else None,
             bundle.derive if bundle else True, bundle.source_thread if bundle else None,
+            bundle.follow if bundle else False,
         )
         if bundle is not None:
             _BUNDLE.set(None)  # the bundle goes with one put only
@@ -397,31 +409,33 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             bundle.done = True
         held_checkpoint = copy_checkpoint(checkpoint)
         self._keep(_Held(thread_id, checkpoint_ns, held_checkpoint, cast(CheckpointMetadata, meta), parent_id,
-                         job.runs if messages is not None else None, job.size))
+                         job.runs if messages is not None else None, job.msg_bytes, job.blob_bytes))
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
 
-    def _prefix(self, conn: sqlite3.Connection, job: _PutJob) -> tuple[int, Runs]:
-        """How many leading messages are stored already, and their references."""
+    def _prefix(self, conn: sqlite3.Connection, job: _PutJob) -> tuple[int, Runs, int]:
+        """How many leading messages are stored already, their references, and about how many
+        bytes they hold (exact when the whole of the earlier list is shared)."""
         messages = job.messages or []
-        if job.base is not None and job.base.runs is not None and job.base.messages is not None:
-            shared = _shared_prefix(messages, job.base.messages)
-            return shared, bodies.runs_prefix(job.base.runs, shared)
+        base = job.base
+        if base is not None and base.runs is not None and base.messages is not None:
+            shared = _shared_prefix(messages, base.messages)
+            return shared, bodies.runs_prefix(base.runs, shared), base.msg_bytes * shared // max(len(base.messages), 1)
         if not job.parent_id or not messages:
-            return 0, []
+            return 0, [], 0
         row = conn.execute(
-            "SELECT msg_refs, msg_count FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            "SELECT msg_refs, msg_count, msg_bytes FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             (job.thread_id, job.checkpoint_ns, job.parent_id),
         ).fetchone()
         if row is None or row["msg_refs"] is None:
-            return 0, []
+            return 0, [], 0
         runs = bodies.decode_runs(row["msg_refs"])
         shared = min(int(row["msg_count"]), len(messages))
         n = bodies.runs_at(runs, shared - 1) if shared else None
         # Kazma's graph appends, and a rewrite replaces the whole list: when the last message
         # the two share is the same body, the ones before it are the same too.
         if n is None or bodies.digest_of(conn, BODIES, job.space, n) != bodies.digest(encode_message(messages[shared - 1])):
-            return 0, []
-        return shared, bodies.runs_prefix(runs, shared)
+            return 0, [], 0
+        return shared, bodies.runs_prefix(runs, shared), int(row["msg_bytes"] or 0) * shared // max(int(row["msg_count"]), 1)
 
     def _put(self, conn: sqlite3.Connection, job: _PutJob) -> None:
         if job.also is not None:
@@ -437,19 +451,20 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         refs = count = msg_bytes = None
         if job.messages is not None:
             del values[MESSAGES]
-            shared, runs = self._prefix(conn, job)
+            shared, runs, shared_bytes = self._prefix(conn, job)
             interner = bodies.Interner(conn, BODIES, job.space)
             new = job.messages[shared:]
             encoded = [encode_message(m) for m in new]
             numbers = [interner.add(b) for b in encoded]
             job.runs = bodies.runs_extend(runs, numbers)
             refs, count = orjson.dumps(job.runs), len(job.messages)
-            msg_bytes = interner.added
-            job.size = sum(len(b) for b in encoded)
+            msg_bytes = job.msg_bytes = shared_bytes + sum(len(b) for b in encoded)
             if job.checkpoint_ns == "" and job.derive:
                 self._derive_rows(conn, job, new, numbers)
+            if job.checkpoint_ns == "" and job.follow:
+                self._follow_rows(conn, job.thread_id, job.runs)
         type_, blob = self.serde.dumps_typed({**job.checkpoint, "channel_values": values})
-        job.size += len(blob)
+        job.blob_bytes = len(blob)
         conn.execute(
             "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id,"
             " type, checkpoint, metadata, msg_refs, msg_count, msg_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -478,10 +493,28 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             role, text = shown
             conn.execute(
                 "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) VALUES (?, ?, ?, ?, ?, ?)",
-                (job.thread_id, turn, role, text or "", time.time(), None if text is not None else n),
+                (job.thread_id, turn, role, text or "", time.time(), n),
             )
             if role == "user":
                 conn.execute("UPDATE chats SET last_turn = max(last_turn, ?) WHERE id = ?", (turn, job.thread_id))
+
+    @staticmethod
+    def _follow_rows(conn: sqlite3.Connection, thread_id: str, runs: Runs) -> None:
+        """Take back the transcript rows of messages the chat's state no longer holds (a restore
+        or a fork wrote an earlier state). Rows from before the chat's last reset stay: the
+        state forgot them on purpose, the transcript keeps them."""
+        (floor,) = conn.execute(
+            "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = ? AND role = 'system'", (thread_id,)
+        ).fetchone()
+        held = bodies.merge(bodies.intervals(runs))
+        gone = [
+            (row_id,)
+            for row_id, n in conn.execute(
+                "SELECT id, body_n FROM transcript WHERE chat_id = ? AND id > ? AND body_n IS NOT NULL", (thread_id, floor)
+            )
+            if bodies.subtract([(n, n)], held)  # not among the messages the state holds
+        ]
+        conn.executemany("DELETE FROM transcript WHERE id = ?", gone)
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
@@ -492,7 +525,6 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         verb = "INSERT OR REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "INSERT OR IGNORE"
 
         held = self._held.get((thread_id, checkpoint_ns))
-        known = held.numbers() if held is not None else {}
 
         def encoded(conn: sqlite3.Connection, channel: str, value: Any) -> tuple[str, bytes]:
             is_list = channel == MESSAGES and checkpoint_ns == "" and isinstance(value, list)
@@ -505,6 +537,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 # messages the newest checkpoint holds already (a restore writes them back)
                 # are known by identity and not serialised again.
                 interner = bodies.Interner(conn, BODIES, space_of(conn, thread_id))
+                known = held.numbers() if held is not None and len(messages) > 1 else {}
                 numbers = (known.get(id(m)) or interner.add(encode_message(m)) for m in messages)
                 refs = {"runs": bodies.runs_extend([], numbers), "remove_all": messages is not value}
                 return REFS, orjson.dumps(refs)
