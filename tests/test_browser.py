@@ -19,6 +19,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from kazma_core.settings import Settings
 from kazma_core.stores.app_sqlite import User
+from tests.conftest import written
 from tests.http_server import RunningServer, serve_kazma
 from tests.web_session import login_url
 
@@ -146,7 +147,7 @@ async def test_a_write_waits_at_its_card_and_runs_once_approved(web: Web, settin
     card = page.locator(".approval")
     await expect(card.locator("h3")).to_have_text("Kazma asks before it runs write_file")
     await expect(card.locator(".args")).to_contain_text('"path": "notes.txt"')
-    notes = settings.data_dir / "workspace" / "notes.txt"
+    notes = written(settings, "notes.txt")
     assert not notes.exists()
 
     await card.get_by_role("button", name="Approve").click()
@@ -215,7 +216,7 @@ async def test_restore_shows_its_preview_asks_and_every_open_tab_of_the_chat_rel
     for tab in (first, second):
         await expect(tab.locator("#notice")).to_contain_text("This chat was restored to an earlier step")
         await expect(tab.locator("#messages .message .text")).to_have_text(["remember: tea", "Remembered: tea"])
-    assert (settings.data_dir / "workspace" / "notes.txt").read_text() == "hello"  # the world is not rewound
+    assert (written(settings, "notes.txt")).read_text() == "hello"  # the world is not rewound
 
     # A refusal is shown as its sentence: here an approval waits in the chat.
     paused = await web.http.post(f"/api/chats/{chat}/messages", json={"text": "write later.txt: x"})

@@ -29,7 +29,7 @@ from schemathesis.generation import GenerationMode
 from kazma_core.settings import Settings
 from kazma_core.stores.snapshots import NewStep
 from kazma_core.time_travel import encode_message
-from tests.conftest import make_settings
+from tests.conftest import make_settings, user_file
 from tests.http_server import RunningServer, open_events, serve_kazma
 from tests.conftest import Person
 from tests.test_http_chat import chat_ids, error_of, new_chat, say, transcript
@@ -150,7 +150,7 @@ async def test_the_restore_preview_names_the_file_written_after_the_step(ann: Pe
     await say(ann.http, chat, "calc 1+1")
     card = (await say(ann.http, chat, "write a.txt: hi"))["gates"][0]["card_id"]
     ok(await ann.http.post(f"/api/chats/{chat}/approvals/{card}", json={"decision": "approve"}))
-    assert (settings.data_dir / "workspace" / "a.txt").read_text() == "hi"
+    assert (user_file(settings, "ann", "a.txt")).read_text() == "hi"
     before = await step_ids(ann.http, chat)
     target = await last_step_of_turn(ann.http, chat, 1)
 
@@ -323,7 +323,7 @@ async def test_restore_while_an_approval_waits_is_approval_pending_naming_the_ca
     assert (await transcript(ann.http, chat), await step_ids(ann.http, chat)) == before
     listed = ok(await ann.http.get(f"/api/chats/{chat}/approvals"))["approvals"]
     assert [(a["card_id"], a["status"]) for a in listed] == [(card["card_id"], "pending")]
-    assert not (settings.data_dir / "workspace" / "a.txt").exists()
+    assert not (user_file(settings, "ann", "a.txt")).exists()
 
 
 async def test_a_step_saved_cut_can_be_read_but_restore_and_fork_are_snapshot_truncated(ann: Person) -> None:

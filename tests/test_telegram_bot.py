@@ -29,6 +29,7 @@ from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import Chat, User
 from kazma_ui.cli import _users_link
 from kazma_ui.thread_rewind import RewindService
+from tests.conftest import written
 from tests.fakes.telegram_server import FakeTelegram, Sent, group_chat, person, private_chat, serve_fake_telegram
 from tests.http_server import serve_kazma
 
@@ -255,19 +256,18 @@ async def test_a_linked_telegram_user_acts_as_the_existing_kazma_user(bot: Bot) 
 # --- groups --------------------------------------------------------------------------------
 
 async def test_only_the_chat_owner_can_press_an_approval_card(bot: Bot) -> None:
-    workspace = bot.settings.workspace
     [card] = await bot.say(ANN, TEAM, "@KazmaBot write a.txt: hi")
     assert card.text.startswith("Kazma wants to run write_file with ") and card.text.endswith("Approve?")
     assert [label for label, _ in card.buttons()] == [APPROVE, "Deny"]
     assert all(len(data.encode()) <= 64 for _, data in card.buttons())
     [refused] = await bot.press(BOB, card, APPROVE)
     assert refused.text == "Only this chat's owner can answer its approvals."
-    assert not (workspace / "a.txt").exists() and card.buttons()
+    assert not written(bot.settings, "a.txt").exists() and card.buttons()
     toast = bot.fake.called("answerCallbackQuery")[-1].params
     assert toast["text"] == "Only this chat's owner can answer its approvals."
     [approved] = await bot.press(ANN, card, APPROVE)
     assert approved.text == "Wrote 2 bytes to a.txt."
-    assert (workspace / "a.txt").read_text() == "hi"
+    assert written(bot.settings, "a.txt").read_text() == "hi"
     await bot.fake.wait_for(lambda: not card.buttons())  # answered: its buttons are gone
 
 

@@ -261,6 +261,23 @@ class AppStore:
         rows = await self.db.run(lambda c: c.execute("SELECT id FROM chats").fetchall())
         return {r["id"] for r in rows}
 
+    async def owner_text_bytes(self, owner_id: str) -> tuple[list[str], int]:
+        """A user's chats, and the bytes of their transcripts and memories."""
+
+        def read(conn: sqlite3.Connection) -> tuple[list[str], int]:
+            chats = [r["id"] for r in conn.execute("SELECT id FROM chats WHERE owner_id = ?", (owner_id,))]
+            (text,) = conn.execute(
+                "SELECT COALESCE(SUM(length(CAST(t.text AS BLOB))), 0) FROM transcript t"
+                " JOIN chats c ON c.id = t.chat_id WHERE c.owner_id = ?", (owner_id,),
+            ).fetchone()
+            (facts,) = conn.execute(
+                "SELECT COALESCE(SUM(length(CAST(f.text AS BLOB))), 0) FROM facts f"
+                " JOIN chats c ON c.id = f.chat_id WHERE c.owner_id = ?", (owner_id,),
+            ).fetchone()
+            return chats, int(text) + int(facts)
+
+        return await self.db.run(read)
+
     async def delete_chat(self, chat_id: str) -> None:
         await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)))
 
