@@ -64,7 +64,7 @@ async def serve_kazma(settings: Settings, port: int = 0) -> AsyncIterator[Runnin
     app = create_app(settings)
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_config=None, log_level="warning", access_log=False,
-        timeout_graceful_shutdown=1,
+        timeout_graceful_shutdown=1, proxy_headers=False,  # as `kazma serve` runs it
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

@@ -157,6 +157,14 @@ class AppStore:
     async def count_users(self) -> int:
         return await self.db.run(lambda c: c.execute("SELECT count(*) FROM users").fetchone()[0])
 
+    async def count_owners(self) -> int:
+        return await self.db.run(lambda c: c.execute("SELECT count(*) FROM users WHERE role = 'owner'").fetchone()[0])
+
+    async def delete_user(self, user_id: str) -> None:
+        """A user with their tokens and linked identities; their chats must be deleted first."""
+        await self.db.tx(lambda c: c.execute("DELETE FROM users WHERE id = ?", (user_id,)))
+        await self.db.purge_wal()
+
     async def set_user_lang(self, user_id: str, lang: str) -> None:
         await self.db.tx(lambda c: c.execute("UPDATE users SET lang = ? WHERE id = ?", (lang, user_id)))
 
@@ -173,20 +181,36 @@ class AppStore:
         await self.db.tx(write)
         return token
 
-    async def user_for_token(self, token: str, kind: str = "api", consume: bool = False) -> User | None:
+    async def user_for_token(
+        self, token: str, kind: str = "api", consume: bool = False, max_age: float | None = None
+    ) -> User | None:
+        """The token's user while the token lives: not past its expiry, nor older than max_age seconds."""
+
         def read(conn: sqlite3.Connection) -> User | None:
             row = conn.execute(
-                "SELECT u.* , t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id "
+                "SELECT u.* , t.expires_at, t.created_at AS issued_at FROM tokens t JOIN users u ON u.id = t.user_id "
                 "WHERE t.hash = ? AND t.kind = ?",
                 (hash_token(token), kind),
             ).fetchone()
-            if row is None or (row["expires_at"] is not None and row["expires_at"] < time.time()):
+            now = time.time()
+            if row is None or (row["expires_at"] is not None and row["expires_at"] < now):
+                return None
+            if max_age is not None and row["issued_at"] + max_age < now:
                 return None
             if consume:
                 conn.execute("DELETE FROM tokens WHERE hash = ?", (hash_token(token),))
             return User(row["id"], row["name"], row["role"], row["lang"])
 
         return await self.db.tx(read)
+
+    async def revoke_token(self, token: str) -> bool:
+        cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE hash = ?", (hash_token(token),)))
+        return cur.rowcount == 1
+
+    async def revoke_tokens(self, user_id: str) -> int:
+        """Every token of a user (API tokens, web sessions, sign-in links): none works after this."""
+        cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE user_id = ?", (user_id,)))
+        return cur.rowcount
 
     async def link_identity(self, platform_key: str, user_id: str) -> None:
         await self.db.tx(

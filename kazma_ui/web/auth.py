@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import hmac
-
 from fastapi import Request
 
 from kazma_core.errors import Forbidden, Unauthorized
 from kazma_core.stores.app_sqlite import User
+from kazma_ui.web.sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_ok, session_seconds
 
-SESSION_COOKIE = "kazma_session"
-CSRF_COOKIE = "kazma_csrf"
-CSRF_HEADER = "x-kazma-csrf"
+__all__ = ["CSRF_COOKIE", "CSRF_HEADER", "SESSION_COOKIE", "current_owner", "current_user", "surface_of"]
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
@@ -23,16 +20,16 @@ async def current_user(request: Request) -> User:
         user = await store.user_for_token(token.strip(), "api")
         if user is not None:
             return user
-        raise Unauthorized("That token is not valid. Create one with: kazma users add NAME")
+        raise Unauthorized(
+            "That token is not valid (it may have been replaced or revoked). Ask the owner for a new one: "
+            "kazma users token NAME"
+        )
     session = request.cookies.get(SESSION_COOKIE)
     if session:
-        user = await store.user_for_token(session, "session")
+        user = await store.user_for_token(session, "session", max_age=session_seconds(request))
         if user is not None:
-            if request.method not in SAFE_METHODS:
-                expected = request.cookies.get(CSRF_COOKIE, "")
-                given = request.headers.get(CSRF_HEADER, "")
-                if not expected or not hmac.compare_digest(expected, given):
-                    raise Unauthorized("This request lacks its CSRF token. Reload the page and try again.")
+            if request.method not in SAFE_METHODS and not csrf_ok(request, session):
+                raise Unauthorized("This request lacks its CSRF token. Reload the page and try again.")
             return user
     raise Unauthorized(
         "Sign in first: open the login link that kazma serve printed, or send Authorization: Bearer <token>."

@@ -22,6 +22,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "nav_replay": ("Time Travel", "السفر عبر الزمن"),
     "nav_settings": ("Settings", "الإعدادات"),
     "signed_in_as": ("Signed in as {name}", "مسجّل الدخول باسم {name}"),
+    "sign_out": ("Sign out", "تسجيل الخروج"),
     "language": ("Language", "اللغة"),
     "lang_en": ("English", "English"),
     "lang_ar": ("العربية", "العربية"),
