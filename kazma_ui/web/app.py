@@ -87,6 +87,11 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
+        if err.status_code == 400:  # FastAPI could not read the body at all (not UTF-8, not JSON)
+            return JSONResponse(
+                {"error": "invalid_input", "message": "The request body could not be read. Send a JSON object."},
+                status_code=422,
+            )
         code = {404: "not_found", 405: "method_not_allowed"}.get(err.status_code, "http_error")
         message = {
             404: "There is no such route. The API is described at /docs.",

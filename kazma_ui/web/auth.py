@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
 from kazma_core.errors import Forbidden, Unauthorized
 from kazma_core.stores.app_sqlite import User
@@ -12,7 +15,16 @@ __all__ = ["CSRF_COOKIE", "CSRF_HEADER", "SESSION_COOKIE", "current_owner", "cur
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
-async def current_user(request: Request) -> User:
+# Declared so the OpenAPI description says how to sign in; the checks below read the request itself.
+BEARER = HTTPBearer(auto_error=False, description="An API token from `kazma users add NAME` or `kazma users token NAME`")
+COOKIE = APIKeyCookie(name=SESSION_COOKIE, auto_error=False, description="The web session (with the X-Kazma-CSRF header)")
+
+
+async def current_user(
+    request: Request,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)] = None,
+    _cookie: Annotated[str | None, Depends(COOKIE)] = None,
+) -> User:
     store = request.app.state.core.store
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
@@ -47,9 +59,8 @@ def surface_of(request: Request, default: str = "http") -> str:
     return asked if asked in SURFACES else default
 
 
-async def current_owner(request: Request) -> User:
+async def current_owner(user: Annotated[User, Depends(current_user)]) -> User:
     """The signed-in user, who must be this Kazma's owner (settings, operator alerts)."""
-    user = await current_user(request)
     if user.role != "owner":
         raise Forbidden("Only the owner of this Kazma can see or change this. Sign in as the owner.")
     return user
