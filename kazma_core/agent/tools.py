@@ -270,10 +270,10 @@ def cut_result(text: str, limit: int) -> str:
     """A tool result the model may be given: past the limit it is cut, and the model is told so."""
     if len(text) <= limit:
         return text
+    # The note comes first, so a model (and a person reading the step) sees it before the text.
     return (
-        text[:limit]
-        + f"\n[Cut: this result had {len(text)} characters; only the first {limit} are given "
-        "(setting limits.max_tool_result_chars).]"
+        f"[Cut: this result had {len(text)} characters; only the first {limit} are given "
+        f"(setting limits.max_tool_result_chars).]\n{text[:limit]}"
     )
 
 
