@@ -70,8 +70,9 @@ class StoreHealth:
     def __init__(self, settings: Settings, store: AppStore) -> None:
         self.store = store
         candidates = (settings.kazma_db, settings.checkpoints_db, settings.snapshots_db, settings.audit_db)
-        # The stores this server opened; a file the configuration does not use is not watched.
-        self.files = {p.name: p for p in candidates if p.exists()}
+        self.files = {p.name: p for p in candidates}
+        # A store makes its file on first use: a file not made yet is fine, one that was there and went is not.
+        self.seen: set[str] = set()
         self.damaged: dict[str, str] = {}
         self._lock = asyncio.Lock()
         for name in self.files:
@@ -82,6 +83,10 @@ class StoreHealth:
         async with self._lock:
             states: dict[str, StoreState] = {}
             for name, path in self.files.items():
+                if name not in self.seen and not path.exists():
+                    states[name] = StoreState(True)
+                    continue
+                self.seen.add(name)
                 problem = await asyncio.to_thread(probe, path)
                 states[name] = StoreState(problem is None, problem)
                 if problem is not None and name not in self.damaged:
