@@ -15,7 +15,9 @@ from langgraph.types import Command
 
 from kazma_core.agent.checkpoints import prune
 from kazma_core.agent.graph import TurnDeps, closing_messages
-from kazma_core.errors import ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed
+from kazma_core.errors import (
+    ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed, without_paths,
+)
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
 from kazma_core.quota import StorageQuota
@@ -211,7 +213,7 @@ class TurnRunner:
         except Exception as err:
             log.exception("turn %s of chat %s failed", turn_index, chat_id)
             failure = TurnFailed(
-                f"The model could not answer ({type(err).__name__}: {err}). "
+                f"The model could not answer ({type(err).__name__}: {without_paths(str(err))}). "
                 "Check the model settings and that its server is up, then send the message again."
             )
             await self._close_failed_turn(chat_id, turn_index, failure.message)
