@@ -147,7 +147,7 @@ async def test_a_write_waits_at_its_card_and_runs_once_approved(web: Web, settin
     card = page.locator(".approval")
     await expect(card.locator("h3")).to_have_text("Kazma asks before it runs write_file")
     await expect(card.locator(".args")).to_contain_text('"path": "notes.txt"')
-    notes = written(settings, "notes.txt")
+    notes = settings.files_of(web.user.id) / "notes.txt"
     assert not notes.exists()
 
     await card.get_by_role("button", name="Approve").click()

@@ -295,6 +295,25 @@ async def test_in_a_group_a_member_is_refused_a_restore_and_audited_while_an_adm
     assert {c.params["user_id"] for c in bot.fake.called("getChatMember")} == {BOB["id"], ANN["id"], CY["id"]}
 
 
+async def test_a_fork_of_a_group_chat_writes_only_into_the_forkers_own_files(bot: Bot) -> None:
+    """Issue 14: a fork starts with no access to another user's files (there was one workspace for all)."""
+    [card] = await bot.say(ANN, TEAM, "@KazmaBot write ok.txt: mine")
+    assert "'path': 'ok.txt'" in card.text
+    [approved] = await bot.press(ANN, card, APPROVE)
+    assert approved.text == "Wrote 4 bytes to ok.txt."
+    target = (await bot.step_ids(TEAM, 1))[-1]
+    [forked] = await bot.press(BOB, (await bot.say(BOB, TEAM, f"/fork {target[:8]}"))[0], YES)
+    fork_id = link_target(forked.text)
+    ann, bob = await bot.kazma_user(ANN), await bot.kazma_user(BOB)
+    # Bob goes on in his fork (in the web chat, which runs the same turn runner).
+    waiting = await bot.core.turns.send(fork_id, "write ok.txt: BOB")
+    assert waiting.gates[0]["args"]["path"] == "ok.txt"
+    done = await bot.core.turns.decide(fork_id, waiting.gates[0]["card_id"], "approve", bob.id)
+    assert done.reply == "Wrote 3 bytes to ok.txt."
+    assert (bot.settings.files_of(ann.id) / "ok.txt").read_text() == "mine"
+    assert (bot.settings.files_of(bob.id) / "ok.txt").read_text() == "BOB"
+
+
 async def test_in_a_group_only_messages_for_this_bot_are_answered(bot: Bot) -> None:
     bot.fake.message(ANN, TEAM, "just chatting with people")
     bot.fake.message(ANN, TEAM, "/replay@OtherBot list")
