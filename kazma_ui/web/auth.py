@@ -11,7 +11,9 @@ from kazma_core.errors import Forbidden, Unauthorized
 from kazma_core.stores.app_sqlite import User
 from kazma_ui.web.sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_ok, session_seconds
 
-__all__ = ["CSRF_COOKIE", "CSRF_HEADER", "SESSION_COOKIE", "current_owner", "current_user", "surface_of"]
+__all__ = [
+    "CSRF_COOKIE", "CSRF_HEADER", "SESSION_COOKIE", "current_owner", "current_user", "still_signed_in", "surface_of",
+]
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
@@ -46,6 +48,15 @@ async def current_user(
     raise Unauthorized(
         "Sign in first: open the login link that kazma serve printed, or send Authorization: Bearer <token>."
     )
+
+
+async def still_signed_in(request: Request) -> bool:
+    """Whether the request's token or session still works (a long stream checks it now and then)."""
+    try:
+        await current_user(request)
+    except Unauthorized:
+        return False
+    return True
 
 
 SURFACES = {"http", "tui", "web"}

@@ -15,7 +15,7 @@ from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.app_sqlite import Chat, User
-from kazma_ui.web.auth import current_user
+from kazma_ui.web.auth import current_user, still_signed_in
 from kazma_ui.web.schemas import (
     Accepted,
     ApprovalList,
@@ -156,6 +156,8 @@ async def chat_events(request: Request, thread_id: str, user: UserDep) -> Stream
                     quiet += SSE_POLL
                     if quiet >= SSE_KEEPALIVE:
                         quiet = 0.0
+                        if not await still_signed_in(request):
+                            return  # signed out, token replaced, user removed: the stream ends too
                         yield b": keep-alive\n\n"
                     continue
                 quiet = 0.0

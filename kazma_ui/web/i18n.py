@@ -227,6 +227,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "error_forbidden": ("Only the owner can do that.", "لا يفعل هذا إلا المالك."),
     "error_invalid_input": ("That was not valid. Check it and try again.", "ما أُرسل غير صالح. راجعه وأعد المحاولة."),
     "error_invalid_setting": ("That value is refused: {reason}", "هذه القيمة مرفوضة: {reason}"),
+    "error_message_too_long": (
+        "This message is longer than the limit (setting limits.max_message_chars). Shorten it or send it in parts.",
+        "هذه الرسالة أطول من الحدّ (الإعداد limits.max_message_chars). اختصرها أو أرسلها على أجزاء.",
+    ),
+    "error_quota_exceeded": (
+        "Your storage is full (setting limits.user_quota_bytes). Delete chats or files you no longer need, or ask the owner to raise the limit.",
+        "امتلأت مساحة التخزين الخاصة بك (الإعداد limits.user_quota_bytes). احذف دردشات أو ملفات لم تعد تحتاجها، أو اطلب من المالك رفع الحدّ.",
+    ),
+    "error_too_large": (
+        "That is more than the server takes at once (setting limits.max_body_bytes). Send less at a time.",
+        "الطلب أكبر من الحدّ (الإعداد limits.max_body_bytes). أرسل أقل في كل مرة.",
+    ),
 }
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")
