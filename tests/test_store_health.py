@@ -85,3 +85,22 @@ async def test_healthz_needs_no_sign_in_and_shows_no_path(server: RunningServer,
     async with httpx.AsyncClient(base_url=server.url, trust_env=False) as anyone:
         answer = await anyone.get("/healthz")
     assert answer.status_code == 200 and str(settings.data_dir) not in answer.text
+
+
+async def test_a_damaged_kazma_db_is_named_logged_and_counted_though_it_cannot_hold_the_alert(
+    server: RunningServer, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with server.client() as http:
+        assert (await http.get("/healthz")).status_code == 200
+        for part in (settings.kazma_db, settings.kazma_db.with_name("kazma.db-wal")):
+            if part.exists():
+                size = part.stat().st_size
+                with part.open("r+b") as file:
+                    file.write((b"garbage over the chats " * (size // 23 + 1))[:size])
+        with caplog.at_level(logging.ERROR, logger="kazma_core.health"):
+            answer = await http.get("/healthz")
+        assert answer.status_code == 503
+        assert answer.json()["stores"]["kazma.db"] == {"ok": False, "problem": "file is not a database"}
+        assert any(r.getMessage().startswith("store damaged: kazma.db is damaged (file is not a database). Stop Kazma")
+                   for r in caplog.records)
+        assert gauge((await http.get("/metrics")).text, "kazma_store_healthy", store="kazma.db") == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI, Request
@@ -84,6 +85,20 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
         body = err.to_dict()
         body["message"] = without_paths(err.message)
         return JSONResponse(body, status_code=err.status)
+
+    @app.exception_handler(sqlite3.DatabaseError)
+    async def store_error(request: Request, err: sqlite3.DatabaseError) -> JSONResponse:
+        """A store that fails under a request: reported at once (health), answered 503 without a path."""
+        log.error("a store failed under %s %s: %s", request.method, request.url.path, err)
+        await request.app.state.health.check()
+        return JSONResponse(
+            {
+                "error": "store_unavailable",
+                "message": "Kazma cannot read its data right now. Try again in a moment; the owner is alerted "
+                "if a file is damaged (see /healthz).",
+            },
+            status_code=503,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
