@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import ssl
 import sys
 from pathlib import Path
 
@@ -179,3 +180,22 @@ async def test_cookies_are_secure_behind_a_trusted_https_proxy_only(tmp_path: Pa
             assert ("strict-transport-security" in answer.headers) is secure
             plain = await proxy.get(await login_url(server, user), follow_redirects=False)
             assert not any("; secure" in c.lower() for c in plain.headers.get_list("set-cookie"))
+
+
+async def test_cookies_are_secure_when_kazma_serves_https_itself(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = await asyncio.create_subprocess_exec(
+        "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        "-keyout", str(key), "-out", str(cert),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert await asyncio.wait_for(made.wait(), CLI_SECONDS) == 0
+    async with serve_kazma(make_settings(tmp_path / "data"), tls=(cert, key)) as server:
+        assert server.url.startswith("https://")
+        user, _ = await server.add_user("ann")
+        async with httpx.AsyncClient(trust_env=False, verify=ssl.create_default_context(cafile=str(cert))) as browser:
+            answer = await browser.get(await login_url(server, user), follow_redirects=False)
+        cookies = answer.headers.get_list("set-cookie")
+        assert answer.status_code == 303 and len(cookies) == 2
+        assert all("; secure" in c.lower() for c in cookies), cookies
+        assert answer.headers["strict-transport-security"].startswith("max-age=")
