@@ -343,3 +343,13 @@ async def test_the_owner_sees_an_operator_alert_on_every_page_until_acknowledged
     await tab.reload()
     await expect(tab.locator("#alerts .alert")).to_have_count(0)
     assert await web.server.core.store.alerts(False) == []
+
+
+async def test_sign_out_ends_the_session_and_shows_the_sign_in_page(web: Web) -> None:
+    page = await web.page()
+    session = next(c["value"] for c in await page.context.cookies() if c["name"] == "kazma_session")
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.locator("body")).to_have_attribute("data-page", "signin")
+    assert not [c for c in await page.context.cookies() if c["name"] == "kazma_session"]
+    async with httpx.AsyncClient(base_url=web.server.url, trust_env=False, cookies={"kazma_session": session}) as kept:
+        assert (await kept.get("/api/me")).status_code == 401  # a copy of the cookie is worth nothing now
