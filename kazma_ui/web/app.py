@@ -25,7 +25,7 @@ from kazma_core.schedule import start_scheduler, stop_scheduler
 from kazma_core.settings import Settings, ensure_data_dir
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, sessions, settings_api
-from kazma_ui.web.guard import BodyLimit, SecurityHeaders
+from kazma_ui.web.guard import BodyLimit, SecurityHeaders, security_headers
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,18 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
         body = err.to_dict()
         body["message"] = without_paths(err.message)
         return JSONResponse(body, status_code=err.status)
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, err: Exception) -> JSONResponse:
+        """A fault of Kazma's own: the answer says nothing of the server (uvicorn logs the traceback, as
+        Starlette raises the error again after this answer). Sent from outside the other middleware, so
+        it sets the security headers itself."""
+        headers = {name.decode(): value.decode() for name, value in security_headers(request.scope)}
+        return JSONResponse(
+            {"error": "internal_error", "message": "Something went wrong on the server; it is logged. Try again, "
+             "and tell the owner of this Kazma if it keeps happening."},
+            status_code=500, headers=headers,
+        )
 
     @app.exception_handler(sqlite3.DatabaseError)
     async def store_error(request: Request, err: sqlite3.DatabaseError) -> JSONResponse:

@@ -36,6 +36,21 @@ def is_https(scope: Scope) -> bool:
     return scope.get("scheme") in ("https", "wss")
 
 
+def security_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
+    """The headers every answer to this request carries."""
+    policy = DOCS_POLICY if scope.get("path", "") in DOCS_PATHS else PAGE_POLICY
+    extra = [
+        (b"content-security-policy", policy.encode()),
+        (b"x-frame-options", b"DENY"),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+        (b"cross-origin-opener-policy", b"same-origin"),
+    ]
+    if is_https(scope):
+        extra.append((b"strict-transport-security", f"max-age={HSTS_SECONDS}".encode()))
+    return extra
+
+
 class SecurityHeaders:
     """CSP with frame-ancestors, X-Frame-Options, nosniff and Referrer-Policy on every answer.
 
@@ -55,16 +70,7 @@ class SecurityHeaders:
             if forwarded in ("https", "http"):
                 secure = forwarded == "https"
                 scope["scheme"] = ("wss" if secure else "ws") if scope["type"] == "websocket" else forwarded
-        policy = DOCS_POLICY if scope.get("path", "") in DOCS_PATHS else PAGE_POLICY
-        extra = [
-            (b"content-security-policy", policy.encode()),
-            (b"x-frame-options", b"DENY"),
-            (b"x-content-type-options", b"nosniff"),
-            (b"referrer-policy", b"no-referrer"),
-            (b"cross-origin-opener-policy", b"same-origin"),
-        ]
-        if is_https(scope):
-            extra.append((b"strict-transport-security", f"max-age={HSTS_SECONDS}".encode()))
+        extra = security_headers(scope)
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
