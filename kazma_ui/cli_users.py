@@ -1,4 +1,4 @@
-"""`kazma users token NAME` and `kazma users remove NAME --yes`: ending a person's access."""
+"""`kazma users list`, `kazma users token NAME` and `kazma users remove NAME --yes`: who has access, and ending it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ from kazma_core.stores.app_sqlite import AppStore, User
 
 def register(users: Any) -> None:
     """Add the commands to `kazma users`."""
+    listing = users.add_parser("list", help="every user: role, chats and the storage they use")
+    listing.add_argument("--data-dir")
+    listing.set_defaults(func=cmd_users_list)
     token = users.add_parser("token", help="give a user a new API token; every older token and sign-in stops working")
     token.add_argument("name")
     token.add_argument("--data-dir")
@@ -36,8 +39,29 @@ def _settings(args: argparse.Namespace) -> Settings:
 async def _user(store: AppStore, name: str) -> User:
     user = await store.user_by_name(name)
     if user is None:
-        raise KazmaError(f"There is no user {name!r}. Check the spelling of the name.")
+        raise KazmaError(f"There is no user {name!r}. `kazma users list` shows who there is.")
     return user
+
+
+async def _list(settings: Settings) -> list[str]:
+    core = await Core.open(settings)
+    try:
+        lines = []
+        for user in await core.store.users():
+            chats = await core.chats.list(user)
+            room = await core.turns.quota.room(user.id)
+            lines.append(
+                f"{user.name}\t{user.role}\t{len(chats)} chat{'s' if len(chats) != 1 else ''}\t"
+                f"{room.used // 1024} KB of {room.quota // 1024} KB"
+            )
+        return lines or ["No users yet: `kazma serve` makes the owner on its first start."]
+    finally:
+        await core.close()
+
+
+def cmd_users_list(args: argparse.Namespace) -> int:
+    print("\n".join(asyncio.run(_list(_settings(args)))))
+    return 0
 
 
 async def _new_token(settings: Settings, name: str) -> tuple[int, str]:

@@ -119,6 +119,8 @@ async def test_removing_a_user_takes_their_chats_steps_memories_files_and_keeps_
     assert [c["thread_id"] for c in (await ann.http.get("/api/chats")).json()["chats"]] == [ann_chat]
     assert "I keep mine" in (await say(ann.http, ann_chat, "what do you know?"))["reply"]
     assert (await kazma(settings, "users", "remove", "bob", "--yes"))[0] == 1  # gone already: said so
+    code, out, _ = await kazma(settings, "users", "list")
+    assert code == 0 and [line.split("\t")[:3] for line in out.splitlines()] == [["ann", "user", "1 chat"]]
 
 
 async def test_a_session_older_than_the_setting_is_signed_out(tmp_path: Path) -> None:

@@ -157,6 +157,10 @@ class AppStore:
     async def count_users(self) -> int:
         return await self.db.run(lambda c: c.execute("SELECT count(*) FROM users").fetchone()[0])
 
+    async def users(self) -> list[User]:
+        rows = await self.db.run(lambda c: c.execute("SELECT * FROM users ORDER BY created_at, name").fetchall())
+        return [User(r["id"], r["name"], r["role"], r["lang"]) for r in rows]
+
     async def count_owners(self) -> int:
         return await self.db.run(lambda c: c.execute("SELECT count(*) FROM users WHERE role = 'owner'").fetchone()[0])
 
