@@ -174,3 +174,11 @@ async def test_a_file_name_that_is_not_a_file_is_refused_before_any_card(
     assert refused["reply"].startswith(f"Bad arguments for write_file: {why}")
     assert refused["reply"].endswith("give a file name such as notes/todo.txt")
     assert sorted(p.name for p in settings.workspace.rglob("*") if p.is_file()) == []
+
+
+async def test_the_openapi_description_states_the_message_limit_the_server_runs_with(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data", limits={"max_message_chars": 500})
+    async with two_people(settings) as (server, _ann, _bob):
+        async with server.client() as http:
+            described = (await http.get("/openapi.json")).json()["components"]["schemas"]["NewMessage"]
+    assert described["properties"]["text"] == {"type": "string", "minLength": 1, "maxLength": 500, "pattern": r"\S", "title": "Text"}

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -154,6 +155,19 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> PlainTextResponse:
         return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
+
+    described = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """The description, with the limits this server runs with written in."""
+        first = app.openapi_schema is None
+        schema = described()
+        if first:
+            text = schema["components"]["schemas"]["NewMessage"]["properties"]["text"]
+            text["maxLength"] = settings.limits.max_message_chars
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     app.include_router(chat_api.router)
     app.include_router(commands_api.router)
