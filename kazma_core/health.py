@@ -49,6 +49,10 @@ def probe(path: Path) -> str | None:
                 conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchall()
         finally:
             conn.close()
+    except sqlite3.OperationalError as err:
+        if "locked" in str(err) or "busy" in str(err):
+            return None  # busy with a write of its own (a clean-up, a compaction): not damaged
+        return without_paths(str(err)) or type(err).__name__
     except sqlite3.Error as err:
         return without_paths(str(err)) or type(err).__name__
     return None
