@@ -75,7 +75,8 @@ class LimitsSettings(_Section):
     max_message_chars: int = Field(ge=1, le=1_000_000, description="Longest message a person may send")
     max_tool_result_chars: int = Field(ge=256, le=1 << 26, description="Longest tool result the model is given; a longer one is cut")
     user_quota_bytes: int = Field(
-        ge=1 << 16, le=1 << 44, description="Storage each user may use: conversations, saved steps and files"
+        ge=1 << 16, le=1 << 44, description="Storage each user may use: conversations, saved steps and files",
+        json_schema_extra=LIVE,
     )
 
 

@@ -138,6 +138,19 @@ async def test_a_full_quota_stops_only_its_user_and_deleting_frees_it(tmp_path: 
         assert (await say(ann.http, await new_chat(ann.http), "hello"))["status"] == "done"
 
 
+async def test_the_owner_raises_the_quota_on_the_settings_page_and_it_applies_at_once(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data", limits={"user_quota_bytes": 65_536, "max_message_chars": 100_000})
+    async with two_people(settings) as (server, ann, _bob):
+        _, token = await server.add_user("olga", role="owner")
+        chat = await new_chat(ann.http)
+        await say(ann.http, chat, "x" * 70_000)
+        error_of(await ann.http.post(f"/api/chats/{chat}/messages", json={"text": "hello"}), 413, "quota_exceeded")
+        async with server.client(token) as olga:
+            raised = await olga.put("/api/settings/limits.user_quota_bytes", json={"value": 1 << 20})
+        assert raised.status_code == 200 and raised.json()["restart_needed"] is False, raised.text
+        assert (await say(ann.http, chat, "hello"))["status"] == "done"
+
+
 # -- paths leak, odd file names --------------------------------------------------------------------
 
 

@@ -68,13 +68,14 @@ async def test_the_owner_sees_each_time_travel_setting_with_its_running_and_stor
     response = await owner[1].get("/api/settings")
     assert response.status_code == 200, response.text
     listed = {s["name"]: s for s in response.json()["settings"]}
-    assert list(listed) == [*TIME_TRAVEL, "history.checkpoints_per_chat"] == list(EDITABLE)
+    assert list(listed) == [*TIME_TRAVEL, "history.checkpoints_per_chat", "limits.user_quota_bytes"] == list(EDITABLE)
     assert listed["time_travel.max_snapshots"] == {
         "name": "time_travel.max_snapshots", "description": "Newest steps kept per conversation", "kind": "int",
         "value": 50, "stored": None, "live": False, "restart_needed": False, "minimum": 1, "maximum": 100_000,
     }
     assert listed["time_travel.enabled"]["kind"] == "bool" and listed["time_travel.enabled"]["value"] is True
-    assert {n for n, s in listed.items() if s["live"]} == {"time_travel.auto_maintain", "time_travel.retention_days"}
+    assert {n for n, s in listed.items() if s["live"]} == {
+        "time_travel.auto_maintain", "time_travel.retention_days", "limits.user_quota_bytes"}
     assert listed["history.checkpoints_per_chat"]["value"] == 200
 
 

@@ -193,6 +193,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "setting_time_travel.auto_maintain": ("Run the daily clean-up", "تشغيل التنظيف اليومي"),
     "setting_time_travel.retention_days": ("The clean-up deletes steps older than this (days)", "يحذف التنظيف الخطوات الأقدم من هذا (أيام)"),
     "setting_history.checkpoints_per_chat": ("Chat step history kept per chat", "تاريخ خطوات الدردشة المحفوظ لكل دردشة"),
+    "setting_limits.user_quota_bytes": (
+        "Storage each user may use: conversations, saved steps and files (bytes)",
+        "مساحة التخزين المسموحة لكل مستخدم: المحادثات والخطوات المحفوظة والملفات (بايت)",
+    ),
     # refusals: the English sentence is the server's own message; these are the Arabic ones by code
     "error_network": ("Kazma could not be reached. Check that the server runs, then try again.", "تعذّر الوصول إلى كاظمه. تحقّق من أن الخادم يعمل، ثم حاول مجددًا."),
     "error_turn_running": (

@@ -16,6 +16,7 @@ from kazma_ui.web.schemas import ErrorBody
 EDITABLE: tuple[str, ...] = (
     *(name for name in setting_names() if name.startswith("time_travel.")),
     "history.checkpoints_per_chat",
+    "limits.user_quota_bytes",
 )
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 422)}
 router = APIRouter(prefix="/api/settings", tags=["settings"], responses=ERRORS)
