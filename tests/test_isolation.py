@@ -195,3 +195,11 @@ async def test_the_openapi_description_states_the_message_limit_the_server_runs_
         async with server.client() as http:
             described = (await http.get("/openapi.json")).json()["components"]["schemas"]["NewMessage"]
     assert described["properties"]["text"] == {"type": "string", "minLength": 1, "maxLength": 500, "pattern": r"\S", "title": "Text"}
+
+
+async def test_every_documented_route_that_takes_a_body_documents_the_413(server: RunningServer) -> None:
+    async with server.client() as http:
+        paths = (await http.get("/openapi.json")).json()["paths"]
+    with_body = [(p, m) for p, ops in paths.items() for m, op in ops.items() if "requestBody" in op]
+    assert len(with_body) >= 10
+    assert [(p, m) for p, m in with_body if "413" not in paths[p][m]["responses"]] == []

@@ -34,7 +34,7 @@ from kazma_ui.web.schemas import (
 
 log = logging.getLogger(__name__)
 ERRORS: dict[int | str, dict[str, object]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 422, 502, 503)
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422, 502, 503)
 }
 router = APIRouter(prefix="/api/chats", tags=["chats"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]

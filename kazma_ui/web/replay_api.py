@@ -14,7 +14,7 @@ from kazma_ui.web.auth import current_user, surface_of
 from kazma_ui.web.i18n import lang_for
 from kazma_ui.web.schemas import ErrorBody
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 409, 422, 503)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422, 503)}
 router = APIRouter(prefix="/api/replay", tags=["replay"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]
 # What the server takes as a step's address: 8 or more hex characters of its id (documented,

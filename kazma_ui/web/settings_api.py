@@ -18,7 +18,7 @@ EDITABLE: tuple[str, ...] = (
     "history.checkpoints_per_chat",
     "limits.user_quota_bytes",
 )
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 422)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422)}
 router = APIRouter(prefix="/api/settings", tags=["settings"], responses=ERRORS)
 
 Value = bool | int | float | str
