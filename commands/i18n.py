@@ -268,6 +268,15 @@ _ARABIC: dict[str, Callable[[KazmaError], str]] = {
         "يمكنك بدلًا من ذلك تفريع خطوة إلى دردشة خاصة بك."
     ),
     "bad_command": _bad_command_ar,
+    "message_too_long": lambda e: (
+        f"هذه الرسالة أطول من الحدّ ({e.details.get('limit')} حرفًا، الإعداد limits.max_message_chars). "
+        "اختصرها أو أرسلها على أجزاء."
+    ),
+    "quota_exceeded": lambda e: (
+        "امتلأت مساحة التخزين الخاصة بك (الإعداد limits.user_quota_bytes). "
+        "احذف دردشات أو ملفات لم تعد تحتاجها، أو اطلب من مالك كاظمه رفع الحدّ."
+    ),
+    "too_large": lambda e: "الطلب أكبر من الحدّ (الإعداد limits.max_body_bytes). أرسل أقل في كل مرة.",
 }
 
 ERROR_CODES = frozenset(_ARABIC)

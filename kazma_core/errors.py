@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# An absolute file path (two parts or more), not the path part of a URL (that follows a host name).
+_PATH = re.compile(r"(?<![\w:/.~-])/(?:[\w.~-]+/)+[\w.~-]*")
 
 
 class KazmaError(Exception):
@@ -83,3 +87,25 @@ class SettingsError(KazmaError):
 class TurnFailed(KazmaError):
     code = "turn_failed"
     status = 502
+
+
+class TooLarge(KazmaError):
+    """A request body or a stored amount over a limit: the message names the limit and its setting."""
+
+    code = "too_large"
+    status = 413
+
+
+class QuotaExceeded(KazmaError):
+    code = "quota_exceeded"
+    status = 413
+
+
+class MessageTooLong(KazmaError):
+    code = "message_too_long"
+    status = 422
+
+
+def without_paths(text: str) -> str:
+    """The text with every absolute file path replaced: a person never learns the server's layout."""
+    return _PATH.sub("…", text)

@@ -70,6 +70,21 @@ class AgentSettings(_Section):
     workspace_dir: str = Field(min_length=1)
 
 
+class LimitsSettings(_Section):
+    max_body_bytes: int = Field(ge=1024, le=1 << 30, description="Largest request body the server reads")
+    max_message_chars: int = Field(ge=1, le=1_000_000, description="Longest message a person may send")
+    max_tool_result_chars: int = Field(ge=256, le=1 << 26, description="Longest tool result the model is given; a longer one is cut")
+    user_quota_bytes: int = Field(
+        ge=1 << 16, le=1 << 44, description="Storage each user may use: conversations, saved steps and files",
+        json_schema_extra=LIVE,
+    )
+
+
+class SecuritySettings(_Section):
+    session_hours: int = Field(ge=1, le=24 * 366, description="A web sign-in lasts this long")
+    trust_proxy: bool = Field(description="Believe X-Forwarded-Proto from the reverse proxy in front")
+
+
 class HistorySettings(_Section):
     checkpoints_per_chat: int = Field(ge=2, le=100_000, description="Chat step history kept per chat")
 
@@ -119,6 +134,8 @@ class Settings(BaseSettings):
     model: ModelSettings
     agent: AgentSettings
     history: HistorySettings
+    limits: LimitsSettings
+    security: SecuritySettings
     time_travel: TimeTravelSettings
     telegram: TelegramSettings
     discord: DiscordSettings
@@ -158,6 +175,10 @@ class Settings(BaseSettings):
     @property
     def workspace(self) -> Path:
         return self.data_dir / self.agent.workspace_dir
+
+    def files_of(self, user_id: str) -> Path:
+        """One user's own folder of the workspace: the file tool writes only there."""
+        return self.workspace / user_id
 
     @property
     def base_url(self) -> str:

@@ -1,4 +1,4 @@
-"""The `kazma` command: serve, users, tui."""
+"""The `kazma` command: serve, users (add, token, link, remove), tui."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import secrets
 import sys
 from typing import Any
 
+from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import KazmaError, SettingsError
 from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import AppStore
-from kazma_ui import cli_data
+from kazma_ui import cli_data, cli_users
 
 LOGIN_TTL = 86_400
 SHUTDOWN_GRACE = 3
@@ -53,6 +54,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     # Kazma's own lines (bots starting or retrying, the clean-up) with time and level, next to uvicorn's.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Before anything is written: a second server on this folder stops here, naming the first.
+    serving = DataFolderLock.serving(settings.data_dir)
     for chatty in ("httpx", "httpcore", "apscheduler.scheduler", "apscheduler.executors.default"):
         logging.getLogger(chatty).setLevel(logging.WARNING)  # request lines would carry bot tokens
     url = asyncio.run(_login_url(settings))
@@ -60,17 +63,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
     # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
     config = uvicorn.Config(
-        create_app(settings), host=settings.server.host, port=settings.server.port, log_level="info",
+        create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        proxy_headers=False,  # X-Forwarded-Proto is Kazma's to believe or not (security.trust_proxy)
     )
-    uvicorn.Server(config).run()
+    with serving:
+        uvicorn.Server(config).run()
     return 0
 
 
 async def _users_add(settings: Settings, name: str, role: str) -> str:
     store = AppStore(settings.kazma_db)
     try:
-        user = await store.user_by_name(name) or await store.add_user(name, role)
+        if await store.user_by_name(name) is not None:
+            raise KazmaError(
+                f"There is a user {name!r} already. To give them a new token (and end the old ones): "
+                f"kazma users token {name}"
+            )
+        user = await store.add_user(name, role)
         return await store.issue_token(user.id, "api")
     finally:
         await store.close()
@@ -161,6 +171,7 @@ def parser() -> argparse.ArgumentParser:
     tui.add_argument("--token", help="an API token from `kazma users add` (default: $KAZMA_TOKEN)")
     tui.add_argument("--data-dir", help="where the settings are read from, when --url is not given")
     tui.set_defaults(func=cmd_tui)
+    cli_users.register(users)
     cli_data.register(sub)
     return top
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,26 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
     yield
 
 
+def user_file(settings: Settings, name: str, relative: str) -> Path:
+    """Where a user's file is kept: in their own folder of the workspace (read off kazma.db by name)."""
+    with sqlite3.connect(settings.kazma_db) as conn:
+        row = conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
+    return settings.files_of(row[0] if row else "no-such-user") / relative
+
+
+def written(settings: Settings, relative: str) -> Path:
+    """The file of that name in whichever user's folder holds it (a path that does not exist when none)."""
+    found = sorted(settings.workspace.glob(f"*/{relative}"))
+    return found[0] if found else settings.workspace / "no-such-user" / relative
+
+
+# Many tests need a state larger than a step's size limit (`big 3000`): the tool result
+# cut is raised for them; the tests of the cut itself set it back.
+SUITE_LIMITS = {"max_tool_result_chars": 8 << 20}
+
+
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
+    overrides["limits"] = {**SUITE_LIMITS, **overrides.get("limits", {})}
     return load_settings(data_dir=str(data_dir), **overrides)
 
 

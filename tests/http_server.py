@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -58,13 +59,17 @@ class RunningServer:
 
 
 @contextlib.asynccontextmanager
-async def serve_kazma(settings: Settings, port: int = 0) -> AsyncIterator[RunningServer]:
+async def serve_kazma(
+    settings: Settings, port: int = 0, tls: tuple[Path, Path] | None = None
+) -> AsyncIterator[RunningServer]:
     """Start create_app(settings) with uvicorn on 127.0.0.1 (a free port unless one is given);
-    stop it on exit, giving open event streams a second, as `kazma serve` gives them a few."""
+    stop it on exit, giving open event streams a second, as `kazma serve` gives them a few.
+    With ``tls`` (certificate, key) it serves HTTPS."""
     app = create_app(settings)
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_config=None, log_level="warning", access_log=False,
-        timeout_graceful_shutdown=1,
+        timeout_graceful_shutdown=1, proxy_headers=False,  # as `kazma serve` runs it
+        ssl_certfile=str(tls[0]) if tls else None, ssl_keyfile=str(tls[1]) if tls else None,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -76,7 +81,7 @@ async def serve_kazma(settings: Settings, port: int = 0) -> AsyncIterator[Runnin
                     raise RuntimeError("the Kazma server stopped before it started")
                 await asyncio.sleep(0.01)
         port = server.servers[0].sockets[0].getsockname()[1]
-        yield RunningServer(f"http://127.0.0.1:{port}", app, server)
+        yield RunningServer(f"{'https' if tls else 'http'}://127.0.0.1:{port}", app, server)
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, START_TIMEOUT + 5)

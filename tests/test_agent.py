@@ -37,7 +37,7 @@ async def test_write_waits_for_approval_and_writes_only_when_approved(core: Core
     assert waiting.status == "awaiting_approval" and len(waiting.gates) == 1
     card = waiting.gates[0]
     assert card["tool"] == "write_file" and card["args"] == {"path": "notes/todo.txt", "text": "buy milk"}
-    target = core.settings.workspace / "notes" / "todo.txt"
+    target = core.settings.files_of(user.id) / "notes" / "todo.txt"
     assert not target.exists()
     with pytest.raises(ApprovalPending) as pending:
         await core.turns.send(chat.id, "hello")
@@ -53,13 +53,13 @@ async def test_denied_write_is_not_done(core: Core, chat: Chat, user: User) -> N
     waiting = await core.turns.send(chat.id, "write a.txt: x")
     done = await core.turns.decide(chat.id, waiting.gates[0]["card_id"], "deny", user.id)
     assert done.reply == "Not done: write_file needed approval and it was denied."
-    assert not (core.settings.workspace / "a.txt").exists()
+    assert not (core.settings.files_of(user.id) / "a.txt").exists()
 
 
-async def test_write_outside_the_workspace_is_refused(core: Core, chat: Chat, user: User) -> None:
-    waiting = await core.turns.send(chat.id, "write ../../escape.txt: x")
-    done = await core.turns.decide(chat.id, waiting.gates[0]["card_id"], "approve", user.id)
-    assert done.reply.startswith("Not written:")
+async def test_write_outside_the_workspace_is_refused_before_any_card(core: Core, chat: Chat, user: User) -> None:
+    refused = await core.turns.send(chat.id, "write ../../escape.txt: x")
+    assert refused.status == "done" and refused.gates == []
+    assert refused.reply == "Bad arguments for write_file: a path cannot go up with ..; give a file name such as notes/todo.txt"
     assert not (core.settings.data_dir.parent / "escape.txt").exists()
 
 
@@ -79,7 +79,7 @@ async def test_expired_card_closes_its_turn_and_frees_the_chat(tmp_path: Path) -
         assert card.status == "expired"
         replies = [r.text for r in await core.store.transcript(chat.id) if r.role == "assistant"]
         assert replies[0] == "Not done: write_file needed approval and it expired."
-        assert not (core.settings.workspace / "a.txt").exists()
+        assert not (core.settings.files_of(user.id) / "a.txt").exists()
         with pytest.raises(ApprovalClosed):
             await core.turns.decide(chat.id, card_id, "approve", user.id)
     finally:

@@ -19,7 +19,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from kazma_core.settings import Settings
 from kazma_core.stores.app_sqlite import User
-from tests.conftest import make_settings
+from tests.conftest import make_settings, written
 from tests.fakes.telegram_server import group_chat, person, serve_fake_telegram
 from tests.http_server import RunningServer, serve_kazma
 from tests.web_session import login_url
@@ -148,7 +148,7 @@ async def test_a_write_waits_at_its_card_and_runs_once_approved(web: Web, settin
     card = page.locator(".approval")
     await expect(card.locator("h3")).to_have_text("Kazma asks before it runs write_file")
     await expect(card.locator(".args")).to_contain_text('"path": "notes.txt"')
-    notes = settings.data_dir / "workspace" / "notes.txt"
+    notes = settings.files_of(web.user.id) / "notes.txt"
     assert not notes.exists()
 
     await card.get_by_role("button", name="Approve").click()
@@ -217,7 +217,7 @@ async def test_restore_shows_its_preview_asks_and_every_open_tab_of_the_chat_rel
     for tab in (first, second):
         await expect(tab.locator("#notice")).to_contain_text("This chat was restored to an earlier step")
         await expect(tab.locator("#messages .message .text")).to_have_text(["remember: tea", "Remembered: tea"])
-    assert (settings.data_dir / "workspace" / "notes.txt").read_text() == "hello"  # the world is not rewound
+    assert (written(settings, "notes.txt")).read_text() == "hello"  # the world is not rewound
 
     # A refusal is shown as its sentence: here an approval waits in the chat.
     paused = await web.http.post(f"/api/chats/{chat}/messages", json={"text": "write later.txt: x"})
@@ -381,3 +381,13 @@ async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
                 await shot(page, "sidebar-fork-in-a-telegram-topic.png")
             finally:
                 await browser.close()
+
+
+async def test_sign_out_ends_the_session_and_shows_the_sign_in_page(web: Web) -> None:
+    page = await web.page()
+    session = next(c["value"] for c in await page.context.cookies() if c["name"] == "kazma_session")
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.locator("body")).to_have_attribute("data-page", "signin")
+    assert not [c for c in await page.context.cookies() if c["name"] == "kazma_session"]
+    async with httpx.AsyncClient(base_url=web.server.url, trust_env=False, cookies={"kazma_session": session}) as kept:
+        assert (await kept.get("/api/me")).status_code == 401  # a copy of the cookie is worth nothing now

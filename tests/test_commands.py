@@ -126,7 +126,7 @@ async def test_restore_in_arabic_names_the_step_and_what_it_will_not_undo(core: 
     assert "الاستعادة تُرجع المحادثة، لا العالم" in arabic.text and "الدورة 1، الخطوة 0" in arabic.text
     done = await run(service, user, chat.id, f"/replay {target}", lang="ar", confirmed=True)
     assert done.text.startswith("استُعيدت هذه الدردشة إلى الدورة 1، الخطوة 0.")
-    assert (core.settings.workspace / "a.txt").read_text() == "hi"  # the world is not rewound
+    assert (core.settings.files_of(user.id) / "a.txt").read_text() == "hi"  # the world is not rewound
 
 
 async def test_replay_show_gives_the_steps_messages_plan_routing_and_cost(core: Core, chat: Chat, user: User, service: RewindService) -> None:

@@ -28,6 +28,7 @@ from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import Chat, User
 from kazma_ui.thread_rewind import RewindService
+from tests.conftest import written
 from tests.fakes.discord_server import ALICE, BOB, CAROL, DM, GENERAL, GUILD_ID, FakeDiscord, Sent, serve_fake_discord
 
 TOKEN = "fake-discord-bot-token"
@@ -204,12 +205,12 @@ async def test_approval_buttons_answer_only_for_the_chats_owner(bot: Bot) -> Non
     refused = await bot.click(BOB, card, "Approve")
     assert [(s.callback_type, s.ephemeral, s.content) for s in refused] == [
         (4, True, "Only this chat's owner can answer its approvals.")]
-    assert not (bot.core.settings.workspace / "a.txt").exists()
+    assert not (written(bot.core.settings, "a.txt")).exists()
     approved = await bot.click(ALICE, card, "Approve")
     assert approved[0].callback_type == 7 and approved[0].components == []  # the buttons went
     [result] = followups(approved)
     assert (result.content, result.ephemeral) == ("Wrote 2 bytes to a.txt.", False)
-    assert (bot.core.settings.workspace / "a.txt").read_text() == "hi"
+    assert (written(bot.core.settings, "a.txt")).read_text() == "hi"
 
 
 # --- slash commands --------------------------------------------------------------------------

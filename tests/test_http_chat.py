@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from kazma_core.settings import Settings
-from tests.conftest import Person
+from tests.conftest import Person, user_file, written
 from tests.http_server import RunningServer, open_events
 
 VENV_BIN = Path(sys.executable).parent
@@ -135,7 +135,7 @@ async def test_the_transcript_lists_each_turns_user_and_assistant_rows_in_order(
 
 async def test_a_file_is_written_only_after_its_approval(ann: Person, settings: Settings) -> None:
     chat = await new_chat(ann.http)
-    notes = settings.data_dir / "workspace" / "notes.txt"
+    notes = user_file(settings, "ann", "notes.txt")
 
     paused = await say(ann.http, chat, "write notes.txt: hello")
     assert paused["status"] == "awaiting_approval"
@@ -181,11 +181,11 @@ async def test_a_denied_file_is_not_written(ann: Person, settings: Settings) -> 
     assert denied.status_code == 200, denied.text
     assert denied.json()["status"] == "done"
     assert denied.json()["reply"] == "Not done: write_file needed approval and it was denied."
-    assert not (settings.data_dir / "workspace" / "secret.txt").exists()
+    assert not (user_file(settings, "ann", "secret.txt")).exists()
     listed = (await ann.http.get(f"/api/chats/{chat}/approvals")).json()["approvals"]
     assert [a["status"] for a in listed] == ["denied"]
     error_of(await ann.http.post(f"/api/chats/{chat}/approvals/{card}", json={"decision": "approve"}), 409, "approval_closed")
-    assert not (settings.data_dir / "workspace" / "secret.txt").exists()
+    assert not (user_file(settings, "ann", "secret.txt")).exists()
 
 
 async def test_deciding_a_card_that_does_not_exist_is_not_found(ann: Person) -> None:
@@ -329,7 +329,7 @@ async def test_another_users_chat_is_not_found_on_every_route_and_stays_unchange
     assert [s.id for s in await server.core.snapshots.list_steps(chat)] == steps_before
     listed = (await ann.http.get(f"/api/chats/{chat}/approvals")).json()["approvals"]
     assert [(a["card_id"], a["status"]) for a in listed] == [(card, "pending")]
-    assert not (settings.data_dir / "workspace" / "mine.txt").exists()
+    assert not (written(settings, "mine.txt")).exists()
 
     # Ann's own approval still works, and her facts were not forgotten.
     approved = await ann.http.post(f"/api/chats/{chat}/approvals/{card}", json={"decision": "approve"})

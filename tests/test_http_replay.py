@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from langchain_core.messages import AIMessage, HumanMessage
 from prometheus_client.parser import text_string_to_metric_families
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import CHECKS, is_check_class
 from schemathesis.generation import GenerationMode
 
 from kazma_core.settings import Settings
 from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
-from tests.conftest import make_settings
+from tests.conftest import make_settings, user_file
 from tests.http_server import RunningServer, open_events, serve_kazma
 from tests.conftest import Person
 from tests.test_http_chat import chat_ids, error_of, new_chat, say, transcript
@@ -150,7 +150,7 @@ async def test_the_restore_preview_names_the_file_written_after_the_step(ann: Pe
     await say(ann.http, chat, "calc 1+1")
     card = (await say(ann.http, chat, "write a.txt: hi"))["gates"][0]["card_id"]
     ok(await ann.http.post(f"/api/chats/{chat}/approvals/{card}", json={"decision": "approve"}))
-    assert (settings.data_dir / "workspace" / "a.txt").read_text() == "hi"
+    assert (user_file(settings, "ann", "a.txt")).read_text() == "hi"
     before = await step_ids(ann.http, chat)
     target = await last_step_of_turn(ann.http, chat, 1)
 
@@ -323,7 +323,7 @@ async def test_restore_while_an_approval_waits_is_approval_pending_naming_the_ca
     assert (await transcript(ann.http, chat), await step_ids(ann.http, chat)) == before
     listed = ok(await ann.http.get(f"/api/chats/{chat}/approvals"))["approvals"]
     assert [(a["card_id"], a["status"]) for a in listed] == [(card["card_id"], "pending")]
-    assert not (settings.data_dir / "workspace" / "a.txt").exists()
+    assert not (user_file(settings, "ann", "a.txt")).exists()
 
 
 async def test_a_step_saved_cut_can_be_read_but_restore_and_fork_are_snapshot_truncated(ann: Person) -> None:
@@ -592,6 +592,12 @@ async def test_metrics_count_stored_steps_restores_and_forks_in_the_prometheus_f
 # -- schemathesis against the OpenAPI description ------------------------------------------------------
 
 FUZZ_EXAMPLES = 25  # per operation and generation mode
+EVERY_CHECK = {
+    "not_a_server_error", "status_code_conformance", "content_type_conformance", "response_headers_conformance",
+    "response_schema_conformance", "negative_data_rejection", "positive_data_acceptance", "missing_required_header",
+    "unsupported_method", "allow_header_conformance", "use_after_free", "ensure_resource_availability",
+    "ignored_auth", "object_level_authorization",
+}
 NOT_FUZZED = r"/events$"  # the chat's event stream never ends by itself (/slack/events is not in the description)
 
 
@@ -603,11 +609,16 @@ def run_late(operation: schemathesis.APIOperation) -> int:
 
 
 def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: list[str]) -> list[str]:
-    """Every operation of /openapi.json, in positive and negative mode, checked for no server error.
-    Blocking (requests, Hypothesis): the test runs it in a thread while the server serves."""
+    """Every operation of /openapi.json, in positive and negative mode, checked with every check
+    schemathesis has (status codes, content types, bodies, headers, valid data accepted, invalid
+    data refused, auth enforced ...). Blocking (requests, Hypothesis): run in a thread while the
+    server serves."""
     schema = schemathesis.openapi.from_url(f"{url}/openapi.json", timeout=10).exclude(path_regex=NOT_FUZZED)
     operations = sorted((result.ok() for result in schema.get_all_operations()), key=lambda op: (run_late(op), op.label))
     assert len(operations) >= 20, [op.label for op in operations]
+    config = schema.config.checks_config_for(operation=operations[0], phase=None)
+    enabled = {c.__name__ for c in CHECKS.get_all() if not is_check_class(c) and config.get_by_name(name=c.__name__).enabled}
+    assert enabled >= EVERY_CHECK, EVERY_CHECK - enabled
     assert not any(op.path.endswith("/events") for op in operations)
     headers = {"Authorization": f"Bearer {token}"}
     chats = st.sampled_from([None, chat])  # None: keep what schemathesis generated
@@ -624,8 +635,9 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
             )
             @given(case=operation.as_strategy(generation_mode=mode), data=st.data())
             def check(case: Any, data: st.DataObject) -> None:
-                # Aim many cases at the user's real chat, steps and settings, so they get past the first check.
-                for where in (case.path_parameters, case.body):
+                # Aim many valid cases at the user's real chat, steps and settings, so they get past the
+                # first check (an invalid case is left as generated: its invalid part must stay so).
+                for where in (case.path_parameters, case.body) if mode is GenerationMode.POSITIVE else ():
                     if not isinstance(where, dict):
                         continue
                     for key, real_ones in (("thread_id", chats), ("snapshot_id", addresses), ("a", addresses),
@@ -633,7 +645,7 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
                         if key in where and (real := data.draw(real_ones)) is not None:
                             where[key] = real
                 response = case.call(base_url=url, headers=headers, timeout=15)
-                case.validate_response(response, checks=[not_a_server_error], headers=headers)
+                case.validate_response(response, headers=headers)  # every check schemathesis has
 
             try:
                 check()
@@ -644,7 +656,7 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
     return failures
 
 
-async def test_schemathesis_finds_no_server_error_on_any_documented_route(server: RunningServer) -> None:
+async def test_schemathesis_with_every_check_passes_on_every_documented_route(server: RunningServer) -> None:
     _, token = await server.add_user("olga", role="owner")  # the owner reaches the settings and alerts too
     async with server.client(token) as http:
         chat = await new_chat(http, "fuzzed")

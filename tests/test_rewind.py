@@ -129,7 +129,7 @@ async def test_preview_lists_the_side_effects_a_restore_will_not_undo(core: Core
     ]
     assert preview["later_turns"] == 1
     await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 1))
-    assert (core.settings.workspace / "plan.txt").read_text() == "step one"  # the world is not rewound
+    assert (core.settings.files_of(user.id) / "plan.txt").read_text() == "step one"  # the world is not rewound
 
 
 async def audit_outcomes(core: Core, chat_id: str) -> list[tuple[str, str]]:

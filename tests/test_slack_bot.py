@@ -30,7 +30,7 @@ from bots.slack_bot import SlackAdapter, SlackUnavailable
 from kazma_core.core import Core
 from kazma_core.settings import SlackSettings
 from kazma_ui.thread_rewind import RewindService
-from tests.conftest import make_settings
+from tests.conftest import make_settings, written
 from tests.fakes.slack_server import FakeSlack, serve_fake_slack
 from tests.http_server import RunningServer, serve_kazma
 
@@ -364,7 +364,7 @@ async def test_approval_buttons_answer_only_for_the_chats_owner(slack: Slack) ->
     (done,) = await slack.answers(await slack.press(ANN, buttons["Approve"], CHANNEL, ephemeral=False, message=message))
     assert done["replace_original"] is True and done["response_type"] == "in_channel"
     assert "Wrote 7 bytes to notes.txt" in text_of(done) and buttons_of(done) == {}
-    assert (slack.server.core.settings.workspace / "notes.txt").read_text() == "ship it"
+    assert (written(slack.server.core.settings, "notes.txt")).read_text() == "ship it"
 
 
 async def test_in_a_channel_a_members_restore_is_refused_and_audited_while_an_admins_works(slack: Slack) -> None:

@@ -29,6 +29,7 @@ from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import Chat, User
 from kazma_ui.cli import _users_link
 from kazma_ui.thread_rewind import RewindService
+from tests.conftest import written
 from tests.fakes.telegram_server import FakeTelegram, Sent, group_chat, person, private_chat, serve_fake_telegram
 from tests.http_server import serve_kazma
 
@@ -338,19 +339,18 @@ async def test_fork_here_keeps_the_fork_out_of_a_topic(bot: Bot) -> None:
 # --- groups --------------------------------------------------------------------------------
 
 async def test_only_the_chat_owner_can_press_an_approval_card(bot: Bot) -> None:
-    workspace = bot.settings.workspace
     [card] = await bot.say(ANN, TEAM, "@KazmaBot write a.txt: hi")
     assert card.text.startswith("Kazma wants to run write_file with ") and card.text.endswith("Approve?")
     assert [label for label, _ in card.buttons()] == [APPROVE, "Deny"]
     assert all(len(data.encode()) <= 64 for _, data in card.buttons())
     [refused] = await bot.press(BOB, card, APPROVE)
     assert refused.text == "Only this chat's owner can answer its approvals."
-    assert not (workspace / "a.txt").exists() and card.buttons()
+    assert not written(bot.settings, "a.txt").exists() and card.buttons()
     toast = bot.fake.called("answerCallbackQuery")[-1].params
     assert toast["text"] == "Only this chat's owner can answer its approvals."
     [approved] = await bot.press(ANN, card, APPROVE)
     assert approved.text == "Wrote 2 bytes to a.txt."
-    assert (workspace / "a.txt").read_text() == "hi"
+    assert written(bot.settings, "a.txt").read_text() == "hi"
     await bot.fake.wait_for(lambda: not card.buttons())  # answered: its buttons are gone
 
 
@@ -376,6 +376,25 @@ async def test_in_a_group_a_member_is_refused_a_restore_and_audited_while_an_adm
     assert done.text.startswith("Restored this chat to turn 1, step 0.")
     assert len(await bot.core.store.transcript(chat.id)) == 2
     assert {c.params["user_id"] for c in bot.fake.called("getChatMember")} == {BOB["id"], ANN["id"], CY["id"]}
+
+
+async def test_a_fork_of_a_group_chat_writes_only_into_the_forkers_own_files(bot: Bot) -> None:
+    """Issue 14: a fork starts with no access to another user's files (there was one workspace for all)."""
+    [card] = await bot.say(ANN, TEAM, "@KazmaBot write ok.txt: mine")
+    assert "'path': 'ok.txt'" in card.text
+    [approved] = await bot.press(ANN, card, APPROVE)
+    assert approved.text == "Wrote 4 bytes to ok.txt."
+    target = (await bot.step_ids(TEAM, 1))[-1]
+    [forked] = await bot.press(BOB, (await bot.say(BOB, TEAM, f"/fork {target[:8]}"))[0], YES)
+    fork_id = link_target(forked.text)
+    ann, bob = await bot.kazma_user(ANN), await bot.kazma_user(BOB)
+    # Bob goes on in his fork (in the web chat, which runs the same turn runner).
+    waiting = await bot.core.turns.send(fork_id, "write ok.txt: BOB")
+    assert waiting.gates[0]["args"]["path"] == "ok.txt"
+    done = await bot.core.turns.decide(fork_id, waiting.gates[0]["card_id"], "approve", bob.id)
+    assert done.reply == "Wrote 3 bytes to ok.txt."
+    assert (bot.settings.files_of(ann.id) / "ok.txt").read_text() == "mine"
+    assert (bot.settings.files_of(bob.id) / "ok.txt").read_text() == "BOB"
 
 
 async def test_in_a_group_only_messages_for_this_bot_are_answered(bot: Bot) -> None:
@@ -523,7 +542,7 @@ async def test_a_rejected_token_makes_run_raise_and_the_web_keeps_serving(
         async with serve_kazma(settings) as server:
             await fake.wait_for(lambda: len(fake.called("getMe")) >= 2)  # the supervisor ran the bot
             async with server.client() as http:
-                assert (await http.get("/healthz")).json() == {"status": "ok"}
+                assert (await http.get("/healthz")).json()["status"] == "ok"
             await fake.wait_for(lambda: [r for r in caplog.records if r.name == "bots.base"])
             lines = [r.getMessage() for r in caplog.records if r.name == "bots.base"]
             assert lines[0].startswith("telegram bot stopped (TelegramUnavailable: Telegram rejected the bot token")

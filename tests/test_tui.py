@@ -151,18 +151,18 @@ async def test_an_approval_card_is_answered_with_a_key(server: RunningServer, an
         (card,) = app.cards
         assert "write_file" in str(card.content) and "notes.txt" in str(card.content)
         assert app.focused is card  # the input was empty: the card takes the keys
-        assert not (settings.data_dir / "workspace" / "notes.txt").exists()
+        assert not (settings.files_of(ann.user.id) / "notes.txt").exists()
         await pilot.press("a")
         await until_shown(pilot, "kazma: Wrote 5 bytes to notes.txt.")
         await until(pilot, lambda: not app.cards)
         assert "write_file: approved." in shown(app)
-        assert (settings.data_dir / "workspace" / "notes.txt").read_text() == "hello"
+        assert (settings.files_of(ann.user.id) / "notes.txt").read_text() == "hello"
 
         await enter(pilot, "write secret.txt: no")
         await until(pilot, lambda: app.cards)
         await pilot.press("d")
         await until_shown(pilot, "kazma: Not done: write_file needed approval and it was denied.")
-        assert not (settings.data_dir / "workspace" / "secret.txt").exists()
+        assert not (settings.files_of(ann.user.id) / "secret.txt").exists()
     listed = (await ann.http.get(f"/api/chats/{chat}/approvals")).json()["approvals"]
     assert [a["status"] for a in listed] == ["approved", "denied"]
 
@@ -282,7 +282,7 @@ async def test_restore_shows_what_it_will_not_undo_and_cancel_changes_nothing(
         assert len(texts) == 3
     assert await transcript(ann.http, chat) == before[:2]
     assert [s["snapshot_id"] for s in await steps_of(ann.http, chat)][-1] == target["snapshot_id"]
-    assert (settings.data_dir / "workspace" / "notes.txt").read_text() == "hi"  # the world is not rewound
+    assert (settings.files_of(ann.user.id) / "notes.txt").read_text() == "hi"  # the world is not rewound
     audited = [(r.action, r.outcome, r.surface) for r in await server.core.audit.rows(chat)]
     assert audited == [("restore", "ok", "tui")]
 
@@ -505,7 +505,10 @@ async def test_a_bad_token_is_said_on_the_banner(server: RunningServer) -> None:
     app = KazmaTui(server.url, "not-a-token", retry_first=0.05, retry_max=0.2)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.banner.lost)
-        assert str(app.banner.content) == "That token is not valid. Create one with: kazma users add NAME"
+        assert str(app.banner.content) == (
+            "That token is not valid (it may have been replaced or revoked). Ask the owner for a new one: "
+            "kazma users token NAME"
+        )
         assert app.chat_id is None
 
 

@@ -68,13 +68,14 @@ async def test_the_owner_sees_each_time_travel_setting_with_its_running_and_stor
     response = await owner[1].get("/api/settings")
     assert response.status_code == 200, response.text
     listed = {s["name"]: s for s in response.json()["settings"]}
-    assert list(listed) == [*TIME_TRAVEL, "history.checkpoints_per_chat"] == list(EDITABLE)
+    assert list(listed) == [*TIME_TRAVEL, "history.checkpoints_per_chat", "limits.user_quota_bytes"] == list(EDITABLE)
     assert listed["time_travel.max_snapshots"] == {
         "name": "time_travel.max_snapshots", "description": "Newest steps kept per conversation", "kind": "int",
         "value": 50, "stored": None, "live": False, "restart_needed": False, "minimum": 1, "maximum": 100_000,
     }
     assert listed["time_travel.enabled"]["kind"] == "bool" and listed["time_travel.enabled"]["value"] is True
-    assert {n for n, s in listed.items() if s["live"]} == {"time_travel.auto_maintain", "time_travel.retention_days"}
+    assert {n for n, s in listed.items() if s["live"]} == {
+        "time_travel.auto_maintain", "time_travel.retention_days", "limits.user_quota_bytes"}
     assert listed["history.checkpoints_per_chat"]["value"] == 200
 
 
@@ -107,7 +108,7 @@ async def test_a_live_setting_applies_at_once(server: RunningServer, owner: tupl
 async def test_a_setting_read_at_start_is_stored_and_says_a_restart_is_needed(
     server: RunningServer, owner: tuple[User, httpx.AsyncClient], settings: Settings
 ) -> None:
-    response = await owner[1].put("/api/settings/time_travel.max_snapshots", json={"value": "10"})
+    response = await owner[1].put("/api/settings/time_travel.max_snapshots", json={"value": 10})
     assert response.status_code == 200, response.text
     body = response.json()
     assert (body["value"], body["stored"], body["restart_needed"]) == (50, 10, True)
@@ -123,7 +124,9 @@ async def test_a_setting_read_at_start_is_stored_and_says_a_restart_is_needed(
     ("name", "value", "reason"),
     [
         ("time_travel.max_snapshots", 0, "allowed: 1 to 100000"),
-        ("time_travel.max_snapshots", "many", "valid integer"),
+        ("time_travel.max_snapshots", "many", "whole number, not text"),
+        ("time_travel.max_snapshots", "10", "whole number, not text"),
+        ("time_travel.enabled", 1, "allowed: true or false"),
         ("time_travel.max_snapshots", 2.5, "fractional part"),
         ("time_travel.max_snapshots", True, "whole number"),
         ("time_travel.enabled", "maybe", "allowed: true or false"),
@@ -154,8 +157,15 @@ async def test_the_settings_and_account_routes_are_described_with_typed_bodies(s
         paths = (await http.get("/openapi.json")).json()["paths"]
     ref = lambda op, status: op["responses"][status]["content"]["application/json"]["schema"]["$ref"]  # noqa: E731
     assert ref(paths["/api/settings"]["get"], "200").endswith("/SettingList")
-    assert ref(paths["/api/settings/{name}"]["put"], "200").endswith("/SettingOut")
-    assert {"400", "401", "403", "404", "422"} <= paths["/api/settings/{name}"]["put"]["responses"].keys()
+    # One route per setting, its body as exact as the setting: the description never promises more.
+    assert "/api/settings/{name}" not in paths
+    change = paths["/api/settings/time_travel.max_snapshots"]["put"]
+    assert ref(change, "200").endswith("/SettingOut")
+    assert {"400", "401", "403", "404", "422"} <= change["responses"].keys()
+    value = change["requestBody"]["content"]["application/json"]["schema"]["properties"]["value"]
+    assert value == {"type": "integer", "minimum": 1, "maximum": 100_000}
+    switch = paths["/api/settings/time_travel.enabled"]["put"]["requestBody"]["content"]["application/json"]
+    assert switch["schema"]["properties"]["value"] == {"type": "boolean"}
     assert ref(paths["/api/me"]["get"], "200").endswith("/Me")
     assert ref(paths["/api/me/lang"]["put"], "200").endswith("/Me")
     assert ref(paths["/api/chats/{thread_id}/commands"]["post"], "200").endswith("/CommandOut")

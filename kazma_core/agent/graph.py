@@ -31,7 +31,8 @@ from pydantic import ValidationError
 log = logging.getLogger(__name__)
 
 from kazma_core.agent.offline_model import FACTS_HEADER
-from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext
+from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext, ToolLimits, run_tool
+from kazma_core.errors import without_paths
 from kazma_core.messages import append_messages, load_messages
 from kazma_core.stores.conversation_sqlite import NOTE_KEY
 from kazma_core.stores.app_sqlite import AppStore
@@ -66,6 +67,7 @@ class TurnDeps:
     workspace: Path
     max_iterations: int
     approval_ttl: float
+    limits: ToolLimits = ToolLimits()
 
 
 def _add_cost(cost: dict[str, float] | None, message: AIMessage) -> dict[str, float]:
@@ -107,7 +109,7 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
     # A deep copy: tools change it in place, and the state before this step may still be
     # on its way to the checkpointer and the step store.
     scratch = copy.deepcopy(state.get("scratchpad") or {})
-    ctx = ToolContext(deps.chat_id, deps.turn_index, state.get("iteration", 0), deps.store, deps.workspace, scratch)
+    ctx = ToolContext(deps.chat_id, deps.turn_index, state.get("iteration", 0), deps.store, deps.workspace, scratch, deps.limits)
     results: list[ToolMessage] = []
     gates = list(state.get("gates") or [])
     for call in last.tool_calls:
@@ -135,11 +137,11 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
                 )
                 continue
         try:
-            text = await spec.run(ctx, args)
+            text = await run_tool(spec, ctx, args)
         except Exception as err:
             # A broken tool is the tool's answer, not the turn's end: the model sees it and goes on.
             log.exception("tool %s failed in chat %s", spec.name, deps.chat_id)
-            results.append(ToolMessage(f"{spec.name} failed: {err}", tool_call_id=call_id, name=spec.name, status="error"))
+            results.append(ToolMessage(without_paths(f"{spec.name} failed: {err}"), tool_call_id=call_id, name=spec.name, status="error"))
             continue
         extra = {"side_effect": {"kind": spec.side_effect, "tool": spec.name, "args": args.model_dump()}} if spec.side_effect else {}
         results.append(ToolMessage(text, tool_call_id=call_id, name=spec.name, additional_kwargs=extra))

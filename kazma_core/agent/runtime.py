@@ -14,9 +14,12 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 
 from kazma_core.agent.graph import TurnDeps, closing_messages
-from kazma_core.errors import ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed
+from kazma_core.errors import (
+    ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed, without_paths,
+)
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
+from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
 from kazma_core.stores.app_sqlite import AppStore, Card
 from kazma_core.stores.conversation_sqlite import SqliteConversationStore
@@ -24,7 +27,6 @@ from kazma_core.time_travel import SnapshotRecorder
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_CHARS = 32_000
 CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the turn's last step
 PRUNE_EVERY = 10  # turns: the chat step history is cut back to its setting this often
 
@@ -69,6 +71,7 @@ class TurnRunner:
         self.model = model
         self.recorder = recorder
         self.events = events
+        self.quota = StorageQuota(settings, store, recorder.store)
 
     @property
     def model_name(self) -> str:
@@ -84,8 +87,9 @@ class TurnRunner:
     async def begin(self, chat_id: str, text: str, *, wait_for_lease: float = 0.0) -> StartedTurn:
         """Everything that can refuse a turn, done now: the caller may run the rest later."""
         text = text.strip()
-        if not text or len(text) > MAX_MESSAGE_CHARS:
-            raise InvalidInput(f"A message must have between 1 and {MAX_MESSAGE_CHARS} characters.")
+        if not text:
+            raise InvalidInput("A message needs some text. Type it, then send.")
+        await self.quota.check_message(chat_id, text)
         await self.settle_expired(chat_id)
         held = contextlib.AsyncExitStack()
         await held.enter_async_context(
@@ -198,14 +202,16 @@ class TurnRunner:
             self.events.publish(chat_id, "message", {"role": "error", "text": reason, "turn_index": turn_index})
 
     async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
+        workspace, limits = await self.quota.turn_scope(chat_id)
         deps = TurnDeps(
             chat_id=chat_id,
             turn_index=turn_index,
             store=self.store,
             model=self.model,
-            workspace=self.settings.workspace,
+            workspace=workspace,
             max_iterations=self.settings.agent.max_iterations,
             approval_ttl=self.settings.agent.approval_ttl_seconds,
+            limits=limits,
         )
         node: str | None = None
         interrupted = False
@@ -234,7 +240,7 @@ class TurnRunner:
         except Exception as err:
             log.exception("turn %s of chat %s failed", turn_index, chat_id)
             failure = TurnFailed(
-                f"The model could not answer ({type(err).__name__}: {err}). "
+                f"The model could not answer ({type(err).__name__}: {without_paths(str(err))}). "
                 "Check the model settings and that its server is up, then send the message again."
             )
             await self._close_failed_turn(chat_id, turn_index, failure.message)

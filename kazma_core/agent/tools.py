@@ -16,9 +16,33 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from kazma_core.stores.app_sqlite import AppStore
+
+DEFAULT_MAX_RESULT_CHARS = 65_536
+MAX_NAME_BYTES = 255  # what common file systems allow for one name
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """What a turn's tools may take: the longest result the model is given, and the owner's room left."""
+
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    room: Callable[[], Awaitable[Room]] | None = None
+
+
+@dataclass(frozen=True)
+class Room:
+    """The chat owner's storage: used and allowed bytes (setting limits.user_quota_bytes)."""
+
+    used: int
+    quota: int
+
+    @property
+    def free(self) -> int:
+        return max(0, self.quota - self.used)
 
 
 @dataclass
@@ -29,8 +53,9 @@ class ToolContext:
     turn_index: int
     iteration: int
     store: AppStore
-    workspace: Path
+    workspace: Path  # the chat owner's own folder: nobody else's files are reachable from it
     scratchpad: dict[str, Any]
+    limits: ToolLimits = ToolLimits()
 
 
 class RememberArgs(BaseModel):
@@ -57,11 +82,39 @@ class NoteArgs(BaseModel):
     text: str = Field(min_length=1, max_length=2000)
 
 
-class WriteFileArgs(BaseModel):
-    """Write a text file in the workspace folder (asks the user for approval first)."""
+def clean_file_name(path: str) -> str:
+    """A file's path inside the user's files, written one way (``notes/todo.txt``), or a clear refusal."""
 
-    path: str = Field(min_length=1, max_length=255)
+    def refuse(why: str) -> PydanticCustomError:
+        return PydanticCustomError("file_name", why + "; give a file name such as notes/todo.txt")
+
+    path = path.strip()
+    if any(ord(ch) < 32 or ch == "\\" for ch in path):
+        raise refuse("a file name cannot hold control characters or backslashes")
+    if path.endswith("/"):
+        raise refuse("a file name cannot end with /: that names a folder, not a file")
+    if path.startswith("/") or path.startswith("~"):
+        raise refuse("a path starts inside your files, not at / or ~")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise refuse("a path cannot go up with ..")
+    if not parts:
+        raise refuse("the file needs a name")
+    if any(len(p.encode()) > MAX_NAME_BYTES for p in parts):
+        raise refuse(f"each part of a path has at most {MAX_NAME_BYTES} bytes")
+    return "/".join(parts)
+
+
+class WriteFileArgs(BaseModel):
+    """Write a text file in your files (asks the user for approval first)."""
+
+    path: str = Field(min_length=1, max_length=1024)
     text: str = Field(max_length=1_000_000)
+
+    @field_validator("path")
+    @classmethod
+    def _file_name(cls, value: str) -> str:
+        return clean_file_name(value)
 
 
 class SleepArgs(BaseModel):
@@ -131,8 +184,26 @@ async def _note(ctx: ToolContext, args: NoteArgs) -> str:
 def workspace_path(workspace: Path, relative: str) -> Path:
     target = (workspace / relative).resolve()
     if not target.is_relative_to(workspace.resolve()):
-        raise ValueError(f"{relative} is outside the workspace folder")
+        raise ValueError(f"{relative} is outside your files")
     return target
+
+
+def _write(workspace: Path, relative: str, data: bytes) -> str | None:
+    """Write the file; a sentence saying why not when it cannot be (never a server path)."""
+    target = workspace_path(workspace, relative)
+    parent = workspace
+    for part in Path(relative).parts[:-1]:
+        parent = parent / part
+        if parent.exists() and not parent.is_dir():
+            return f"{parent.relative_to(workspace)} is a file, so it cannot hold other files"
+    if target.is_dir():
+        return f"{relative} is a folder; name a file inside it, such as {relative}/notes.txt"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    except OSError as err:
+        return f"the file could not be written ({err.strerror or type(err).__name__})"
+    return None
 
 
 async def _write_file(ctx: ToolContext, args: WriteFileArgs) -> str:
@@ -140,9 +211,19 @@ async def _write_file(ctx: ToolContext, args: WriteFileArgs) -> str:
         target = workspace_path(ctx.workspace, args.path)
     except ValueError as err:
         return f"Not written: {err}."
-    target.parent.mkdir(parents=True, exist_ok=True)
     data = args.text.encode()
-    await asyncio.to_thread(target.write_bytes, data)
+    if ctx.limits.room is not None:
+        room = await ctx.limits.room()
+        replaced = target.stat().st_size if target.is_file() else 0
+        if len(data) - replaced > room.free:
+            return (
+                f"Not written: your storage is full ({room.used // 1024} KB used of {room.quota // 1024} KB, "
+                "setting limits.user_quota_bytes). Delete chats or files you no longer need, "
+                "or ask the owner to raise the limit."
+            )
+    refused = await asyncio.to_thread(_write, ctx.workspace, args.path, data)
+    if refused is not None:
+        return f"Not written: {refused}."
     return f"Wrote {len(data)} bytes to {args.path}."
 
 
@@ -183,6 +264,23 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec("big", BigArgs, _big),
     )
 }
+
+
+def cut_result(text: str, limit: int) -> str:
+    """A tool result the model may be given: past the limit it is cut, and the model is told so."""
+    if len(text) <= limit:
+        return text
+    # The note comes first, so a model (and a person reading the step) sees it before the text.
+    return (
+        f"[Cut: this result had {len(text)} characters; only the first {limit} are given "
+        f"(setting limits.max_tool_result_chars).]\n{text[:limit]}"
+    )
+
+
+async def run_tool(spec: ToolSpec, ctx: ToolContext, args: BaseModel) -> str:
+    """Run one tool with the turn's limits applied to what it returns."""
+    return cut_result(await spec.run(ctx, args), ctx.limits.max_result_chars)
+
 
 # What the model is told of the tools, made once (building it costs milliseconds a call).
 TOOL_SCHEMAS: list[dict[str, Any]] = [spec.schema() for spec in TOOLS.values()]

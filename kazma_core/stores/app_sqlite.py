@@ -196,6 +196,18 @@ class AppStore:
     async def count_users(self) -> int:
         return await self.db.run(lambda c: c.execute("SELECT count(*) FROM users").fetchone()[0])
 
+    async def users(self) -> list[User]:
+        rows = await self.db.run(lambda c: c.execute("SELECT * FROM users ORDER BY created_at, name").fetchall())
+        return [User(r["id"], r["name"], r["role"], r["lang"]) for r in rows]
+
+    async def count_owners(self) -> int:
+        return await self.db.run(lambda c: c.execute("SELECT count(*) FROM users WHERE role = 'owner'").fetchone()[0])
+
+    async def delete_user(self, user_id: str) -> None:
+        """A user with their tokens and linked identities; their chats must be deleted first."""
+        await self.db.tx(lambda c: c.execute("DELETE FROM users WHERE id = ?", (user_id,)))
+        await self.db.purge_wal()
+
     async def set_user_lang(self, user_id: str, lang: str) -> None:
         await self.db.tx(lambda c: c.execute("UPDATE users SET lang = ? WHERE id = ?", (lang, user_id)))
 
@@ -212,20 +224,36 @@ class AppStore:
         await self.db.tx(write)
         return token
 
-    async def user_for_token(self, token: str, kind: str = "api", consume: bool = False) -> User | None:
+    async def user_for_token(
+        self, token: str, kind: str = "api", consume: bool = False, max_age: float | None = None
+    ) -> User | None:
+        """The token's user while the token lives: not past its expiry, nor older than max_age seconds."""
+
         def read(conn: sqlite3.Connection) -> User | None:
             row = conn.execute(
-                "SELECT u.* , t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id "
+                "SELECT u.* , t.expires_at, t.created_at AS issued_at FROM tokens t JOIN users u ON u.id = t.user_id "
                 "WHERE t.hash = ? AND t.kind = ?",
                 (hash_token(token), kind),
             ).fetchone()
-            if row is None or (row["expires_at"] is not None and row["expires_at"] < time.time()):
+            now = time.time()
+            if row is None or (row["expires_at"] is not None and row["expires_at"] < now):
+                return None
+            if max_age is not None and row["issued_at"] + max_age < now:
                 return None
             if consume:
                 conn.execute("DELETE FROM tokens WHERE hash = ?", (hash_token(token),))
             return User(row["id"], row["name"], row["role"], row["lang"])
 
         return await self.db.tx(read)
+
+    async def revoke_token(self, token: str) -> bool:
+        cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE hash = ?", (hash_token(token),)))
+        return cur.rowcount == 1
+
+    async def revoke_tokens(self, user_id: str) -> int:
+        """Every token of a user (API tokens, web sessions, sign-in links): none works after this."""
+        cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE user_id = ?", (user_id,)))
+        return cur.rowcount
 
     async def link_identity(self, platform_key: str, user_id: str) -> None:
         await self.db.tx(
@@ -337,6 +365,29 @@ class AppStore:
         """The id of every chat, whoever owns it."""
         rows = await self.db.run(lambda c: c.execute("SELECT id FROM chats").fetchall())
         return {r["id"] for r in rows}
+
+    async def owner_text_bytes(self, owner_id: str) -> tuple[list[str], int]:
+        """A user's chats, and the bytes of their conversations, transcripts and memories."""
+
+        def read(conn: sqlite3.Connection) -> tuple[list[str], int]:
+            chats = [r["id"] for r in conn.execute("SELECT id FROM chats WHERE owner_id = ?", (owner_id,))]
+            (text,) = conn.execute(
+                "SELECT COALESCE(SUM(length(CAST(t.text AS BLOB))), 0) FROM transcript t"
+                " JOIN chats c ON c.id = t.chat_id WHERE c.owner_id = ?", (owner_id,),
+            ).fetchone()
+            # The conversation's messages, kept once in the body space of each chat it began
+            # (a fork refers to its source's space, counted there).
+            (conversation,) = conn.execute(
+                "SELECT COALESCE(SUM(length(b.body)), 0) FROM conv_bodies b"
+                " JOIN chats c ON c.id = b.chat_id WHERE c.owner_id = ?", (owner_id,),
+            ).fetchone()
+            (facts,) = conn.execute(
+                "SELECT COALESCE(SUM(length(CAST(f.text AS BLOB))), 0) FROM facts f"
+                " JOIN chats c ON c.id = f.chat_id WHERE c.owner_id = ?", (owner_id,),
+            ).fetchone()
+            return chats, int(text) + int(conversation) + int(facts)
+
+        return await self.db.run(read)
 
     async def delete_chat(self, chat_id: str) -> None:
         await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)))

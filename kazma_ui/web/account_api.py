@@ -12,7 +12,7 @@ from kazma_ui.web.auth import current_user
 from kazma_ui.web.i18n import lang_for
 from kazma_ui.web.schemas import ErrorBody
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 422)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 413, 422)}
 router = APIRouter(prefix="/api/me", tags=["account"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]
 

@@ -15,7 +15,7 @@ from kazma_core.stores.app_sqlite import AppStore, User
 from kazma_ui.web.auth import current_owner
 from kazma_ui.web.schemas import ErrorBody
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 403, 404, 422)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 403, 404, 413, 422)}
 router = APIRouter(prefix="/api/alerts", tags=["alerts"], responses=ERRORS)
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
+import logging
+import sqlite3
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -17,23 +19,28 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from bots.runner import Bots, configured
 from kazma_core.core import Core, prepare_data_dir
 from kazma_core.datalock import DataFolderLock
-from kazma_core.errors import KazmaError, NotFound
+from kazma_core.errors import KazmaError, NotFound, StoreUnavailable, without_paths
+from kazma_core.health import StoreHealth
 from kazma_core.maintenance import Maintenance
 from kazma_core.schedule import start_scheduler, stop_scheduler
 from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
-from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, settings_api
-from kazma_ui.web.auth import CSRF_COOKIE, SESSION_COOKIE
+from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, sessions, settings_api
+from kazma_ui.web.guard import BodyLimit, SecurityHeaders, security_headers
 
-SESSION_SECONDS = 30 * 86_400
+log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -> FastAPI:
+    """The app; ``serving_lock`` is the folder's server lock when the caller (`kazma serve`) took it already."""
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         prepare_data_dir(settings)
-        # Held while serving: `kazma backup restore` and `kazma migrate import` refuse to run under it.
-        with DataFolderLock.shared(settings.data_dir):
+        # One server per data folder; and while it serves, a restore or an import refuses to run.
+        with contextlib.ExitStack() as held:
+            held.enter_context(serving_lock or DataFolderLock.serving(settings.data_dir))
+            held.enter_context(DataFolderLock.shared(settings.data_dir))
             async with _serving(app):
                 yield
 
@@ -48,6 +55,10 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.bots.start()
         app.state.maintenance = Maintenance.of(app.state.core)
         app.state.scheduler = start_scheduler(app.state.maintenance)
+        app.state.health = StoreHealth(settings, app.state.core.store)
+        watch = asyncio.create_task(app.state.health.watch())
+        app.state.tasks.add(watch)
+        watch.add_done_callback(app.state.tasks.discard)
         try:
             yield
         finally:
@@ -70,10 +81,45 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(KazmaError)
     async def kazma_error(request: Request, err: KazmaError) -> JSONResponse:
-        return JSONResponse(err.to_dict(), status_code=err.status)
+        if isinstance(err, StoreUnavailable):
+            await request.app.state.health.check()  # a store failing a request is reported at once
+        body = err.to_dict()
+        body["message"] = without_paths(err.message)
+        return JSONResponse(body, status_code=err.status)
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, err: Exception) -> JSONResponse:
+        """A fault of Kazma's own: the answer says nothing of the server (uvicorn logs the traceback, as
+        Starlette raises the error again after this answer). Sent from outside the other middleware, so
+        it sets the security headers itself."""
+        headers = {name.decode(): value.decode() for name, value in security_headers(request.scope)}
+        return JSONResponse(
+            {"error": "internal_error", "message": "Something went wrong on the server; it is logged. Try again, "
+             "and tell the owner of this Kazma if it keeps happening."},
+            status_code=500, headers=headers,
+        )
+
+    @app.exception_handler(sqlite3.DatabaseError)
+    async def store_error(request: Request, err: sqlite3.DatabaseError) -> JSONResponse:
+        """A store that fails under a request: reported at once (health), answered 503 without a path."""
+        log.error("a store failed under %s %s: %s", request.method, request.url.path, err)
+        await request.app.state.health.check()
+        return JSONResponse(
+            {
+                "error": "store_unavailable",
+                "message": "Kazma cannot read its data right now. Try again in a moment; the owner is alerted "
+                "if a file is damaged (see /healthz).",
+            },
+            status_code=503,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
+        if err.status_code == 400:  # FastAPI could not read the body at all (not UTF-8, not JSON)
+            return JSONResponse(
+                {"error": "invalid_input", "message": "The request body could not be read. Send a JSON object."},
+                status_code=422,
+            )
         code = {404: "not_found", 405: "method_not_allowed"}.get(err.status_code, "http_error")
         message = {
             404: "There is no such route. The API is described at /docs.",
@@ -96,25 +142,32 @@ def create_app(settings: Settings) -> FastAPI:
         )
 
     @app.get("/healthz", include_in_schema=False)
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    async def healthz(request: Request) -> JSONResponse:
+        """Each store, read afresh: 200 when all read back, 503 (naming the damaged ones) otherwise."""
+        states = await request.app.state.health.check()
+        healthy = all(state.ok for state in states.values())
+        body = {
+            "status": "ok" if healthy else "damaged",
+            "stores": {name: {"ok": s.ok, "problem": s.problem} for name, s in states.items()},
+        }
+        return JSONResponse(body, status_code=200 if healthy else 503)
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> PlainTextResponse:
         return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
 
-    @app.get("/login", include_in_schema=False)
-    async def login(request: Request, token: str = "") -> RedirectResponse:
-        """Trade the one-time login token printed by `kazma serve` for a session cookie."""
-        store = request.app.state.core.store
-        user = await store.user_for_token(token, "login", consume=True) if token else None
-        if user is None:
-            return RedirectResponse("/?login=expired", status_code=303)
-        session = await store.issue_token(user.id, "session", ttl=SESSION_SECONDS)
-        response = RedirectResponse("/", status_code=303)
-        response.set_cookie(SESSION_COOKIE, session, max_age=SESSION_SECONDS, httponly=True, samesite="lax")
-        response.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(24), max_age=SESSION_SECONDS, samesite="strict")
-        return response
+    described = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """The description, with the limits this server runs with written in."""
+        first = app.openapi_schema is None
+        schema = described()
+        if first:
+            text = schema["components"]["schemas"]["NewMessage"]["properties"]["text"]
+            text["maxLength"] = settings.limits.max_message_chars
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     app.include_router(chat_api.router)
     app.include_router(commands_api.router)
@@ -122,6 +175,10 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(settings_api.router)
     app.include_router(account_api.router)
     app.include_router(alerts_api.router)
+    app.include_router(sessions.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=pages.STATIC_DIR), name="static")
+    # Added last, so outermost: a body refused for its size gets the security headers too.
+    app.add_middleware(BodyLimit, limit=settings.limits.max_body_bytes)
+    app.add_middleware(SecurityHeaders, trust_proxy=settings.security.trust_proxy)
     return app

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
-import hmac
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Depends, Request
+from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
 from kazma_core.errors import Forbidden, Unauthorized
 from kazma_core.stores.app_sqlite import User
+from kazma_ui.web.sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_ok, session_seconds
 
-SESSION_COOKIE = "kazma_session"
-CSRF_COOKIE = "kazma_csrf"
-CSRF_HEADER = "x-kazma-csrf"
+__all__ = [
+    "CSRF_COOKIE", "CSRF_HEADER", "SESSION_COOKIE", "current_owner", "current_user", "still_signed_in", "surface_of",
+]
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
-async def current_user(request: Request) -> User:
+# Declared so the OpenAPI description says how to sign in; the checks below read the request itself.
+BEARER = HTTPBearer(auto_error=False, description="An API token from `kazma users add NAME` or `kazma users token NAME`")
+COOKIE = APIKeyCookie(name=SESSION_COOKIE, auto_error=False, description="The web session (with the X-Kazma-CSRF header)")
+
+
+async def current_user(
+    request: Request,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)] = None,
+    _cookie: Annotated[str | None, Depends(COOKIE)] = None,
+) -> User:
     store = request.app.state.core.store
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
@@ -23,20 +34,29 @@ async def current_user(request: Request) -> User:
         user = await store.user_for_token(token.strip(), "api")
         if user is not None:
             return user
-        raise Unauthorized("That token is not valid. Create one with: kazma users add NAME")
+        raise Unauthorized(
+            "That token is not valid (it may have been replaced or revoked). Ask the owner for a new one: "
+            "kazma users token NAME"
+        )
     session = request.cookies.get(SESSION_COOKIE)
     if session:
-        user = await store.user_for_token(session, "session")
+        user = await store.user_for_token(session, "session", max_age=session_seconds(request))
         if user is not None:
-            if request.method not in SAFE_METHODS:
-                expected = request.cookies.get(CSRF_COOKIE, "")
-                given = request.headers.get(CSRF_HEADER, "")
-                if not expected or not hmac.compare_digest(expected, given):
-                    raise Unauthorized("This request lacks its CSRF token. Reload the page and try again.")
+            if request.method not in SAFE_METHODS and not csrf_ok(request, session):
+                raise Unauthorized("This request lacks its CSRF token. Reload the page and try again.")
             return user
     raise Unauthorized(
         "Sign in first: open the login link that kazma serve printed, or send Authorization: Bearer <token>."
     )
+
+
+async def still_signed_in(request: Request) -> bool:
+    """Whether the request's token or session still works (a long stream checks it now and then)."""
+    try:
+        await current_user(request)
+    except Unauthorized:
+        return False
+    return True
 
 
 SURFACES = {"http", "tui", "web"}
@@ -50,9 +70,8 @@ def surface_of(request: Request, default: str = "http") -> str:
     return asked if asked in SURFACES else default
 
 
-async def current_owner(request: Request) -> User:
+async def current_owner(user: Annotated[User, Depends(current_user)]) -> User:
     """The signed-in user, who must be this Kazma's owner (settings, operator alerts)."""
-    user = await current_user(request)
     if user.role != "owner":
         raise Forbidden("Only the owner of this Kazma can see or change this. Sign in as the owner.")
     return user

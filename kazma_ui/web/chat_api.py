@@ -15,7 +15,7 @@ from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.app_sqlite import Chat, Place, User
-from kazma_ui.web.auth import current_user
+from kazma_ui.web.auth import current_user, still_signed_in
 from kazma_ui.web.schemas import (
     Accepted,
     ApprovalList,
@@ -35,7 +35,7 @@ from kazma_ui.web.schemas import (
 
 log = logging.getLogger(__name__)
 ERRORS: dict[int | str, dict[str, object]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 422, 502, 503)
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422, 502, 503)
 }
 router = APIRouter(prefix="/api/chats", tags=["chats"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]
@@ -160,6 +160,8 @@ async def chat_events(request: Request, thread_id: str, user: UserDep) -> Stream
                     quiet += SSE_POLL
                     if quiet >= SSE_KEEPALIVE:
                         quiet = 0.0
+                        if not await still_signed_in(request):
+                            return  # signed out, token replaced, user removed: the stream ends too
                         yield b": keep-alive\n\n"
                     continue
                 quiet = 0.0

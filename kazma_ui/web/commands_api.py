@@ -15,14 +15,18 @@ from kazma_ui.web.auth import current_user, surface_of
 from kazma_ui.web.i18n import lang_for
 from kazma_ui.web.schemas import ErrorBody
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 422)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422)}
 router = APIRouter(prefix="/api/chats", tags=["chats"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]
 
 
 class CommandText(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: str = Field(min_length=1, max_length=4000)
+    # Documented, not enforced: any other text is answered 400 with a sentence (send it as a message).
+    text: str = Field(
+        min_length=1, max_length=4000,
+        json_schema_extra={"pattern": r"^\s*/[A-Za-z0-9_]{1,64}(@[A-Za-z0-9_]{1,64})?(\s[\s\S]*)?$"},
+    )
     confirmed: bool = False  # the person already said yes to the change this command asked about
 
 

@@ -22,6 +22,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "nav_replay": ("Time Travel", "السفر عبر الزمن"),
     "nav_settings": ("Settings", "الإعدادات"),
     "signed_in_as": ("Signed in as {name}", "مسجّل الدخول باسم {name}"),
+    "sign_out": ("Sign out", "تسجيل الخروج"),
     "language": ("Language", "اللغة"),
     "lang_en": ("English", "English"),
     "lang_ar": ("العربية", "العربية"),
@@ -195,6 +196,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "setting_time_travel.auto_maintain": ("Run the daily clean-up", "تشغيل التنظيف اليومي"),
     "setting_time_travel.retention_days": ("The clean-up deletes steps older than this (days)", "يحذف التنظيف الخطوات الأقدم من هذا (أيام)"),
     "setting_history.checkpoints_per_chat": ("Chat step history kept per chat", "تاريخ خطوات الدردشة المحفوظ لكل دردشة"),
+    "setting_limits.user_quota_bytes": (
+        "Storage each user may use: conversations, saved steps and files (bytes)",
+        "مساحة التخزين المسموحة لكل مستخدم: المحادثات والخطوات المحفوظة والملفات (بايت)",
+    ),
     # refusals: the English sentence is the server's own message; these are the Arabic ones by code
     "error_network": ("Kazma could not be reached. Check that the server runs, then try again.", "تعذّر الوصول إلى كاظمه. تحقّق من أن الخادم يعمل، ثم حاول مجددًا."),
     "error_turn_running": (
@@ -229,6 +234,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "error_forbidden": ("Only the owner can do that.", "لا يفعل هذا إلا المالك."),
     "error_invalid_input": ("That was not valid. Check it and try again.", "ما أُرسل غير صالح. راجعه وأعد المحاولة."),
     "error_invalid_setting": ("That value is refused: {reason}", "هذه القيمة مرفوضة: {reason}"),
+    "error_message_too_long": (
+        "This message is longer than the limit (setting limits.max_message_chars). Shorten it or send it in parts.",
+        "هذه الرسالة أطول من الحدّ (الإعداد limits.max_message_chars). اختصرها أو أرسلها على أجزاء.",
+    ),
+    "error_quota_exceeded": (
+        "Your storage is full (setting limits.user_quota_bytes). Delete chats or files you no longer need, or ask the owner to raise the limit.",
+        "امتلأت مساحة التخزين الخاصة بك (الإعداد limits.user_quota_bytes). احذف دردشات أو ملفات لم تعد تحتاجها، أو اطلب من المالك رفع الحدّ.",
+    ),
+    "error_too_large": (
+        "That is more than the server takes at once (setting limits.max_body_bytes). Send less at a time.",
+        "الطلب أكبر من الحدّ (الإعداد limits.max_body_bytes). أرسل أقل في كل مرة.",
+    ),
 }
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")

@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from kazma_core.stores.app_sqlite import User
-from kazma_ui.web.auth import SESSION_COOKIE
+from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
 
 HERE = Path(__file__).resolve().parent
@@ -37,7 +37,8 @@ async def signed_in(request: Request) -> User | None:
     session = request.cookies.get(SESSION_COOKIE)
     if not session:
         return None
-    return await request.app.state.core.store.user_for_token(session, "session")  # type: ignore[no-any-return]
+    store = request.app.state.core.store
+    return await store.user_for_token(session, "session", max_age=session_seconds(request))  # type: ignore[no-any-return]
 
 
 def render(request: Request, template: str, page: str, user: User | None, status: int = 200, **extra: Any) -> HTMLResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, status
+from fastapi import APIRouter, Depends, Path, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from commands.render import comparison
@@ -14,10 +14,14 @@ from kazma_ui.web.auth import current_user, surface_of
 from kazma_ui.web.i18n import lang_for
 from kazma_ui.web.schemas import ErrorBody
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 409, 422, 503)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422, 503)}
 router = APIRouter(prefix="/api/replay", tags=["replay"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]
-StepId = Field(min_length=1, max_length=64)
+# What the server takes as a step's address: 8 or more hex characters of its id (documented,
+# not enforced here: the rewind service answers any other with invalid_step and a sentence).
+STEP_ADDRESS = {"minLength": 8, "pattern": "^[0-9a-fA-F]{8,64}$"}
+StepId = Field(min_length=1, max_length=64, json_schema_extra=STEP_ADDRESS)
+StepPath = Path(json_schema_extra=STEP_ADDRESS)
 
 
 class StepRef(BaseModel):
@@ -142,12 +146,12 @@ async def list_steps(request: Request, thread_id: str, user: UserDep) -> Any:
 
 
 @router.get("/snapshots/{thread_id}/{snapshot_id}", response_model=StepDetail)
-async def get_step(request: Request, thread_id: str, snapshot_id: str, user: UserDep) -> Any:
+async def get_step(request: Request, thread_id: str, snapshot_id: Annotated[str, StepPath], user: UserDep) -> Any:
     return await rewind_of(request).get_step(user, surface_of(request), thread_id, snapshot_id)
 
 
 @router.get("/snapshots/{thread_id}/{snapshot_id}/preview", response_model=Preview)
-async def preview_restore(request: Request, thread_id: str, snapshot_id: str, user: UserDep) -> Any:
+async def preview_restore(request: Request, thread_id: str, snapshot_id: Annotated[str, StepPath], user: UserDep) -> Any:
     return await rewind_of(request).preview_restore(user, surface_of(request), thread_id, snapshot_id)
 
 

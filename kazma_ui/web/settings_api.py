@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from kazma_core.errors import NotFound, SettingsError
+from kazma_core.errors import KazmaError, NotFound, SettingsError
 from kazma_core.settings import Settings, is_live, setting_names, validate_override
 from kazma_core.stores.app_sqlite import User
 from kazma_ui.web.auth import current_owner
@@ -16,8 +16,9 @@ from kazma_ui.web.schemas import ErrorBody
 EDITABLE: tuple[str, ...] = (
     *(name for name in setting_names() if name.startswith("time_travel.")),
     "history.checkpoints_per_chat",
+    "limits.user_quota_bytes",
 )
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 422)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422)}
 router = APIRouter(prefix="/api/settings", tags=["settings"], responses=ERRORS)
 
 Value = bool | int | float | str
@@ -37,6 +38,11 @@ class SettingOut(BaseModel):
 
 class SettingList(BaseModel):
     settings: list[SettingOut]
+
+
+class InvalidRequest(KazmaError):
+    code = "invalid_input"
+    status = 422
 
 
 class NewValue(BaseModel):
@@ -85,18 +91,78 @@ async def list_settings(request: Request, user: OwnerDep) -> SettingList:
     return SettingList(settings=[setting_out(core.settings, stored, name) for name in EDITABLE])
 
 
-@router.put("/{name}", response_model=SettingOut)
-async def change_setting(request: Request, name: str, body: NewValue, user: OwnerDep) -> SettingOut:
+def _documented_body(name: str) -> dict[str, Any]:
+    """The request body of one setting's route, as exact as its field: a switch, or a whole number in range."""
+    field = _field(name)
+    if field.annotation is bool:
+        value: dict[str, Any] = {"type": "boolean"}
+    else:
+        value = {"type": "integer", "minimum": _bound(field, "ge"), "maximum": _bound(field, "le")}
+    schema = {"type": "object", "properties": {"value": value}, "required": ["value"], "additionalProperties": False}
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+async def _new_value(request: Request) -> Any:
+    try:
+        return NewValue.model_validate_json(await request.body()).value
+    except ValidationError as err:
+        first = err.errors()[0]
+        if first["type"] == "json_invalid":
+            raise InvalidRequest("The request body is not valid JSON. Send a JSON object such as {\"value\": 10}.") from None
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        raise InvalidRequest(f"{where}: {first['msg']}. Send a JSON object such as {{\"value\": 10}}.") from None
+
+
+def _strict(name: str, value: Any) -> None:
+    """A number is a JSON number and a switch a JSON true or false: text is not read as either."""
+    if _field(name).annotation is bool:
+        if not isinstance(value, bool):
+            raise SettingsError(f"invalid setting {name} = {value!r}: it is a switch; allowed: true or false")
+    elif isinstance(value, bool) or isinstance(value, str):
+        # validate_override reads true as 1 and "7" as 7: a switch or text sent to a number is a mistake.
+        raise SettingsError(f"invalid setting {name} = {value!r}: it takes a whole number, not {_kind(value)}{_allowed_of(name)}")
+
+
+def _kind(value: Any) -> str:
+    return "true or false" if isinstance(value, bool) else "text"
+
+
+def _allowed_of(name: str) -> str:
+    field = _field(name)
+    return f"; allowed: {_bound(field, 'ge')} to {_bound(field, 'le')}"
+
+
+async def change_setting(request: Request, name: str, user: User) -> SettingOut:
     """Validate and store a new value; a live setting applies at once, the others at the next start."""
     if name not in EDITABLE:
         raise NotFound(f"There is no setting {name} on this page. The ones here: {', '.join(EDITABLE)}.")
-    if _field(name).annotation is not bool and isinstance(body.value, bool):
-        # validate_override reads true as 1: a switch sent to a number is a mistake, not 1.
-        raise SettingsError(f"invalid setting {name} = {body.value!r}: it takes a whole number, not true or false")
-    value = validate_override(name, body.value)
+    raw = await _new_value(request)
+    _strict(name, raw)
+    value = validate_override(name, raw)
     core = request.app.state.core
     await core.store.set_override(name, value)
     if is_live(name):
         section, _, key = name.partition(".")
         setattr(getattr(core.settings, section), key, value)
     return setting_out(core.settings, await core.store.overrides(), name)
+
+
+def _route(name: str) -> None:
+    async def change_one(request: Request, user: OwnerDep) -> SettingOut:
+        return await change_setting(request, name, user)
+
+    change_one.__doc__ = f"Change {name}: a live setting applies at once, the others at the next start."
+    router.add_api_route(
+        f"/{name}", change_one, methods=["PUT"], response_model=SettingOut, openapi_extra=_documented_body(name),
+        operation_id=f"change_{name.replace('.', '_')}",
+    )
+
+
+# One route per setting, so the OpenAPI description says exactly what each one takes.
+for _name in EDITABLE:
+    _route(_name)
+
+
+@router.put("/{name}", response_model=SettingOut, include_in_schema=False)
+async def change_unknown_setting(request: Request, name: str, user: OwnerDep) -> SettingOut:
+    return await change_setting(request, name, user)

@@ -164,7 +164,21 @@ const Kazma = (() => {
     box.hidden = found.length === 0;
   }
 
+  // Signing out ends the session on the server (its token stops working at once), then shows the sign-in page.
+  function setupSignOut() {
+    const button = document.querySelector("[data-sign-out]");
+    if (!button) return;
+    button.addEventListener("click", async () => {
+      try {
+        await fetch("/logout", { method: "POST", credentials: "same-origin", headers: { "X-Kazma-CSRF": cookie("kazma_csrf") } });
+      } finally {
+        location.assign("/");
+      }
+    });
+  }
+
   setupLanguageSwitch();
+  setupSignOut();
   showAlerts();
   return { config, t, tn, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
 })();

@@ -1,0 +1,101 @@
+"""Each user's storage and its limits: what one person may keep, and what a turn may take.
+
+A user's storage is what Kazma keeps for them: the text of their conversations and
+memories (kazma.db), their chats' saved steps (snapshots.db) and their own files.
+It is summed when asked (a family's or a team's data, not a warehouse), so no counter
+can drift from what is really on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+
+from kazma_core.agent.tools import Room, ToolLimits
+from kazma_core.errors import MessageTooLong, NotFound, QuotaExceeded, StoreUnavailable
+from kazma_core.settings import Settings
+from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.snapshots import SnapshotStore
+
+log = logging.getLogger(__name__)
+
+ROOM_SECONDS = 5.0
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files under a folder (0 when it does not exist); links are not followed."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+class StorageQuota:
+    def __init__(self, settings: Settings, store: AppStore, snapshots: SnapshotStore) -> None:
+        self.settings = settings
+        self.store = store
+        self.snapshots = snapshots
+        self._used: dict[str, tuple[float, int]] = {}
+
+    async def room(self, user_id: str) -> Room:
+        """What the user keeps against the quota now. Summing it reads every chat of the user, so
+        a user well under the quota (less than half) is summed again only every ROOM_SECONDS;
+        near the limit, every time."""
+        now = time.monotonic()
+        quota = self.settings.limits.user_quota_bytes
+        cached = self._used.get(user_id)
+        if cached is not None and now - cached[0] < ROOM_SECONDS and cached[1] < quota // 2:
+            return Room(cached[1], quota)
+        room = await self._measure(user_id)
+        self._used[user_id] = (now, room.used)
+        return room
+
+    async def _measure(self, user_id: str) -> Room:
+        chats, text_bytes = await self.store.owner_text_bytes(user_id)
+        steps = 0
+        for chat_id in chats:
+            try:
+                steps += (await self.snapshots.usage(chat_id))[1]
+            except StoreUnavailable:
+                log.warning("quota: the saved steps cannot be read; counting the user's files and text only")
+                break
+        files = await asyncio.to_thread(folder_bytes, self.settings.files_of(user_id))
+        return Room(text_bytes + steps + files, self.settings.limits.user_quota_bytes)
+
+    async def check_message(self, chat_id: str, text: str) -> None:
+        """Refuse a message over the length limit, or one whose chat's owner has no room left."""
+        limit = self.settings.limits.max_message_chars
+        if len(text) > limit:
+            raise MessageTooLong(
+                f"This message has {len(text)} characters; the limit is {limit} (setting limits.max_message_chars). "
+                "Shorten it or send it in parts.",
+                limit=limit, setting="limits.max_message_chars",
+            )
+        owner = await self.owner_of(chat_id)
+        room = await self.room(owner)
+        if room.used >= room.quota:
+            raise QuotaExceeded(
+                f"Your storage is full: {room.used // 1024} KB used of {room.quota // 1024} KB "
+                "(setting limits.user_quota_bytes). Delete chats or files you no longer need, "
+                "or ask the owner of this Kazma to raise the limit.",
+                limit=room.quota, setting="limits.user_quota_bytes",
+            )
+
+    async def owner_of(self, chat_id: str) -> str:
+        chat = await self.store.get_chat(chat_id)
+        if chat is None:
+            raise NotFound("There is no such chat. Check the chat id, or list your chats.")
+        return chat.owner_id
+
+    async def turn_scope(self, chat_id: str) -> tuple[Path, ToolLimits]:
+        """The folder a chat's tools work in (its owner's own) and the limits they run under."""
+        owner = await self.owner_of(chat_id)
+        folder = self.settings.files_of(owner)
+        return folder, ToolLimits(self.settings.limits.max_tool_result_chars, lambda: self.room(owner))

@@ -1,0 +1,165 @@
+"""What every answer gets, whatever route it comes from: security headers, HTTPS known, bodies bounded.
+
+Plain ASGI middleware, so a refusal (a body over the limit) carries the same headers as
+a page, and no route ever sees a body it would have to hold in memory whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import orjson
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# Pages load their scripts and styles from /static only; nothing may frame them.
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+# FastAPI's /docs and /redoc pages load their viewer from a CDN and start it inline.
+DOCS_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com; "
+    "worker-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+DOCS_PATHS = ("/docs", "/redoc")
+HSTS_SECONDS = 180 * 86_400
+
+
+def is_https(scope: Scope) -> bool:
+    return scope.get("scheme") in ("https", "wss")
+
+
+def security_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
+    """The headers every answer to this request carries."""
+    policy = DOCS_POLICY if scope.get("path", "") in DOCS_PATHS else PAGE_POLICY
+    extra = [
+        (b"content-security-policy", policy.encode()),
+        (b"x-frame-options", b"DENY"),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+        (b"cross-origin-opener-policy", b"same-origin"),
+    ]
+    if is_https(scope):
+        extra.append((b"strict-transport-security", f"max-age={HSTS_SECONDS}".encode()))
+    return extra
+
+
+class SecurityHeaders:
+    """CSP with frame-ancestors, X-Frame-Options, nosniff and Referrer-Policy on every answer.
+
+    With ``trust_proxy`` a request the reverse proxy marks ``X-Forwarded-Proto: https`` is
+    taken as HTTPS (so cookies are ``Secure``); without it that header means nothing."""
+
+    def __init__(self, app: ASGIApp, *, trust_proxy: bool) -> None:
+        self.app = app
+        self.trust_proxy = trust_proxy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        if self.trust_proxy:
+            forwarded = _header(scope, b"x-forwarded-proto").split(",")[0].strip().lower()
+            if forwarded in ("https", "http"):
+                secure = forwarded == "https"
+                scope["scheme"] = ("wss" if secure else "ws") if scope["type"] == "websocket" else forwarded
+        extra = security_headers(scope)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                message["headers"] = [*message.get("headers", []), *(h for h in extra if h[0] not in present)]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class BodyLimit:
+    """Refuse a request body over ``limit`` bytes with 413, before any route reads it.
+
+    A declared Content-Length over the limit is refused unread; a chunked body is read up
+    to the limit, then either refused or handed on whole."""
+
+    def __init__(self, app: ASGIApp, *, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _header(scope, b"content-length")
+        if declared:
+            if not declared.isdigit():
+                await _refuse(send, 400, "invalid_input", "The Content-Length header is not a number. Send a valid request.")
+                return
+            if int(declared) > self.limit:
+                await self._too_large(send, int(declared))
+                return
+            await self.app(scope, receive, send)
+            return
+        if "chunked" not in _header(scope, b"transfer-encoding").lower():
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message], receive), send)
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.limit:
+                await self._too_large(send, None)
+                return
+            if not message.get("more_body", False):
+                break
+        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        await self.app(scope, _replay([whole], receive), send)
+
+    async def _too_large(self, send: Send, size: int | None) -> None:
+        has = f"has {size} bytes" if size is not None else "is larger than that"
+        await _refuse(
+            send, 413, "too_large",
+            f"A request body may have at most {self.limit} bytes (setting limits.max_body_bytes); this one {has}. "
+            "Send less at a time.",
+            limit=self.limit, setting="limits.max_body_bytes",
+        )
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return ""
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def next_message() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return next_message
+
+
+async def _refuse(send: Send, status: int, code: str, message: str, **details: Any) -> None:
+    body = orjson.dumps({"error": code, "message": message, **details})
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ],
+    })
+    await send({"type": "http.response.body", "body": body})
