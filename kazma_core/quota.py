@@ -43,15 +43,16 @@ class StorageQuota:
         self.store = store
         self.snapshots = snapshots
         self._used: dict[str, tuple[float, int]] = {}
+        self._owners: dict[str, str] = {}
 
-    async def room(self, user_id: str) -> Room:
-        """What the user keeps against the quota now. Summing it reads every chat of the user, so
-        a user well under the quota (less than half) is summed again only every ROOM_SECONDS;
-        near the limit, every time."""
+    async def room(self, user_id: str, *, fresh: bool = True) -> Room:
+        """What the user keeps against the quota. Summing it reads every chat of the user, so the
+        check before each message (not fresh) sums again only every ROOM_SECONDS for a user well
+        under the quota (less than half); near the limit, and for a write, every time."""
         now = time.monotonic()
         quota = self.settings.limits.user_quota_bytes
         cached = self._used.get(user_id)
-        if cached is not None and now - cached[0] < ROOM_SECONDS and cached[1] < quota // 2:
+        if not fresh and cached is not None and now - cached[0] < ROOM_SECONDS and cached[1] < quota // 2:
             return Room(cached[1], quota)
         room = await self._measure(user_id)
         self._used[user_id] = (now, room.used)
@@ -79,7 +80,10 @@ class StorageQuota:
                 limit=limit, setting="limits.max_message_chars",
             )
         owner = await self.owner_of(chat_id)
-        room = await self.room(owner)
+        room = await self.room(owner, fresh=False)
+        seen = self._used.get(owner)
+        if seen is not None:  # the message counts at once, before the next full sum
+            self._used[owner] = (seen[0], seen[1] + len(text.encode()))
         if room.used >= room.quota:
             raise QuotaExceeded(
                 f"Your storage is full: {room.used // 1024} KB used of {room.quota // 1024} KB "
@@ -89,10 +93,14 @@ class StorageQuota:
             )
 
     async def owner_of(self, chat_id: str) -> str:
-        chat = await self.store.get_chat(chat_id)
-        if chat is None:
-            raise NotFound("There is no such chat. Check the chat id, or list your chats.")
-        return chat.owner_id
+        """The chat's owner (a chat never changes hands, so it is looked up once)."""
+        owner = self._owners.get(chat_id)
+        if owner is None:
+            chat = await self.store.get_chat(chat_id)
+            if chat is None:
+                raise NotFound("There is no such chat. Check the chat id, or list your chats.")
+            owner = self._owners[chat_id] = chat.owner_id
+        return owner
 
     async def turn_scope(self, chat_id: str) -> tuple[Path, ToolLimits]:
         """The folder a chat's tools work in (its owner's own) and the limits they run under."""
