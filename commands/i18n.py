@@ -107,6 +107,11 @@ MESSAGES: dict[str, Text] = {
         "هل تحذف الخطوات المحفوظة لهذه الدردشة ({count})؟ لا يمكن إرجاعها؛ وتبقى المحادثة نفسها.",
     ),
     "cleared": Text("Deleted this chat’s saved steps: {deleted}.", "حُذفت الخطوات المحفوظة لهذه الدردشة: {deleted}."),
+    "stopped": Text(
+        "Stopped the running turn. What it saved so far stays; send a message to go on.",
+        "أُوقفت الدورة الجارية. يبقى ما حفظته حتى الآن؛ أرسل رسالة لتتابع.",
+    ),
+    "nothing_running": Text("Nothing is running in this chat: there was nothing to stop.", "لا شيء يجري في هذه الدردشة: لم يكن هناك ما يُوقف."),
     "reset_done": Text(
         "Conversation reset: the next message starts afresh. The saved steps are kept (/replay list).",
         "أُعيد ضبط المحادثة: تبدأ الرسالة التالية من جديد. وتبقى الخطوات المحفوظة (/replay list).",

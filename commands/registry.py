@@ -113,6 +113,11 @@ COMMANDS: tuple[CommandDef, ...] = (
         args=(STEP,), surfaces=EVERYWHERE, web=PAGE_LINK,
     ),
     CommandDef(
+        "stop",
+        Text("Stop the turn that is running in this chat, at its next step", "إيقاف الدورة الجارية في هذه الدردشة، عند خطوتها التالية"),
+        surfaces=EVERYWHERE,
+    ),
+    CommandDef(
         "reset",
         Text("Start the conversation afresh (the saved steps are kept)", "بدء المحادثة من جديد (تبقى الخطوات المحفوظة)"),
         surfaces=EVERYWHERE,

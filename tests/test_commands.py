@@ -442,7 +442,7 @@ def test_registry_names_are_unique_and_every_entry_has_a_typed_command() -> None
 def test_telegram_menu_follows_telegrams_rules_in_both_languages() -> None:
     for lang in ("en", "ar"):
         menu = registry.telegram_menu(lang)
-        assert [name for name, _ in menu] == ["replay", "fork", "reset", "memory", "help"]
+        assert [name for name, _ in menu] == ["replay", "fork", "stop", "reset", "memory", "help"]
         for name, description in menu:
             assert re.fullmatch(r"[a-z0-9_]{1,32}", name) and 1 <= len(description) <= 256
 

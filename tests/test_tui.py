@@ -560,3 +560,33 @@ def test_kazma_tui_without_a_token_says_how_to_make_one(capsys: pytest.CaptureFi
     assert capsys.readouterr().err == (
         "kazma: Give an API token: kazma tui --token TOKEN (or set KAZMA_TOKEN). Create one with: kazma users add NAME\n"
     )
+
+
+async def test_a_long_turn_shows_a_working_sign_and_stop_ends_it(server: RunningServer, ann: Person) -> None:
+    chat = await new_chat(ann.http, "Slow")
+    async with tui(server.url, ann.token) as (app, pilot):
+        await enter(pilot, "sleep 600")
+        await until_shown(pilot, "you: sleep 600")
+        await until(pilot, lambda: "working… (/stop stops it)" in app.sub_title)
+        await enter(pilot, "/stop")
+        await until_shown(pilot, "Stopped the running turn. What it saved so far stays; send a message to go on.")
+        assert "stopped: Stopped before Kazma answered, as you asked." in shown(app)
+        await until(pilot, lambda: "working" not in app.sub_title)
+        await enter(pilot, "calc 3+3")
+        await until_shown(pilot, "kazma: 3+3 = 6")
+    assert (await transcript(ann.http, chat))[-1] == ("assistant", "3+3 = 6")
+
+
+async def test_after_a_restore_the_header_no_longer_names_a_deleted_step(server: RunningServer, ann: Person) -> None:
+    chat = await new_chat(ann.http, "Header")
+    await say(ann.http, chat, "calc 1+1")
+    target = (await steps_of(ann.http, chat))[-1]["snapshot_id"]
+    async with tui(server.url, ann.token) as (app, pilot):
+        await enter(pilot, "calc 2+2")
+        await until_shown(pilot, "kazma: 2+2 = 4")
+        newest = (await steps_of(ann.http, chat))[-1]["snapshot_id"]
+        await until(pilot, lambda: newest[:8] in app.sub_title)
+        restored = await ann.http.post("/api/replay/restore", json={"thread_id": chat, "snapshot_id": target})
+        assert restored.status_code == 200, restored.text
+        await until(pilot, lambda: newest[:8] not in app.sub_title)
+        assert app.sub_title == "Header"

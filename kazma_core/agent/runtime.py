@@ -15,6 +15,7 @@ from langgraph.types import Command
 
 from kazma_core.agent.checkpoints import prune
 from kazma_core.agent.graph import TurnDeps, closing_messages
+from kazma_core.agent.stops import StopRequests
 from kazma_core.errors import ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
@@ -25,6 +26,7 @@ from kazma_core.time_travel import SnapshotRecorder
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 32_000
+STOPPED_REASON = "Stopped before Kazma answered, as you asked. Send a message to go on."
 CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the turn's last step
 
 
@@ -32,7 +34,7 @@ CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the tu
 class TurnResult:
     reply: str
     turn_index: int
-    status: Literal["done", "awaiting_approval"]
+    status: Literal["done", "awaiting_approval", "stopped"]
     gates: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -68,6 +70,7 @@ class TurnRunner:
         self.model = model
         self.recorder = recorder
         self.events = events
+        self.stops = StopRequests()
 
     @property
     def model_name(self) -> str:
@@ -116,8 +119,14 @@ class TurnRunner:
 
     async def finish(self, turn: StartedTurn) -> TurnResult:
         """Run a begun turn to its answer (or its approval card), then release the chat."""
-        async with turn.held:
-            return await self._run(turn.chat_id, turn.turn_index, turn.graph_input)
+        # Stoppable until the lease is released, so a stopped chat takes the next message at once.
+        with self.stops.running(turn.chat_id):
+            async with turn.held:
+                return await self._run(turn.chat_id, turn.turn_index, turn.graph_input)
+
+    async def stop(self, chat_id: str) -> bool:
+        """Stop the chat's running turn at its next step boundary; False when none was running."""
+        return await self.stops.request(chat_id)
 
     async def decide(self, chat_id: str, card_id: str, decision: str, by: str) -> TurnResult:
         """Approve or deny a waiting card; the turn it paused goes on."""
@@ -162,7 +171,7 @@ class TurnRunner:
         await self._close_failed_turn(chat_id, chat.last_turn, "Kazma stopped during this turn. Send the message again.")
         return True
 
-    async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str) -> None:
+    async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str, role: str = "error") -> None:
         """Leave the history a finished turn, so the next message does not replay a broken one."""
         config = self.config(chat_id)
         # Writes a cut superstep had saved are applied with the first update, and may hold a
@@ -174,8 +183,8 @@ class TurnRunner:
                 break
             done = {"messages": closing, "routing": {"next": "done", "tools": []}}
             await self.graph.aupdate_state(config, done, as_node="respond")
-        await self.store.add_transcript(chat_id, turn_index, "error", reason)
-        self.events.publish(chat_id, "message", {"role": "error", "text": reason, "turn_index": turn_index})
+        await self.store.add_transcript(chat_id, turn_index, role, reason)
+        self.events.publish(chat_id, "message", {"role": role, "text": reason, "turn_index": turn_index})
 
     async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
         deps = TurnDeps(
@@ -190,18 +199,23 @@ class TurnRunner:
         node: str | None = None
         interrupted = False
         state: dict[str, Any] = {}
+        stopped = False
         try:
-            async for mode, chunk in self.graph.astream(
-                graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
-            ):
-                if mode == "updates":
-                    interrupted = interrupted or "__interrupt__" in chunk
-                    node = next((k for k in chunk if k in CAPTURED_NODES), None)
-                    continue
-                state = chunk
-                if node is not None:
-                    await self.recorder.capture(chat_id, state, last=CAPTURED_NODES[node])
-                    node = None
+            with self.stops.running(chat_id):
+                async for mode, chunk in self.graph.astream(
+                    graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
+                ):
+                    if mode == "updates":
+                        interrupted = interrupted or "__interrupt__" in chunk
+                        node = next((k for k in chunk if k in CAPTURED_NODES), None)
+                        continue
+                    state = chunk
+                    if node is not None:
+                        await self.recorder.capture(chat_id, state, last=CAPTURED_NODES[node])
+                        node = None
+                    if self.stops.requested(chat_id):  # a step boundary: the saved state is whole
+                        stopped = True
+                        break
         except KazmaError:
             raise
         except Exception as err:
@@ -212,6 +226,10 @@ class TurnRunner:
             )
             await self._close_failed_turn(chat_id, turn_index, failure.message)
             raise failure from err
+        if stopped and not interrupted:
+            reason = STOPPED_REASON
+            await self._close_failed_turn(chat_id, turn_index, reason, role="stopped")
+            return TurnResult(reason, turn_index, "stopped", [])
         if interrupted:
             cards = await self.store.cards(chat_id, "pending")
             for card in cards:

@@ -30,6 +30,8 @@ SENTENCES: dict[str, Text] = {
         "أُعيد ضبط هذه الدردشة من واجهة أخرى؛ وأُعيد تحميل العرض.",
     ),
     "reloaded": Text("The chat was reloaded from the server.", "أُعيد تحميل الدردشة من الخادم."),
+    "saved_step": Text("saved {label} · {short_id}", "حُفظت {label} · {short_id}"),
+    "working": Text("working… (/stop stops it)", "تعمل… (‎/stop يوقفها)"),
     "approval_closed_as": Text("{tool}: {status}.", "{tool}: {status}."),
     "not_sent": Text(
         "Not sent: the server cannot be reached. Your text is still in the input; press Enter again once it is back.",

@@ -27,6 +27,7 @@ from kazma_ui.web.schemas import (
     Gate,
     NewChat,
     NewMessage,
+    Stopped,
     Transcript,
     TranscriptMessage,
     TurnOut,
@@ -98,6 +99,14 @@ async def send_message(
     request.app.state.tasks.add(task)
     task.add_done_callback(request.app.state.tasks.discard)
     return JSONResponse(Accepted(status="running", thread_id=thread_id).model_dump(), status_code=202)
+
+
+@router.post("/{thread_id}/stop", response_model=Stopped)
+async def stop_turn(request: Request, thread_id: str, user: UserDep) -> Stopped:
+    """Stop the chat's running turn at its next step boundary; answers once it has ended."""
+    core = core_of(request)
+    await core.chats.owned(user, thread_id)
+    return Stopped(stopped=await core.turns.stop(thread_id), thread_id=thread_id)
 
 
 @router.get("/{thread_id}/messages", response_model=Transcript)

@@ -54,7 +54,7 @@ class Gate(BaseModel):
 class TurnOut(BaseModel):
     reply: str
     turn_index: int
-    status: Literal["done", "awaiting_approval"]
+    status: Literal["done", "awaiting_approval", "stopped"]
     gates: list[Gate]
 
 
@@ -87,3 +87,8 @@ class Decision(BaseModel):
 
 class Done(BaseModel):
     ok: bool = True
+
+
+class Stopped(BaseModel):
+    stopped: bool  # a turn was running and has ended; false when nothing ran
+    thread_id: str

@@ -8,7 +8,7 @@ from typing import Any
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-ROLES = {"user": "you", "assistant": "kazma", "error": "error", "system": "system"}
+ROLES = {"user": "you", "assistant": "kazma", "error": "error", "stopped": "stopped", "system": "system"}
 NOTES = ("note", "alert", "command")
 
 
