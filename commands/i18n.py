@@ -80,7 +80,7 @@ MESSAGES: dict[str, Text] = {
     "confirm_restore": Text("Restore this chat to {label} ({short_id})?", "هل تستعيد هذه الدردشة إلى {label} ({short_id})؟"),
     "takes_back": Text(
         "Later turns taken back: {turns} (their messages and what Kazma remembered of them). Later steps deleted: {steps}.",
-        "الدورات اللاحقة التي تُسحب: {turns} (رسائلها وما تذكّرته كاظمه منها). الخطوات اللاحقة التي تُحذف: {steps}.",
+        "الدورات اللاحقة التي تُسحب: {turns} (رسائلها وما تذكّرته كازما منها). الخطوات اللاحقة التي تُحذف: {steps}.",
     ),
     "not_undone": Text(
         "Restoring rewinds the conversation, not the world. These stay done:",
@@ -119,11 +119,11 @@ MESSAGES: dict[str, Text] = {
     "confirm_memory_off": Text(
         "Turn memory off in this chat? Kazma forgets what it learned here, and the chat’s saved steps are deleted. "
         "This cannot be undone.",
-        "هل توقف الذاكرة في هذه الدردشة؟ تنسى كاظمه ما تعلمته هنا، وتُحذف الخطوات المحفوظة للدردشة. لا يمكن التراجع عن ذلك.",
+        "هل توقف الذاكرة في هذه الدردشة؟ تنسى كازما ما تعلمته هنا، وتُحذف الخطوات المحفوظة للدردشة. لا يمكن التراجع عن ذلك.",
     ),
     "memory_off_done": Text(
         "Memory is off in this chat: Kazma forgot what it learned here and deleted the chat’s saved steps.",
-        "الذاكرة متوقفة في هذه الدردشة: نسيت كاظمه ما تعلمته هنا وحذفت الخطوات المحفوظة للدردشة.",
+        "الذاكرة متوقفة في هذه الدردشة: نسيت كازما ما تعلمته هنا وحذفت الخطوات المحفوظة للدردشة.",
     ),
     "show_header": Text("{label} · {short_id} · model {model}", "{label} · {short_id} · النموذج {model}"),
     "show_messages": Text("Messages ({count}):", "الرسائل ({count}):"),

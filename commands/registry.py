@@ -124,10 +124,10 @@ COMMANDS: tuple[CommandDef, ...] = (
     ),
     CommandDef(
         "memory",
-        Text("Kazma’s memory in this chat", "ذاكرة كاظمه في هذه الدردشة"),
+        Text("Kazma’s memory in this chat", "ذاكرة كازما في هذه الدردشة"),
         subcommands=(
             CommandDef("off", Text("Stop remembering here, and forget what Kazma learned in this chat, steps included",
-                                   "إيقاف التذكّر هنا، ونسيان ما تعلمته كاظمه في هذه الدردشة، بما فيه الخطوات"),
+                                   "إيقاف التذكّر هنا، ونسيان ما تعلمته كازما في هذه الدردشة، بما فيه الخطوات"),
                        surfaces=EVERYWHERE),
         ),
     ),

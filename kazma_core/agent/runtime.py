@@ -120,9 +120,12 @@ class TurnRunner:
     async def finish(self, turn: StartedTurn) -> TurnResult:
         """Run a begun turn to its answer (or its approval card), then release the chat."""
         # Stoppable until the lease is released, so a stopped chat takes the next message at once.
-        with self.stops.running(turn.chat_id):
-            async with turn.held:
-                return await self._run(turn.chat_id, turn.turn_index, turn.graph_input)
+        try:
+            with self.stops.running(turn.chat_id):
+                async with turn.held:
+                    return await self._run(turn.chat_id, turn.turn_index, turn.graph_input)
+        finally:
+            self.events.publish(turn.chat_id, "turn", {"running": False, "turn_index": turn.turn_index})
 
     async def stop(self, chat_id: str) -> bool:
         """Stop the chat's running turn at its next step boundary; False when none was running."""

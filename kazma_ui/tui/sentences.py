@@ -23,7 +23,7 @@ SENTENCES: dict[str, Text] = {
     ),
     "reloaded_forgotten": Text(
         "What Kazma learned in this chat was forgotten on another surface; the view was reloaded.",
-        "نُسي ما تعلمته كاظمه في هذه الدردشة من واجهة أخرى؛ وأُعيد تحميل العرض.",
+        "نُسي ما تعلمته كازما في هذه الدردشة من واجهة أخرى؛ وأُعيد تحميل العرض.",
     ),
     "reloaded_reset": Text(
         "This chat was reset on another surface; the view was reloaded.",

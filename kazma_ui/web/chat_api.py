@@ -114,8 +114,10 @@ async def read_transcript(request: Request, thread_id: str, user: UserDep) -> Tr
     core = core_of(request)
     await core.chats.owned(user, thread_id)
     rows = await core.store.transcript(thread_id)
+    lease = await core.store.lease(thread_id)
     return Transcript(
         thread_id=thread_id,
+        running=lease is not None and lease[1] == "turn",
         messages=[TranscriptMessage(id=r.id, turn_index=r.turn_index, role=r.role, text=r.text, created_at=r.created_at) for r in rows],
     )
 

@@ -17,7 +17,7 @@ DIRECTION = {"en": "ltr", "ar": "rtl"}
 
 STRINGS: dict[str, tuple[str, str]] = {
     # the frame of every page
-    "app_name": ("Kazma", "كاظمه"),
+    "app_name": ("Kazma", "كازما"),
     "nav_chat": ("Chat", "الدردشة"),
     "nav_replay": ("Time Travel", "السفر عبر الزمن"),
     "nav_settings": ("Settings", "الإعدادات"),
@@ -31,11 +31,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "alert_ack": ("Acknowledge", "تم الاطلاع"),
     "cancel": ("Cancel", "إلغاء"),
     # signing in
-    "signin_title": ("Sign in to Kazma", "سجّل الدخول إلى كاظمه"),
+    "signin_title": ("Sign in to Kazma", "سجّل الدخول إلى كازما"),
     "signin_body": (
         "Kazma is running. To sign in, open the one-time link that “kazma serve” printed when it started "
         "(it looks like {example}). The link works once; restart the server for a new one.",
-        "كاظمه تعمل. لتسجيل الدخول، افتح الرابط ذا الاستخدام الواحد الذي طبعه «kazma serve» عند بدئه "
+        "كازما تعمل. لتسجيل الدخول، افتح الرابط ذا الاستخدام الواحد الذي طبعه «kazma serve» عند بدئه "
         "(يبدو هكذا: {example}). يعمل الرابط مرة واحدة؛ أعد تشغيل الخادم للحصول على رابط جديد.",
     ),
     "signin_api": (
@@ -53,7 +53,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "no_chats": ("No chats yet. Write a message to start one.", "لا دردشات بعد. اكتب رسالة لتبدأ واحدة."),
     "empty_chat": (
         "Say something to Kazma. Every step of its answer is saved, so you can go back to it on the Time Travel page.",
-        "قل شيئًا لكاظمه. كل خطوة من إجابتها تُحفظ، فيمكنك الرجوع إليها في صفحة السفر عبر الزمن.",
+        "قل شيئًا لكازما. كل خطوة من إجابتها تُحفظ، فيمكنك الرجوع إليها في صفحة السفر عبر الزمن.",
     ),
     "forked_from": ("forked from {title}, turn {turn} step {step}", "مُفرَّعة من {title}، الدورة {turn} الخطوة {step}"),
     "forked_from_short": ("forked from {title}", "مُفرَّعة من {title}"),
@@ -62,23 +62,30 @@ STRINGS: dict[str, tuple[str, str]] = {
     "message_label": ("Your message", "رسالتك"),
     "message_placeholder": ("Write a message… (/replay opens this chat’s saved steps)", "اكتب رسالة… (‎/replay يفتح الخطوات المحفوظة لهذه الدردشة)"),
     "send": ("Send", "إرسال"),
+    "stop": ("Stop", "إيقاف"),
+    "stopping": ("Stopping at the next step…", "يجري الإيقاف عند الخطوة التالية…"),
+    "wait_or_stop": (
+        "Kazma is still answering. Wait for the answer, or press Stop; your text stays here.",
+        "ما زالت كازما تجيب. انتظر الإجابة، أو اضغط إيقاف؛ ويبقى نصّك هنا.",
+    ),
     "composer_hint": (
         "Enter sends, Shift+Enter starts a new line. /replay or /fork: this chat’s saved steps. /replay clear: delete them.",
         "Enter يرسل، وShift+Enter يبدأ سطرًا جديدًا. ‎/replay أو ‎/fork: الخطوات المحفوظة لهذه الدردشة. ‎/replay clear: حذفها.",
     ),
     "role_user": ("You", "أنت"),
-    "role_assistant": ("Kazma", "كاظمه"),
-    "role_system": ("Kazma", "كاظمه"),
+    "role_assistant": ("Kazma", "كازما"),
+    "role_system": ("Kazma", "كازما"),
     "role_error": ("Not answered", "لم تُجب"),
+    "role_stopped": ("Stopped", "أُوقفت"),
     "role_command": ("Command", "أمر"),
     "role_tool": ("Tool", "أداة"),
-    "working": ("Kazma is working…", "كاظمه تعمل…"),
-    "working_steps": ("Kazma is working… steps saved: {count} (latest: {label})", "كاظمه تعمل… الخطوات المحفوظة: {count} (آخرها: {label})"),
-    "approval_title": ("Kazma asks before it runs {tool}", "تستأذن كاظمه قبل أن تشغّل {tool}"),
+    "working": ("Kazma is working…", "كازما تعمل…"),
+    "working_steps": ("Kazma is working… steps saved: {count} (latest: {label})", "كازما تعمل… الخطوات المحفوظة: {count} (آخرها: {label})"),
+    "approval_title": ("Kazma asks before it runs {tool}", "تستأذن كازما قبل أن تشغّل {tool}"),
     "approval_expires": ("Expires at {time}", "تنتهي صلاحيتها عند {time}"),
     "approve": ("Approve", "موافقة"),
     "deny": ("Deny", "رفض"),
-    "approval_sent": ("Sent: {decision}. Kazma goes on…", "أُرسل: {decision}. تتابع كاظمه…"),
+    "approval_sent": ("Sent: {decision}. Kazma goes on…", "أُرسل: {decision}. تتابع كازما…"),
     "decision_approve": ("approved", "موافَق عليها"),
     "decision_deny": ("denied", "مرفوضة"),
     "reloaded_restored": (
@@ -122,7 +129,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "confirm_restore_title": ("Restore this chat to {label}?", "هل تستعيد هذه الدردشة إلى {label}؟"),
     "takes_back": (
         "Later turns taken back: {turns} (their messages and what Kazma remembered of them). Later steps deleted: {steps}.",
-        "الدورات اللاحقة التي تُسحب: {turns} (رسائلها وما تذكّرته كاظمه منها). الخطوات اللاحقة التي تُحذف: {steps}.",
+        "الدورات اللاحقة التي تُسحب: {turns} (رسائلها وما تذكّرته كازما منها). الخطوات اللاحقة التي تُحذف: {steps}.",
     ),
     "not_undone": (
         "Restoring rewinds the conversation, not the world. These stay done:",
@@ -167,7 +174,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Time travel settings. Live ones apply at once; the others are read when the server starts.",
         "إعدادات السفر عبر الزمن. الفورية منها تُطبَّق حالًا؛ والبقية تُقرأ عند بدء الخادم.",
     ),
-    "settings_owner_only": ("Only the owner of this Kazma can see and change its settings.", "لا يرى إعدادات كاظمه هذه ويغيّرها إلا مالكها."),
+    "settings_owner_only": ("Only the owner of this Kazma can see and change its settings.", "لا يرى إعدادات كازما هذه ويغيّرها إلا مالكها."),
     "setting_name": ("Setting", "الإعداد"),
     "setting_running": ("Running value", "القيمة العاملة"),
     "setting_stored": ("Stored value", "القيمة المخزّنة"),
@@ -180,7 +187,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "true": ("on", "مفعّل"),
     "false": ("off", "معطّل"),
     "saved_live": ("Saved {name}: it applies now.", "حُفظ {name}: يُطبَّق الآن."),
-    "saved_restart": ("Saved {name}: restart Kazma to apply it.", "حُفظ {name}: أعد تشغيل كاظمه لتطبيقه."),
+    "saved_restart": ("Saved {name}: restart Kazma to apply it.", "حُفظ {name}: أعد تشغيل كازما لتطبيقه."),
     "range": ("{min} to {max}", "من {min} إلى {max}"),
     "setting_time_travel.enabled": ("Save steps at all", "حفظ الخطوات من الأصل"),
     "setting_time_travel.max_snapshots": ("Newest steps kept per conversation", "أحدث الخطوات المحفوظة لكل محادثة"),
@@ -193,7 +200,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "setting_time_travel.retention_days": ("The clean-up deletes steps older than this (days)", "يحذف التنظيف الخطوات الأقدم من هذا (أيام)"),
     "setting_history.checkpoints_per_chat": ("Chat step history kept per chat", "تاريخ خطوات الدردشة المحفوظ لكل دردشة"),
     # refusals: the English sentence is the server's own message; these are the Arabic ones by code
-    "error_network": ("Kazma could not be reached. Check that the server runs, then try again.", "تعذّر الوصول إلى كاظمه. تحقّق من أن الخادم يعمل، ثم حاول مجددًا."),
+    "error_network": ("Kazma could not be reached. Check that the server runs, then try again.", "تعذّر الوصول إلى كازما. تحقّق من أن الخادم يعمل، ثم حاول مجددًا."),
     "error_turn_running": (
         "A turn is running in this chat. Wait for its answer, then try again.",
         "دورة تجري الآن في هذه الدردشة. انتظر إجابتها، ثم حاول مجددًا.",

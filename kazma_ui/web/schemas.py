@@ -74,6 +74,7 @@ class TranscriptMessage(BaseModel):
 class Transcript(BaseModel):
     thread_id: str
     messages: list[TranscriptMessage]
+    running: bool = False  # a turn of this chat runs now (it can be stopped)
 
 
 class ApprovalList(BaseModel):

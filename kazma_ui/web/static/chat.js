@@ -8,10 +8,12 @@
   const nodes = {
     list: $("chat-list"), noChats: $("no-chats"), heading: $("chat-heading"), replayLink: $("chat-replay-link"),
     notice: $("notice"), empty: $("empty-chat"), messages: $("messages"), approvals: $("approvals"),
-    status: $("status"), form: $("composer"), input: $("message-input"), send: $("send"), transcript: $("transcript"),
+    status: $("status"), form: $("composer"), input: $("message-input"), send: $("send"), stop: $("stop"),
+    transcript: $("transcript"),
   };
   const state = {
     chats: [], current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
+    running: false, ends: 0, pending: 0,
   };
   const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
   const READY_WAIT_MS = 3000;
@@ -64,6 +66,18 @@
       el("p", { class: "text", dir: "auto" }, text));
   }
 
+  // A command answer's text with its commands and links isolated, so "/replay list" reads as typed in Arabic.
+  function isolated(text) {
+    const parts = [];
+    let last = 0;
+    for (const match of String(text).matchAll(/(https?:\/\/\S+|\/[a-z]+(?: (?:list|show|compare|clear|restore|off|<\w+>))*|\b[0-9a-f]{8,32}\b)/g)) {
+      parts.push(text.slice(last, match.index), el("bdi", { dir: "ltr" }, match[0]));
+      last = match.index + match[0].length;
+    }
+    parts.push(text.slice(last));
+    return parts;
+  }
+
   // Command answers are the page's own: kept beside the row they followed, across reloads.
   function renderTranscript() {
     const items = [];
@@ -83,13 +97,15 @@
   function addNote(...content) {
     const last = state.rows.length ? state.rows[state.rows.length - 1].id : 0;
     const node = el("li", { class: "message command", "data-role": "command" },
-      el("span", { class: "role" }, t("role_command")), el("p", { class: "text" }, ...content));
+      el("span", { class: "role" }, t("role_command")),
+      el("p", { class: "text", dir: "auto" }, ...content.map((part) => typeof part === "string" ? isolated(part) : part)));
     state.notes.push({ after: last, node });
     renderTranscript();
   }
 
   function renderApprovals(cards) {
     const pending = cards.filter((card) => card.status === "pending");
+    state.pending = pending.length;
     nodes.approvals.replaceChildren(...pending.map(approvalCard));
     if (pending.length) setWorking(false);
     nodes.empty.hidden = nodes.empty.hidden || pending.length > 0;
@@ -127,6 +143,7 @@
     const id = state.current;
     if (!id) return;
     const seq = ++state.seq;
+    const ends = state.ends;
     try {
       const [transcript, approvals] = await Promise.all([
         api("GET", `${chatPath(id)}/messages`), api("GET", `${chatPath(id)}/approvals`),
@@ -135,13 +152,20 @@
       state.rows = transcript.messages;
       renderTranscript();
       renderApprovals(approvals.approvals);
+      // A turn that ended while this was asked is over, whatever the answer said.
+      if (ends === state.ends) setWorking(transcript.running && !state.pending);
     } catch (err) {
       if (id === state.current) showError(err);
     }
   }
 
+  // While a turn runs: Send waits, Stop is offered, and the status line counts the saved steps.
   function setWorking(on) {
     if (!on) state.steps = [];
+    state.running = on;
+    nodes.send.disabled = on;
+    nodes.stop.hidden = !on;
+    nodes.stop.disabled = false;
     nodes.status.hidden = !on;
     const last = state.steps[state.steps.length - 1];
     nodes.status.textContent = last
@@ -177,6 +201,11 @@
       setWorking(true);
     });
     on("approval", () => refresh());
+    on("turn", (data) => {
+      if (data.running) return;
+      state.ends += 1;
+      setWorking(false);
+    });
     on("error", (data) => {
       setWorking(false);
       notice(nodes.notice, errorText(data));
@@ -240,7 +269,7 @@
     let result = await api("POST", `${chatPath(id)}/commands`, { text });
     if (result.kind === "confirm") {
       const sure = await confirmBox({
-        title: t("confirm_title"), body: [el("p", { dir: "auto" }, result.text)], confirmLabel: t("confirm"), danger: true,
+        title: t("confirm_title"), body: [el("p", { dir: "auto" }, isolated(result.text))], confirmLabel: t("confirm"), danger: true,
       });
       if (!sure) {
         addNote(t("nothing_done"));
@@ -269,12 +298,32 @@
     }
     await streamReady();
     await api("POST", `${chatPath(state.current)}/messages?wait=false`, { text });
+    setWorking(true);
+  }
+
+  async function stopTurn() {
+    const id = state.current;
+    if (!id) return;
+    nodes.stop.disabled = true;
+    nodes.status.textContent = t("stopping");
+    try {
+      await api("POST", `${chatPath(id)}/stop`);
+    } catch (err) {
+      showError(err);
+      nodes.stop.disabled = false;
+    }
+    await refresh();
   }
 
   nodes.form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = nodes.input.value.trim();
     if (!text) return;
+    // Commands (/stop, /replay ...) are answered at once; a message waits for the running turn.
+    if (state.running && !COMMAND.test(text)) {
+      notice(nodes.notice, t("wait_or_stop"), "warn");
+      return;
+    }
     nodes.send.disabled = true;
     notice(nodes.notice, "");
     try {
@@ -283,10 +332,12 @@
     } catch (err) {
       showError(err);
     } finally {
-      nodes.send.disabled = false;
+      nodes.send.disabled = state.running;
       nodes.input.focus();
     }
   });
+
+  nodes.stop.addEventListener("click", stopTurn);
 
   nodes.input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
