@@ -60,7 +60,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "deleted_chat": ("a deleted chat", "دردشة محذوفة"),
     "chat_time_travel": ("Time travel in this chat", "السفر عبر الزمن في هذه الدردشة"),
     "message_label": ("Your message", "رسالتك"),
-    "message_placeholder": ("Write a message… (/replay opens this chat’s saved steps)", "اكتب رسالة… (‎/replay يفتح الخطوات المحفوظة لهذه الدردشة)"),
+    "message_placeholder": ("Write a message… (/replay opens this chat’s saved steps)", "اكتب رسالة…"),
     "send": ("Send", "إرسال"),
     "stop": ("Stop", "إيقاف"),
     "stopping": ("Stopping at the next step…", "يجري الإيقاف عند الخطوة التالية…"),

@@ -3,7 +3,7 @@
 "use strict";
 
 (() => {
-  const { t, api, el, errorText, notice, stepLabel, time, confirmBox } = Kazma;
+  const { t, api, el, errorText, notice, stepLabel, time, confirmBox, textDir } = Kazma;
   const $ = (id) => document.getElementById(id);
   const nodes = {
     list: $("chat-list"), noChats: $("no-chats"), heading: $("chat-heading"), replayLink: $("chat-replay-link"),
@@ -63,7 +63,7 @@
   function messageNode(role, text, extra = {}) {
     return el("li", { class: `message ${role}`, "data-role": role, ...extra },
       el("span", { class: "role" }, t(`role_${role}`)),
-      el("p", { class: "text", dir: "auto" }, text));
+      el("p", { class: "text", dir: textDir(text) }, text));
   }
 
   // A command answer's text with its commands and links isolated, so "/replay list" reads as typed in Arabic.
@@ -139,7 +139,8 @@
   }
 
   // Replaces what is shown with the server's transcript and cards; a late answer of an older refresh is dropped.
-  async function refresh() {
+  // `initial`: the page has just (re)connected, so whether a turn runs is read from the server too.
+  async function refresh(initial = false) {
     const id = state.current;
     if (!id) return;
     const seq = ++state.seq;
@@ -153,7 +154,7 @@
       renderTranscript();
       renderApprovals(approvals.approvals);
       // A turn that ended while this was asked is over, whatever the answer said.
-      if (ends === state.ends) setWorking(transcript.running && !state.pending);
+      if (initial && ends === state.ends) setWorking(transcript.running && !state.pending);
     } catch (err) {
       if (id === state.current) showError(err);
     }
@@ -179,7 +180,7 @@
     state.source = source;
     state.ready = new Promise((resolve) => source.addEventListener("open", resolve, { once: true }));
     // Each (re)connection may have missed events: read the chat afresh.
-    source.addEventListener("open", () => { if (state.source === source) refresh(); });
+    source.addEventListener("open", () => { if (state.source === source) refresh(true); });
     // A broken connection is an "error" event too, without data: EventSource reconnects by itself.
     const on = (type, handle) => source.addEventListener(type, (event) => {
       if (state.source === source && typeof event.data === "string") handle(JSON.parse(event.data));
@@ -191,6 +192,7 @@
       if (data.role === "user") {
         setWorking(true);
       } else {
+        state.ends += 1;
         setWorking(false);
         refresh();
         loadChats();
@@ -244,7 +246,7 @@
     renderSidebar();
     if (!id) return;
     openStream(id);
-    await refresh();
+    await refresh(true);
   }
 
   async function streamReady() {
@@ -297,8 +299,9 @@
       await select(chat.thread_id, true);
     }
     await streamReady();
+    const ends = state.ends;
     await api("POST", `${chatPath(state.current)}/messages?wait=false`, { text });
-    setWorking(true);
+    if (ends === state.ends) setWorking(true); // unless the turn was over before its answer came
   }
 
   async function stopTurn() {
@@ -308,6 +311,8 @@
     nodes.status.textContent = t("stopping");
     try {
       await api("POST", `${chatPath(id)}/stop`);
+      state.ends += 1; // the server answers once the turn has ended
+      setWorking(false);
     } catch (err) {
       showError(err);
       nodes.stop.disabled = false;
@@ -329,6 +334,7 @@
     try {
       await send(text);
       nodes.input.value = "";
+      nodes.input.dir = "";
     } catch (err) {
       showError(err);
     } finally {
@@ -338,6 +344,8 @@
   });
 
   nodes.stop.addEventListener("click", stopTurn);
+  // The typed text takes its own direction; the empty box keeps the page's, for its placeholder.
+  nodes.input.addEventListener("input", () => { nodes.input.dir = nodes.input.value ? "auto" : ""; });
 
   nodes.input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {

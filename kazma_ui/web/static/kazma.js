@@ -99,6 +99,12 @@ const Kazma = (() => {
     node.hidden = false;
   }
 
+  // A text's direction: its first letter's (dir="auto"), or left to right when it has no letter at
+  // all ("7*2 = 14"), which the page's right-to-left direction would otherwise turn around.
+  function textDir(text) {
+    return /[A-Za-z\u00C0-\u024F\u0590-\u08FF\uFB1D-\uFEFC]/.test(String(text)) ? "auto" : "ltr";
+  }
+
   function stepLabel(turn, step) { return t("step_label", { turn, step }); }
   function shortId(id) { return String(id).slice(0, 8); }
   function number(value) { return Number(value).toLocaleString(numbers); }
@@ -166,5 +172,5 @@ const Kazma = (() => {
 
   setupLanguageSwitch();
   showAlerts();
-  return { config, t, tn, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
+  return { config, t, tn, textDir, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
 })();
