@@ -104,7 +104,11 @@ STRINGS: dict[str, tuple[str, str]] = {
         "كل خطوة من الدورة تُحفظ. اقرأ خطوة، أو استعد الدردشة إليها، أو فرّعها إلى دردشة جديدة، أو قارن بين خطوتين.",
     ),
     "pick_chat": ("Conversation", "المحادثة"),
-    "chat_option": ("{title} ({count} steps)", "{title} ({count} خطوات)"),
+    "chat_option": ("{title} ({count} steps)", "{title} ({count} خطوة)"),
+    "chat_option_one": ("{title} (1 step)", "{title} (خطوة واحدة)"),
+    "chat_option_two": ("{title} (2 steps)", "{title} (خطوتان)"),
+    "chat_option_few": ("{title} ({count} steps)", "{title} ({count} خطوات)"),
+    "chat_option_zero": ("{title} (no steps)", "{title} (لا خطوات)"),
     "no_chats_replay": ("You have no chats yet. Start one in the chat, then come back.", "لا دردشات لك بعد. ابدأ واحدة في الدردشة، ثم عُد."),
     "open_chat": ("Open this chat", "افتح هذه الدردشة"),
     "tab_steps": ("Steps", "الخطوات"),
@@ -118,6 +122,45 @@ STRINGS: dict[str, tuple[str, str]] = {
         "This step was saved cut, because it was larger than the step size limit. It can be read, but not restored or forked.",
         "حُفظت هذه الخطوة مقصوصة لأنها أكبر من حدّ حجم الخطوة. يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها.",
     ),
+    "gap_one": (
+        "Step {from} not kept: in a long turn every step up to the 20th is kept, then every 10th, and the last.",
+        "الخطوة {from} لم تُحفظ: في الدورة الطويلة تُحفظ كل خطوة حتى العشرين، ثم كل عاشرة، والأخيرة.",
+    ),
+    "gap_many": (
+        "Steps {from}–{to} not kept: in a long turn every step up to the 20th is kept, then every 10th, and the last.",
+        "الخطوات {from}–{to} لم تُحفظ: في الدورة الطويلة تُحفظ كل خطوة حتى العشرين، ثم كل عاشرة، والأخيرة.",
+    ),
+    "cut_explained": (
+        "Steps marked “saved cut” were larger than the step size limit, so their long texts were cut: they can be read, "
+        "not restored or forked. Once a large tool result is in a conversation, every later step holds it too. "
+        "Restore or fork a step before it, or raise “Largest step stored whole” in Settings for the steps to come.",
+        "الخطوات الموسومة «محفوظة مقصوصة» كانت أكبر من حدّ حجم الخطوة، فقُصّت نصوصها الطويلة: تُقرأ، ولا تُستعاد ولا تُفرَّع. "
+        "وحين تدخل نتيجة أداة كبيرة في المحادثة، تحملها كل خطوة بعدها أيضًا. "
+        "استعد خطوة قبلها أو فرّعها، أو ارفع «أكبر خطوة تُخزَّن كاملة» في الإعدادات للخطوات القادمة.",
+    ),
+    "step_gone": (
+        "That step is no longer saved: a restore, a clean-up or a newer step removed it. The list is up to date now; pick another step.",
+        "لم تعد هذه الخطوة محفوظة: أزالتها استعادة أو تنظيف أو خطوة أحدث. القائمة محدَّثة الآن؛ اختر خطوة أخرى.",
+    ),
+    "replay_changed_elsewhere": (
+        "This chat was restored elsewhere (another tab, the terminal or a chat app); the steps below are up to date.",
+        "استُعيدت هذه الدردشة من مكان آخر (تبويب آخر أو الطرفية أو تطبيق دردشة)؛ والخطوات أدناه محدَّثة.",
+    ),
+    "replay_chat_deleted": (
+        "The chat you were looking at was deleted; another one is shown.",
+        "حُذفت الدردشة التي كنت تنظر فيها؛ وتظهر أخرى.",
+    ),
+    "branches": ("Branches", "الفروع"),
+    "branches_intro": (
+        "This chat, the chats forked from it and theirs. Pick one to see its steps.",
+        "هذه الدردشة، والدردشات المفرَّعة منها وما تفرّع منها. اختر واحدة لترى خطواتها.",
+    ),
+    "branch_from": ("from {label}", "من {label}"),
+    "branch_steps": ("{count} steps", "{count} خطوة"),
+    "branch_steps_one": ("1 step", "خطوة واحدة"),
+    "branch_steps_two": ("2 steps", "خطوتان"),
+    "branch_steps_few": ("{count} steps", "{count} خطوات"),
+    "branch_steps_zero": ("no steps", "لا خطوات"),
     "pick_step": ("Open a step to read its messages.", "افتح خطوة لتقرأ رسائلها."),
     "step_meta": ("{time} · model {model} · {count} messages · {size}", "{time} · النموذج {model} · {count} رسائل · {size}"),
     "step_messages": ("Messages", "الرسائل"),
@@ -202,8 +245,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     # refusals: the English sentence is the server's own message; these are the Arabic ones by code
     "error_network": ("Kazma could not be reached. Check that the server runs, then try again.", "تعذّر الوصول إلى كازما. تحقّق من أن الخادم يعمل، ثم حاول مجددًا."),
     "error_turn_running": (
-        "A turn is running in this chat. Wait for its answer, then try again.",
-        "دورة تجري الآن في هذه الدردشة. انتظر إجابتها، ثم حاول مجددًا.",
+        "A turn is running in this chat. Wait for its answer (or stop it in the chat), then try again.",
+        "دورة تجري الآن في هذه الدردشة. انتظر إجابتها (أو أوقفها في الدردشة)، ثم حاول مجددًا.",
     ),
     "error_approval_pending": (
         "An approval is waiting in this chat. Approve or deny it (or let it expire), then try again.",
@@ -213,6 +256,11 @@ STRINGS: dict[str, tuple[str, str]] = {
         "This step was saved cut. It can be read, but not restored or forked: pick another step.",
         "حُفظت هذه الخطوة مقصوصة. يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها: اختر خطوة أخرى.",
     ),
+    "error_ambiguous_step": (
+        "More than one step matches. Pick the step from the list.",
+        "أكثر من خطوة تطابق. اختر الخطوة من القائمة.",
+    ),
+    "error_invalid_step": ("That is not a step of this chat. Pick the step from the list.", "هذه ليست خطوة من هذه الدردشة. اختر الخطوة من القائمة."),
     "error_not_found": (
         "That chat or step is not among yours (it may have been deleted). Reload the page.",
         "هذه الدردشة أو الخطوة ليست بين ما لك (ربما حُذفت). أعد تحميل الصفحة.",

@@ -12,6 +12,14 @@ const Kazma = (() => {
     return text;
   }
 
+  // A sentence that counts: `key_one`, `key_two`, `key_few`... (the language's plural forms) when the
+  // catalogue has that form, else `key`.
+  const plurals = new Intl.PluralRules(config.lang);
+  function tc(key, count, values = {}) {
+    const form = `${key}_${plurals.select(Number(count))}`;
+    return t(form in config.strings ? form : key, { ...values, count: number(count) });
+  }
+
   // The same sentence as nodes, each value isolated (<bdi>) so that an id, a size or code
   // keeps its own direction inside an Arabic sentence.
   function tn(key, values = {}) {
@@ -172,5 +180,5 @@ const Kazma = (() => {
 
   setupLanguageSwitch();
   showAlerts();
-  return { config, t, tn, textDir, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
+  return { config, t, tc, tn, textDir, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
 })();
