@@ -14,6 +14,7 @@ from typing import Any
 
 from kazma_core.chats import NOT_YOURS
 from kazma_core.errors import KazmaError
+from kazma_ui.step_views import ROLE_NAMES
 from kazma_ui.thread_rewind import MIN_PREFIX
 
 LANGS = ("en", "ar")
@@ -141,10 +142,8 @@ MESSAGES: dict[str, Text] = {
     ),
     "compare_plan": Text("Plan: {a} → {b}", "الخطة: {a} ← {b}"),
     "compare_model": Text("Model: {a} → {b}", "النموذج: {a} ← {b}"),
-    "role_user": Text("user", "المستخدم"),
-    "role_assistant": Text("assistant", "المساعد"),
-    "role_tool": Text("tool", "أداة"),
-    "role_system": Text("system", "النظام"),
+    # Who said a message: the names every surface uses (kazma_ui.step_views.ROLE_NAMES).
+    **{f"role_{role}": Text(en, ar) for role, (en, ar) in ROLE_NAMES.items()},
     "effect_file_written": Text("file written", "ملف كُتب"),
     "help_header": Text("Commands:", "الأوامر:"),
 }

@@ -111,3 +111,36 @@ async def test_a_long_turns_gap_and_cut_steps_are_explained_in_both_languages(we
     await expect(page_ar.locator('.turn[data-turn="1"] .gap').first).to_contain_text("لم تُحفظ: في الدورة الطويلة")
     await expect(page_ar.locator('.turn[data-turn="2"] .cut-note')).to_contain_text("محفوظة مقصوصة")
     await shot(page_ar, "time-travel-long-ar.png")
+
+
+async def test_compare_shows_the_two_steps_side_by_side_in_words_with_exact_counts(web: Web) -> None:
+    chat = await web.chat("compare", "remember: tea", "steps 3")
+    listing = await web.steps(chat)
+    first, last = listing["snapshots"][0]["snapshot_id"], listing["snapshots"][-1]["snapshot_id"]
+    expected = (await web.http.post("/api/replay/compare", json={"thread_id": chat, "a": first, "b": last})).json()
+    added = len(expected["messages"]["added"])
+    assert added > 5
+    # The summary every chat app and the terminal show: exact counts, no code syntax, the page's role names.
+    text = expected["text"]
+    assert f"… and {added - 5} more added" in text
+    assert not re.search(r"""[\[\]{}"']|\w\(""", text), text
+    assert "Kazma: → note (text: step 1 of 3)" in text and "You: steps 3" in text
+
+    for viewport, lang, name in ((DESK, "en", "time-travel-compare-side.png"), (PHONE, "ar", "time-travel-compare-phone-ar.png")):
+        page = await open_page(web, f"/replay?thread={chat}&lang={lang}", viewport)
+        await page.click("#tab-compare")
+        await page.select_option("#compare-a", first)
+        await page.select_option("#compare-b", last)
+        await page.click("#compare-run")
+        table = page.locator(".side-by-side")
+        await expect(table.locator('tr[data-kind="added"]')).to_have_count(added)
+        await expect(table.locator("tr.same")).to_have_count(1)  # the messages both have, folded
+        await expect(table.locator('tr[data-kind="added"] td.empty')).to_have_count(added)  # nothing on the first step's side
+        if lang == "en":
+            await expect(page.locator(".counts")).to_have_text(f"Messages: {added} added, 0 removed, 0 changed.")
+            await expect(table.locator('tr[data-kind="added"] .said').nth(1)).to_have_text("steps 3")
+            await expect(table).to_contain_text("→ note (text: step 1 of 3)")
+            body = await page.locator("#compare-result").inner_text()
+            assert "{" not in body and '"' not in body and "[" not in body, body
+        await shot(page, name)
+        await page.context.close()

@@ -121,7 +121,7 @@ async def test_restore_in_arabic_names_the_step_and_what_it_will_not_undo(core: 
     target = (await step_ids(core, chat.id, 1))[-1]
     english = await run(service, user, chat.id, f"/replay {target}")
     assert "Restoring rewinds the conversation, not the world. These stay done:" in english.text
-    assert "• file written (write_file): path=a.txt, text=hi" in english.text
+    assert "• file written (write_file): path: a.txt, text: hi" in english.text
     arabic = await run(service, user, chat.id, f"/replay {target}", lang="ar")
     assert "الاستعادة تُرجع المحادثة، لا العالم" in arabic.text and "الدورة 1، الخطوة 0" in arabic.text
     done = await run(service, user, chat.id, f"/replay {target}", lang="ar", confirmed=True)
@@ -134,11 +134,11 @@ async def test_replay_show_gives_the_steps_messages_plan_routing_and_cost(core: 
     first = (await step_ids(core, chat.id, 1))[0]
     shown = await run(service, user, chat.id, f"/replay show {first[:10]}")
     assert shown.ephemeral and shown.text.splitlines()[0] == f"turn 1, step 0 · {first[:8]} · model kazma-offline"
-    assert "user: remember: tea is good" in shown.text and "assistant: → remember(fact=tea is good)" in shown.text
-    assert "Plan: remember" in shown.text and "Routing: next=tools, tools=remember" in shown.text
+    assert "You: remember: tea is good" in shown.text and "Kazma: → remember (fact: tea is good)" in shown.text
+    assert "Plan: remember" in shown.text and "Routing: next: tools, tools: remember" in shown.text
     assert re.search(r"Cost: input_tokens \d+, output_tokens \d+, model_calls 1", shown.text)
     arabic = await run(service, user, chat.id, f"/replay show {first[:10]}", lang="ar")
-    assert "المستخدم: remember: tea is good" in arabic.text and "الخطة: remember" in arabic.text
+    assert "أنت: \u2068remember: tea is good\u2069" in arabic.text and "الخطة: remember" in arabic.text
 
 
 async def test_compare_answers_with_the_services_text_and_says_it_in_arabic(core: Core, chat: Chat, user: User, service: RewindService) -> None:

@@ -225,8 +225,8 @@ async def test_replay_show_gives_a_steps_messages_plan_routing_and_cost(server: 
         lines = app.view.texts()[-1].splitlines()
         assert lines[0] == f"turn 1, step 1 · {step['snapshot_id'][:8]} · model {step['model']}"
         assert lines[1].startswith("Messages (")
-        assert "user: steps 2" in lines
-        assert any(line.startswith("assistant: → note(") for line in lines)
+        assert "You: steps 2" in lines
+        assert "Kazma: → note (text: step 1 of 2)" in lines
         assert [line.split(":")[0] for line in lines[-3:]] == ["Plan", "Routing", "Cost"]
         assert dialog(app) is None
 

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from commands.i18n import LANGS, pick_lang
+from kazma_ui.step_views import ROLE_NAMES
 
 DIRECTION = {"en": "ltr", "ar": "rtl"}
 
@@ -72,13 +73,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Enter sends, Shift+Enter starts a new line. /replay or /fork: this chat’s saved steps. /replay clear: delete them.",
         "Enter يرسل، وShift+Enter يبدأ سطرًا جديدًا. ‎/replay أو ‎/fork: الخطوات المحفوظة لهذه الدردشة. ‎/replay clear: حذفها.",
     ),
-    "role_user": ("You", "أنت"),
-    "role_assistant": ("Kazma", "كازما"),
-    "role_system": ("Kazma", "كازما"),
+    **{f"role_{role}": names for role, names in ROLE_NAMES.items()},  # named the same on every surface
     "role_error": ("Not answered", "لم تُجب"),
     "role_stopped": ("Stopped", "أُوقفت"),
     "role_command": ("Command", "أمر"),
-    "role_tool": ("Tool", "أداة"),
     "working": ("Kazma is working…", "كازما تعمل…"),
     "working_steps": ("Kazma is working… steps saved: {count} (latest: {label})", "كازما تعمل… الخطوات المحفوظة: {count} (آخرها: {label})"),
     "approval_title": ("Kazma asks before it runs {tool}", "تستأذن كازما قبل أن تشغّل {tool}"),
@@ -200,16 +198,17 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Messages: {added} added, {removed} removed, {changed} changed.",
         "الرسائل: {added} مضافة، {removed} محذوفة، {changed} متغيّرة.",
     ),
-    "compare_added": ("Added in the second step", "أُضيف في الخطوة الثانية"),
-    "compare_removed": ("Only in the first step", "في الخطوة الأولى فقط"),
-    "compare_changed": ("Changed", "تغيّر"),
-    "compare_position": ("message {position}", "الرسالة {position}"),
     "compare_fields": ("Plan, model and cost", "الخطة والنموذج والتكلفة"),
     "compare_plan": ("Plan", "الخطة"),
     "compare_model": ("Model", "النموذج"),
     "compare_cost": ("Cost change", "تغيّر التكلفة"),
     "compare_same": ("same", "كما هو"),
-    "compare_summary": ("Summary", "الملخص"),
+    "compare_same_one": ("Message {from} is the same in both.", "الرسالة {from} هي نفسها في الخطوتين."),
+    "compare_same_many": ("Messages {from}–{to} are the same in both.", "الرسائل {from}–{to} هي نفسها في الخطوتين."),
+    "compare_identical": ("The two steps hold the same messages.", "تحمل الخطوتان الرسائل نفسها."),
+    "value_none": ("none", "لا شيء"),
+    "value_yes": ("yes", "نعم"),
+    "value_no": ("no", "لا"),
     "compare_need_two": ("This chat needs at least two saved steps to compare.", "تحتاج هذه الدردشة إلى خطوتين محفوظتين على الأقل للمقارنة."),
     # Settings
     "settings_title": ("Settings", "الإعدادات"),
