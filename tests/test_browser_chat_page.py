@@ -148,3 +148,14 @@ async def test_the_api_page_and_the_icon_load_without_any_other_host(web: Web) -
     await page.goto(web.server.url + "/")
     href = await page.locator('link[rel="icon"]').get_attribute("href")
     assert href and (await web.http.get(href)).status_code == 200
+
+
+async def test_a_refused_setting_is_explained_in_arabic_without_english(web: Web) -> None:
+    page = await open_page(web, "/settings?lang=ar", DESK)
+    row = page.locator('tr[data-setting="time_travel.max_snapshots"]')
+    await row.locator("input").fill("0")
+    await row.get_by_role("button", name="حفظ").click()
+    message = row.locator(".row-message")
+    await expect(message).to_contain_text("لم يُحفظ: يأخذ هذا الإعداد عددًا صحيحًا من")
+    assert not re.search(r"[A-Za-z]", await message.inner_text())
+    await view_shot(page, "settings-ar.png")

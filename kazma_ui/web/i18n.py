@@ -231,6 +231,12 @@ STRINGS: dict[str, tuple[str, str]] = {
     "saved_live": ("Saved {name}: it applies now.", "حُفظ {name}: يُطبَّق الآن."),
     "saved_restart": ("Saved {name}: restart Kazma to apply it.", "حُفظ {name}: أعد تشغيل كازما لتطبيقه."),
     "range": ("{min} to {max}", "من {min} إلى {max}"),
+    "setting_refused_range": (
+        "Not saved: this setting takes a whole number from {min} to {max}. Enter one in that range and save again.",
+        "لم يُحفظ: يأخذ هذا الإعداد عددًا صحيحًا من {min} إلى {max}. أدخل عددًا ضمن ذلك وأعد الحفظ.",
+    ),
+    "setting_refused_switch": ("Not saved: this setting is on or off. Tick the box or clear it, then save.", "لم يُحفظ: هذا الإعداد إمّا مفعّل أو معطّل. علّم المربع أو أزل العلامة، ثم احفظ."),
+    "setting_refused": ("Not saved: that value is not allowed here. Check it and save again.", "لم يُحفظ: هذه القيمة غير مسموحة هنا. راجعها وأعد الحفظ."),
     "setting_time_travel.enabled": ("Save steps at all", "حفظ الخطوات من الأصل"),
     "setting_time_travel.max_snapshots": ("Newest steps kept per conversation", "أحدث الخطوات المحفوظة لكل محادثة"),
     "setting_time_travel.max_global_snapshots": ("Newest steps kept in the whole database", "أحدث الخطوات المحفوظة في قاعدة البيانات كلها"),
