@@ -21,6 +21,20 @@ LANGS = ("en", "ar")
 DEFAULT_LANG = "en"
 
 
+# A command or a step id reads left to right; inside an Arabic sentence each is isolated
+# (U+2066 LEFT-TO-RIGHT ISOLATE ... U+2069) so "/replay list" does not turn into "replay list/".
+# Links are left alone: the chat apps find them by their text.
+_LTR_RUN = re.compile(
+    r"(?<![\w/:.?=])(?:/[a-z]+(?: (?:list|show|compare|clear|restore|off|here|<\w+>))*(?![\w/])|[0-9a-f]{8,32}\b)"
+)
+LRI, PDI = "\u2066", "\u2069"
+
+
+def isolate_ltr(text: str) -> str:
+    """Arabic text with each command and step id isolated as left-to-right."""
+    return _LTR_RUN.sub(lambda m: f"{LRI}{m.group(0)}{PDI}", text)
+
+
 @dataclass(frozen=True)
 class Text:
     """One sentence in both languages; `{name}` placeholders are filled by `get`."""
@@ -29,8 +43,9 @@ class Text:
     ar: str
 
     def get(self, lang: str, **values: Any) -> str:
-        template = self.ar if lang == "ar" else self.en
-        return template.format(**values) if values else template
+        if lang != "ar":
+            return self.en.format(**values) if values else self.en
+        return isolate_ltr(self.ar.format(**values) if values else self.ar)
 
 
 def pick_lang(value: str | None) -> str:
@@ -244,5 +259,5 @@ def error_text(err: KazmaError, lang: str) -> str:
         return err.message
     arabic = _ARABIC.get(err.code)
     if arabic is None:
-        return f"تعذّر ذلك ({err.code}): {err.message}"
-    return arabic(err)
+        return isolate_ltr(f"تعذّر ذلك ({err.code}): {err.message}")
+    return isolate_ltr(arabic(err))

@@ -42,6 +42,11 @@ BASE = "http://kazma.test:8765"
 ARABIC = re.compile(r"[\u0600-\u06FF]")
 
 
+def plain(text: str) -> str:
+    """Arabic text without the marks that isolate its commands and ids (U+2066 ... U+2069)."""
+    return text.replace("\u2066", "").replace("\u2069", "")
+
+
 @pytest.fixture
 def service(core: Core) -> RewindService:
     return RewindService(core)
@@ -86,7 +91,7 @@ async def test_replay_list_shows_each_turns_questions_and_steps_with_short_ids(c
     assert f"turn 2, step 1 · {turn2[1][:8]}" in english.text
     assert [s["snapshot_id"] for s in english.data["turns"][1]["steps"]] == turn2
     arabic = await run(service, user, chat.id, "/REPLAY   list", lang="ar")
-    assert f"الدورة 2، الخطوة 1 · {turn2[1][:8]}" in arabic.text and "turn 2" not in arabic.text
+    assert f"الدورة 2، الخطوة 1 · {turn2[1][:8]}" in plain(arabic.text) and "turn 2" not in arabic.text
 
 
 async def test_replay_list_of_a_chat_without_steps_says_none_are_saved_yet(chat: Chat, user: User, service: RewindService) -> None:
@@ -256,7 +261,7 @@ async def test_restore_and_reset_are_refused_while_an_approval_waits_naming_the_
         refused = await run(service, user, chat.id, text, confirmed=True, lang=lang)
         assert (refused.kind, refused.code, refused.ephemeral) == ("error", "approval_pending", True)
         assert [g["card_id"] for g in refused.data["gates"]] == [card]
-    assert refused.text.startswith("موافقة تنتظر في هذه الدردشة: write_file (البطاقة " + card)
+    assert plain(refused.text).startswith("موافقة تنتظر في هذه الدردشة: write_file (البطاقة " + card)
     assert await rows(core, chat.id) == before and (await core.store.cards(chat.id))[0].status == "pending"
 
 
@@ -293,7 +298,7 @@ async def test_step_addresses_must_be_unique_hex_prefixes_and_wildcards_never_ma
         ambiguous = await run(service, user, chat.id, text, confirmed=True)
         assert ambiguous.code == "ambiguous_step" and len(ambiguous.data["candidates"]) == 2, text
     arabic = await run(service, user, chat.id, "/replay show abcdef01", lang="ar")
-    assert "يطابق 2 خطوات: الدورة 1، الخطوة 0 (abcdef01" in arabic.text
+    assert "يطابق 2 خطوات: الدورة 1، الخطوة 0 (abcdef01" in plain(arabic.text)
     for bad in ("%%%%%%%%", "________", "abc", "abcdef0%", "abcdef0_", "zzzzzzzz", "'OR'1'='1"):
         for text in (f"/replay {bad}", f"/replay show {bad}", f"/fork {bad}", f"/replay compare {bad} abcdef010"):
             for confirmed in (False, True):
@@ -369,7 +374,8 @@ async def test_bad_commands_answer_with_the_usage_to_show(chat: Chat, user: User
         answer = await execute(usage, context(service, user, chat.id))
         assert (answer.kind, answer.code, answer.text, answer.ephemeral) == ("error", "bad_command", sentence, True)
     arabic = await run(service, user, chat.id, "/memory on", lang="ar")
-    assert arabic.text == "/memory on ليس أمرًا. استخدم: /memory off."
+    # Each command is isolated, so it reads "/memory off" inside the Arabic sentence, not "memory off/".
+    assert arabic.text == "\u2066/memory\u2069 on ليس أمرًا. استخدم: \u2066/memory off\u2069."
 
 
 # --- the grammar ---------------------------------------------------------------------------
