@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from commands import registry
 from commands.executor import CommandContext, CommandResult, error_result, execute
 from commands.i18n import pick_lang
 from commands.parser import parse
@@ -116,6 +117,11 @@ class Gateway:
         if chat.owner_id != user.id and inc.is_group:
             grant = GroupGrant(chat.id, "admin" if inc.is_admin else "member")
         return chat, grant
+
+    def at_once(self, text: str) -> bool:
+        """A command (/stop) an adapter answers at once, not queued behind the chat's running turn."""
+        command = parse(text, self.bot_name)
+        return command is not None and registry.at_once(getattr(command, "path", ""))
 
     def lang(self, inc: Incoming, user: User) -> str:
         return pick_lang(user.lang or inc.locale)

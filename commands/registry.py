@@ -40,6 +40,8 @@ class CommandDef:
     # In the web chat the command answers with a link to the Time Travel page
     # (restore, fork and compare happen there, where a step can be read first); what help says there.
     web: Text | None = None
+    # Answered at once, even while a turn of the chat runs (a surface must not queue it behind the turn).
+    at_once: bool = False
 
     def sub(self, word: str) -> CommandDef | None:
         return next((s for s in self.subcommands if s.name == word), None)
@@ -115,7 +117,7 @@ COMMANDS: tuple[CommandDef, ...] = (
     CommandDef(
         "stop",
         Text("Stop the turn that is running in this chat, at its next step", "إيقاف الدورة الجارية في هذه الدردشة، عند خطوتها التالية"),
-        surfaces=EVERYWHERE,
+        surfaces=EVERYWHERE, at_once=True,
     ),
     CommandDef(
         "reset",
@@ -142,6 +144,12 @@ COMMANDS: tuple[CommandDef, ...] = (
 def top(word: str) -> CommandDef | None:
     """The command a typed word names (lowercase), by name or alias."""
     return next((c for c in COMMANDS if word == c.name or word in c.aliases), None)
+
+
+def at_once(path: str) -> bool:
+    """Whether a command is answered at once, not queued behind the chat's running turn."""
+    found = find(path)
+    return found is not None and found.cmd.at_once
 
 
 def leaves(surface: str | None = None) -> list[Leaf]:
