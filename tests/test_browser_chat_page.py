@@ -159,3 +159,22 @@ async def test_a_refused_setting_is_explained_in_arabic_without_english(web: Web
     await expect(message).to_contain_text("لم يُحفظ: يأخذ هذا الإعداد عددًا صحيحًا من")
     assert not re.search(r"[A-Za-z]", await message.inner_text())
     await view_shot(page, "settings-ar.png")
+
+
+async def test_commands_inside_arabic_sentences_keep_their_order(web: Web) -> None:
+    chat = await web.chat("أوامر", "calc 1+1")
+    page = await open_page(web, f"/?thread={chat}&lang=ar", DESK)
+    await expect(page.locator('.hint bdi[dir="ltr"]', has_text="/replay clear")).to_have_count(1)
+    await send(page, "/help")
+    note = page.locator('#messages [data-role="command"]').last
+    await expect(note.locator("bdi", has_text="/replay clear")).to_have_count(1)
+    await expect(note.locator("bdi", has_text="/stop")).to_have_count(1)
+    await expect(note).to_contain_text("الأوامر:")  # in the page's language, though none was stored
+    # Drawn as typed: the slash left of the word, the whole command at the line's start (its right end).
+    where = await note.locator("bdi").first.evaluate("""bdi => {
+        const range = document.createRange();
+        const left = (node, i) => { range.setStart(node, i); range.setEnd(node, i + 1); return range.getBoundingClientRect().left; };
+        return { slash: left(bdi.firstChild, 0), word: left(bdi.firstChild, 1), after: left(bdi.nextSibling, 3) };
+    }""")
+    assert where["slash"] < where["word"] and where["after"] < where["slash"], where
+    await view_shot(page, "chat-help-ar.png")

@@ -231,7 +231,7 @@ def test_every_string_exists_in_both_languages_with_the_same_placeholders() -> N
 
 def test_every_string_the_pages_use_is_in_the_catalogue_and_every_entry_is_used() -> None:
     source = "\n".join(p.read_text() for p in (*WEB.glob("templates/*.html"), *WEB.glob("static/*.js"), WEB / "pages.py"))
-    asked = set(re.findall(r"""\bt[nc]?\(\s*['"]([\w.]+)['"]""", source))
+    asked = set(re.findall(r"""\bt[nbc]?\(\s*['"]([\w.]+)['"]""", source))
     counted = set(re.findall(r"""\btc\(\s*['"]([\w.]+)['"]""", source))
     assert not asked - i18n.STRINGS.keys(), asked - i18n.STRINGS.keys()
     # Keys built in the scripts from a prefix: `role_${role}`, "error_" + code, ...

@@ -51,7 +51,8 @@ const Kazma = (() => {
   }
 
   async function api(method, path, body) {
-    const headers = { Accept: "application/json" };
+    // The page's language (it may differ from the stored choice: ?lang=), for answers worded by the server.
+    const headers = { Accept: "application/json", "X-Kazma-Lang": config.lang };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (method !== "GET") headers["X-Kazma-CSRF"] = cookie("kazma_csrf");
     let response;
