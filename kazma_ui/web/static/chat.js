@@ -191,6 +191,7 @@
       scrollDown();
       if (data.role === "user") {
         setWorking(true);
+        refresh(); // a read of the chat begun before this message must not draw the chat without it
       } else {
         state.ends += 1;
         setWorking(false);
