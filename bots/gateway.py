@@ -18,9 +18,11 @@ from commands import registry
 from commands.executor import CommandContext, CommandResult, error_result, execute
 from commands.i18n import pick_lang
 from commands.parser import parse
+from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.app_sqlite import Chat, User
+from kazma_ui.step_views import value_text
 from kazma_ui.thread_rewind import GroupGrant, RewindService
 
 log = logging.getLogger(__name__)
@@ -62,14 +64,8 @@ class Reply:
     buttons: list[Button] = field(default_factory=list)
 
 
-LABELS = {
-    "en": {"approve": "Approve", "deny": "Deny", "confirm": "Yes, do it", "cancel": "Cancel",
-           "ask": "Kazma wants to run {tool} with {args}. Approve?", "cancelled": "Cancelled: nothing changed.",
-           "owner_only": "Only this chat's owner can answer its approvals."},
-    "ar": {"approve": "موافقة", "deny": "رفض", "confirm": "نعم، نفّذ", "cancel": "إلغاء",
-           "ask": "يريد كازما تشغيل {tool} بالقيم {args}. هل توافق؟", "cancelled": "أُلغي: لم يتغيّر شيء.",
-           "owner_only": "لا يجيب عن موافقات هذه المحادثة إلا مالكها."},
-}
+# The adapters' words, by language (one catalogue for every surface: kazma_core.catalogue).
+LABELS = {lang: {key: text.get(lang) for key, text in CHAT_APPS.items()} for lang in ("en", "ar")}
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -180,7 +176,7 @@ class Gateway:
         card = gates[0]
         labels = LABELS[lang]
         return Reply(
-            labels["ask"].format(tool=card["tool"], args=card["args"]),
+            labels["ask"].format(tool=card["tool"], args=value_text(card["args"], lang)),
             "approval",
             {"gates": gates},
             buttons=[Button(labels["approve"], f"{APPROVE}:{card['card_id']}"), Button(labels["deny"], f"{DENY}:{card['card_id']}")],

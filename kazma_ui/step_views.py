@@ -12,33 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kazma_core.catalogue.steps import ROLES as ROLE_NAMES
+from kazma_core.catalogue.steps import WORDS
+
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 TEXT_LIMIT = 1500
 LISTED = 5  # messages listed per kind in a summary; the rest are counted
 
-# How each surface names who said a message (English, Arabic).
-ROLE_NAMES: dict[str, tuple[str, str]] = {
-    "user": ("You", "أنت"),
-    "assistant": ("Kazma", "كازما"),
-    "tool": ("Tool", "أداة"),
-    "system": ("System", "النظام"),
-}
-
-# The summary's own words (English, Arabic); {placeholders} are filled by `_say`.
-WORDS: dict[str, tuple[str, str]] = {
-    "step_label": ("turn {turn}, step {step}", "الدورة {turn}، الخطوة {step}"),
-    "counts": ("Messages: {added} added, {removed} removed, {changed} changed.", "الرسائل: {added} مضافة، {removed} محذوفة، {changed} متغيّرة."),
-    "more_added": ("… and {count} more added", "… و{count} أخرى مضافة"),
-    "more_removed": ("… and {count} more removed", "… و{count} أخرى محذوفة"),
-    "more_changed": ("… and {count} more changed", "… و{count} أخرى متغيّرة"),
-    "message": ("message {position}", "الرسالة {position}"),
-    "plan": ("Plan: {a} → {b}", "الخطة: {a} ← {b}"),
-    "model": ("Model: {a} → {b}", "النموذج: {a} ← {b}"),
-    "cost": ("Cost: {cost}", "التكلفة: {cost}"),
-    "none": ("none", "لا شيء"),
-    "yes": ("yes", "نعم"),
-    "no": ("no", "لا"),
-}
 
 # Right-to-left text isolates what reads left to right (a message, a call, a label of digits),
 # so plain-text surfaces (chat apps, the terminal) keep its order inside an Arabic line.

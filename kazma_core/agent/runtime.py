@@ -16,6 +16,7 @@ from langgraph.types import Command
 from kazma_core.agent.checkpoints import prune
 from kazma_core.agent.graph import TurnDeps, closing_messages
 from kazma_core.agent.stops import StopRequests
+from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
@@ -26,7 +27,7 @@ from kazma_core.time_travel import SnapshotRecorder
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 32_000
-STOPPED_REASON = "Stopped before Kazma answered, as you asked. Send a message to go on."
+STOPPED_REASON = ERRORS["turn_stopped"].en
 CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the turn's last step
 
 

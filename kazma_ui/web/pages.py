@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
+from kazma_core.catalogue.errors import ERRORS
 from kazma_core.stores.app_sqlite import User
 from kazma_ui.web.auth import SESSION_COOKIE
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
@@ -69,7 +70,8 @@ def render(request: Request, template: str, page: str, user: User | None, status
     config = {
         "lang": lang,
         "page": page,
-        "strings": catalogue(lang),
+        # The page's sentences, and the errors named by id (filled from an error's parameters).
+        "strings": {**catalogue(lang), **{f"errors.{key}": text.get(lang) for key, text in ERRORS.items()}},
         "user": {"name": user.name, "role": user.role} if user else None,
     }
     context = {
