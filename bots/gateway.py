@@ -18,6 +18,7 @@ from commands import registry
 from commands.executor import CommandContext, CommandResult, error_result, execute
 from commands.i18n import pick_lang
 from commands.parser import parse
+from kazma_core.catalogue import sentence
 from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
@@ -168,6 +169,8 @@ class Gateway:
             result = await self.core.turns.send(chat.id, inc.text)
         except KazmaError as err:
             return [self._from_result(error_result(err, lang), lang)]
+        if result.status == "stopped":
+            return [Reply(sentence("errors.turn_stopped", lang))]
         return [self._turn_reply(result.reply, result.gates, lang)]
 
     def _turn_reply(self, text: str, gates: list[dict[str, Any]], lang: str) -> Reply:

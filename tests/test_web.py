@@ -12,6 +12,7 @@ import pytest
 
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import User
+from kazma_core.catalogue.errors import ERRORS
 from kazma_ui.web import i18n
 from kazma_ui.web.settings_api import EDITABLE
 from tests.http_server import RunningServer, serve_kazma
@@ -233,7 +234,9 @@ def test_every_string_the_pages_use_is_in_the_catalogue_and_every_entry_is_used(
     source = "\n".join(p.read_text() for p in (*WEB.glob("templates/*.html"), *WEB.glob("static/*.js"), WEB / "pages.py"))
     asked = set(re.findall(r"""\bt[nbc]?\(\s*['"]([\w.]+)['"]""", source))
     counted = set(re.findall(r"""\btc\(\s*['"]([\w.]+)['"]""", source))
-    assert not asked - i18n.STRINGS.keys(), asked - i18n.STRINGS.keys()
+    named_errors = {key for key in asked if key.startswith("errors.")}  # the catalogue's errors, handed to every page
+    assert {key.removeprefix("errors.") for key in named_errors} <= ERRORS.keys()
+    assert not asked - named_errors - i18n.STRINGS.keys(), asked - named_errors - i18n.STRINGS.keys()
     # Keys built in the scripts from a prefix: `role_${role}`, "error_" + code, ...
     families = ("decision_", "error_", "role_", "setting_")
     for family in families:

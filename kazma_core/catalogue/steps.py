@@ -8,6 +8,9 @@ ROLES: dict[str, tuple[str, str]] = {
     "assistant": ("Kazma", "كازما"),
     "tool": ("Tool", "أداة"),
     "system": ("System", "النظام"),
+    # transcript rows of a turn that ended without an answer
+    "error": ("Not answered", "لم تُجب"),
+    "stopped": ("Stopped", "أُوقفت"),
 }
 
 # The summary's own words (English, Arabic); {placeholders} are filled by `_say`.

@@ -66,8 +66,6 @@ WEB: dict[str, tuple[str, str]] = {
         "Enter يرسل، وShift+Enter يبدأ سطرًا جديدًا. ‎/replay أو ‎/fork: الخطوات المحفوظة لهذه الدردشة. ‎/replay clear: حذفها.",
     ),
     **{f"role_{role}": names for role, names in ROLES.items()},  # named the same on every surface
-    "role_error": ("Not answered", "لم تُجب"),
-    "role_stopped": ("Stopped", "أُوقفت"),
     "role_command": ("Command", "أمر"),
     "working": ("Kazma is working…", "كازما تعمل…"),
     "working_steps": ("Kazma is working… steps saved: {count} (latest: {label})", "كازما تعمل… الخطوات المحفوظة: {count} (آخرها: {label})"),

@@ -70,7 +70,7 @@ class KazmaTui(App[None]):
         with Horizontal(id="main"):
             yield ChatList(self.lang)
             with Vertical():
-                yield ChatView()
+                yield ChatView(self.lang)
                 yield Vertical(id="cards")
                 yield InputLine()
         yield Footer()

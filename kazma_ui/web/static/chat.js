@@ -61,6 +61,7 @@
 
   // -- the transcript -----------------------------------------------------------------------
   function messageNode(role, text, extra = {}) {
+    if (role === "stopped") text = t("errors.turn_stopped"); // said in the page's language
     return el("li", { class: `message ${role}`, "data-role": role, ...extra },
       el("span", { class: "role" }, t(`role_${role}`)),
       el("p", { class: "text", dir: textDir(text) }, text));
