@@ -98,6 +98,15 @@
     }, 250);
   }
 
+  // A step gone meanwhile (another tab restored, a clean-up ran): say so, and show the list as it is now.
+  async function stepGone(err) {
+    if (err.code !== "not_found") return showError(err);
+    showError(err, "step_gone");
+    state.open = null;
+    nodes.detail.replaceChildren(el("p", { class: "muted" }, t("pick_step")));
+    await loadSteps();
+  }
+
   // -- the branch tree: the chat, its forks and theirs, each with the step it came from -------------------
   function renderBranches() {
     const byId = new Map(state.chats.map((c) => [c.thread_id, c]));
@@ -201,13 +210,7 @@
       const box = nodes.detail.getBoundingClientRect();
       if (box.top < 0 || box.bottom > innerHeight) nodes.detail.scrollIntoView({ block: "start" });
     } catch (err) {
-      if (err.code === "not_found") {
-        showError(err, "step_gone");
-        state.open = null;
-        await loadSteps();
-      } else {
-        showError(err);
-      }
+      await stepGone(err);
     }
   }
 
@@ -220,7 +223,7 @@
     const parts = [el("span", { class: "role" }, t(`role_${message.role}`))];
     if (message.text) parts.push(el("p", { class: "text", dir: Kazma.textDir(message.text) }, clip(message.text)));
     for (const call of message.tool_calls || []) {
-      parts.push(el("p", { class: "tool-call" }, tn("tool_call", { call: el("code", { dir: "ltr" }, call.text || call.name) })));
+      parts.push(el("p", { class: "tool-call" }, tn("tool_call", { call: el("bdi", { dir: "ltr" }, el("code", {}, call.text || call.name)) })));
     }
     if (message.side_effect) parts.push(el("p", { class: "effect" }, t("side_effect", { what: effectText(message.side_effect) })));
     return el("li", { class: `message ${message.role}`, "data-role": message.role }, parts);
@@ -258,7 +261,7 @@
     try {
       preview = await api("GET", `${stepsPath(state.thread)}/${encodeURIComponent(info.snapshot_id)}/preview`);
     } catch (err) {
-      showError(err);
+      await stepGone(err);
       return;
     }
     const effects = preview.side_effects;
@@ -282,7 +285,7 @@
       await openStep(info.snapshot_id);
       notice(nodes.notice, t("restored", { label: labelOf(restored.snapshot), removed: number(restored.removed_steps) }), "ok");
     } catch (err) {
-      showError(err);
+      await stepGone(err);
     }
   }
 
@@ -298,7 +301,7 @@
       const forked = await api("POST", "/api/replay/fork", { thread_id: state.thread, snapshot_id: info.snapshot_id });
       location.assign(`/?thread=${encodeURIComponent(forked.thread_id)}`);
     } catch (err) {
-      showError(err);
+      await stepGone(err);
     }
   }
 
