@@ -55,7 +55,12 @@ def step_list(listing: Mapping[str, Any], lang: str, link: str) -> tuple[str, li
         turns.append({**turn, "steps": steps})
         questions = short(" / ".join(turn["questions"]), QUESTION_LIMIT)
         lines = [t("turn_header", lang, turn=turn["turn_index"], questions=questions)]
-        lines += [f"  {s['label']} · {s['short_id']}" + (f" {t('cut', lang)}" if s["truncated"] else "") for s in steps]
+        previous: int | None = None
+        for s in steps:
+            if previous is not None and s["step"] > previous + 1:  # the long-turn rule left these out
+                lines.append(t("gap", lang, first=previous + 1, last=s["step"] - 1))
+            lines.append(f"  {s['label']} · {s['short_id']}" + (f" {t('cut', lang)}" if s["truncated"] else ""))
+            previous = s["step"]
         blocks.append(lines)
     header = t("steps_header", lang, count=len(listing["snapshots"]))
     sizes = [sum(len(line) + 1 for line in block) for block in blocks]
@@ -65,6 +70,8 @@ def step_list(listing: Mapping[str, Any], lang: str, link: str) -> tuple[str, li
         while first < len(blocks) - 1 and len(header) + sum(sizes[first:]) + len(older) + 1 > TEXT_LIMIT:
             first += 1
     lines = [header, *(line for block in blocks[first:] for line in block)]
+    if any(s["truncated"] for turn in turns[first:] for s in turn["steps"]):
+        lines.append(t("cut_why", lang))
     if first:
         lines.append(t("older_hidden", lang, count=first, link=link))
     return fit("\n".join(lines)), turns

@@ -10,6 +10,16 @@ COMMANDS: dict[str, Text] = {
     "no_steps": Text("No steps saved in this chat yet.", "لا خطوات محفوظة في هذه الدردشة بعد."),
     "steps_header": Text("This chat’s saved steps, turn by turn ({count}):", "الخطوات المحفوظة لهذه الدردشة، دورةً بدورة ({count}):"),
     "turn_header": Text("Turn {turn}: {questions}", "الدورة {turn}: {questions}"),
+    "gap": Text(
+        "  … steps {first}–{last} not kept (a long turn keeps every step up to the 20th, then every 10th, and the last)",
+        "  … الخطوات {first}–{last} لم تُحفظ (تحفظ الدورة الطويلة كل خطوة حتى العشرين، ثم كل عاشرة، والأخيرة)",
+    ),
+    "cut_why": Text(
+        "Saved cut: larger than the step size limit, so long texts were cut. Once a large tool result is in the chat, "
+        "later steps hold it too. Restore or fork a step before it.",
+        "محفوظة مقصوصة: أكبر من حدّ حجم الخطوة، فقُصّت النصوص الطويلة. وحين تدخل نتيجة أداة كبيرة في الدردشة، "
+        "تحملها الخطوات اللاحقة أيضًا. استعد خطوة قبلها أو فرّعها.",
+    ),
     "cut": Text("(saved cut: can be read, not restored)", "(حُفظت مقصوصة: تُقرأ ولا تُستعاد)"),
     "older_hidden": Text(
         "Older turns not shown here: {count}. All steps: {link}",
