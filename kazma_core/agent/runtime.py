@@ -204,22 +204,23 @@ class TurnRunner:
         interrupted = False
         state: dict[str, Any] = {}
         stopped = False
+        stoppable = contextlib.ExitStack()  # a resumed turn (an approval answered) can be stopped too
+        stoppable.enter_context(self.stops.running(chat_id))
         try:
-            with self.stops.running(chat_id):
-                async for mode, chunk in self.graph.astream(
-                    graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
-                ):
-                    if mode == "updates":
-                        interrupted = interrupted or "__interrupt__" in chunk
-                        node = next((k for k in chunk if k in CAPTURED_NODES), None)
-                        continue
-                    state = chunk
-                    if node is not None:
-                        await self.recorder.capture(chat_id, state, last=CAPTURED_NODES[node])
-                        node = None
-                    if self.stops.requested(chat_id):  # a step boundary: the saved state is whole
-                        stopped = True
-                        break
+            async for mode, chunk in self.graph.astream(
+                graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
+            ):
+                if mode == "updates":
+                    interrupted = interrupted or "__interrupt__" in chunk
+                    node = next((k for k in chunk if k in CAPTURED_NODES), None)
+                    continue
+                state = chunk
+                if node is not None:
+                    await self.recorder.capture(chat_id, state, last=CAPTURED_NODES[node])
+                    node = None
+                if self.stops.requested(chat_id):  # a step boundary: the saved state is whole
+                    stopped = True
+                    break
         except KazmaError:
             raise
         except Exception as err:
@@ -230,6 +231,8 @@ class TurnRunner:
             )
             await self._close_failed_turn(chat_id, turn_index, failure.message)
             raise failure from err
+        finally:
+            stoppable.close()
         if stopped and not interrupted:
             reason = STOPPED_REASON
             await self._close_failed_turn(chat_id, turn_index, reason, role="stopped")
