@@ -15,12 +15,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from commands import registry
 from commands.executor import CommandContext, CommandResult, error_result, execute
 from commands.i18n import pick_lang, t
 from commands.parser import Fork, parse
+from kazma_core.catalogue import sentence
+from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.app_sqlite import Chat, User
+from kazma_ui.step_views import value_text
 from kazma_ui.thread_rewind import GroupGrant, RewindService
 
 log = logging.getLogger(__name__)
@@ -77,14 +81,8 @@ NoThread = Literal["dm", "no_topics", "no_permission", "failed"]
 OpenThread = Callable[[str, str], Awaitable["Opened | NoThread"]]
 THREAD_NAME = 90  # under Discord's 100 and Telegram's 128 characters
 
-LABELS = {
-    "en": {"approve": "Approve", "deny": "Deny", "confirm": "Yes, do it", "cancel": "Cancel",
-           "ask": "Kazma wants to run {tool} with {args}. Approve?", "cancelled": "Cancelled: nothing changed.",
-           "owner_only": "Only this chat's owner can answer its approvals."},
-    "ar": {"approve": "موافقة", "deny": "رفض", "confirm": "نعم، نفّذ", "cancel": "إلغاء",
-           "ask": "يريد كازما تشغيل {tool} بالقيم {args}. هل توافق؟", "cancelled": "أُلغي: لم يتغيّر شيء.",
-           "owner_only": "لا يجيب عن موافقات هذه المحادثة إلا مالكها."},
-}
+# The adapters' words, by language (one catalogue for every surface: kazma_core.catalogue).
+LABELS = {lang: {key: text.get(lang) for key, text in CHAT_APPS.items()} for lang in ("en", "ar")}
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -132,6 +130,11 @@ class Gateway:
         if chat.owner_id != user.id and inc.is_group:
             grant = GroupGrant(chat.id, "admin" if inc.is_admin else "member")
         return chat, grant
+
+    def at_once(self, text: str) -> bool:
+        """A command (/stop) an adapter answers at once, not queued behind the chat's running turn."""
+        command = parse(text, self.bot_name)
+        return command is not None and registry.at_once(getattr(command, "path", ""))
 
     def lang(self, inc: Incoming, user: User) -> str:
         return pick_lang(user.lang or inc.locale)
@@ -211,6 +214,8 @@ class Gateway:
             result = await self.core.turns.send(chat.id, inc.text)
         except KazmaError as err:
             return [self._from_result(error_result(err, lang), lang)]
+        if result.status == "stopped":
+            return [Reply(sentence("errors.turn_stopped", lang))]
         return [self._turn_reply(result.reply, result.gates, lang)]
 
     def _turn_reply(self, text: str, gates: list[dict[str, Any]], lang: str) -> Reply:
@@ -219,7 +224,7 @@ class Gateway:
         card = gates[0]
         labels = LABELS[lang]
         return Reply(
-            labels["ask"].format(tool=card["tool"], args=card["args"]),
+            labels["ask"].format(tool=card["tool"], args=value_text(card["args"], lang)),
             "approval",
             {"gates": gates},
             buttons=[Button(labels["approve"], f"{APPROVE}:{card['card_id']}"), Button(labels["deny"], f"{DENY}:{card['card_id']}")],

@@ -9,6 +9,7 @@ as HTML pieces under Telegram's length limit, with inline keyboards for buttons.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import html
 import logging
@@ -269,7 +270,9 @@ class TelegramAdapter:
         text = self._addressed(message, bot, await self._fork_topic(message.chat, thread))
         if text is None:
             return
-        async with self._lock(_chat_key(message.chat, thread)):
+        # /stop must reach the running turn, not wait behind it in the chat's queue.
+        in_order = contextlib.nullcontext() if self.gateway.at_once(text) else self._lock(_chat_key(message.chat, thread))
+        async with in_order:
             inc = await self._incoming(bot, message.chat, message.from_user, thread, text, self._changes(text))
             replies = await self.gateway.handle(inc)
             await self._post(bot, message.chat.id, thread, replies, message.message_id)

@@ -23,6 +23,7 @@ from commands.parser import (
     ReplayRestore,
     ReplayShow,
     Reset,
+    Stop,
     Usage,
 )
 from kazma_core.core import Core
@@ -103,6 +104,10 @@ async def _run(cmd: Command | Usage, ctx: CommandContext) -> CommandResult:
         return await _clear(ctx)
     if isinstance(cmd, Fork):
         return await _fork(cmd, ctx)
+    if isinstance(cmd, Stop):
+        await ctx.core.chats.owned(ctx.user, ctx.chat_id)
+        stopped = await ctx.core.turns.stop(ctx.chat_id)
+        return CommandResult("answer", t("stopped" if stopped else "nothing_running", ctx.lang), {"thread_id": ctx.chat_id, "stopped": stopped})
     if isinstance(cmd, Reset):
         await ctx.core.chats.owned(ctx.user, ctx.chat_id)
         await ctx.core.turns.settle_expired(ctx.chat_id)  # an expired card must not block a reset

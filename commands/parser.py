@@ -88,6 +88,11 @@ class Fork(_Typed):
 
 
 @dataclass(frozen=True)
+class Stop(_Typed):
+    path: ClassVar[str] = "stop"
+
+
+@dataclass(frozen=True)
 class Reset(_Typed):
     path: ClassVar[str] = "reset"
 
@@ -102,10 +107,10 @@ class Help(_Typed):
     path: ClassVar[str] = "help"
 
 
-Command = Union[ReplayList, ReplayRestore, ReplayShow, ReplayCompare, ReplayClear, Fork, Reset, MemoryOff, Help]
+Command = Union[ReplayList, ReplayRestore, ReplayShow, ReplayCompare, ReplayClear, Fork, Stop, Reset, MemoryOff, Help]
 
 BUILDERS: dict[str, Callable[..., Command]] = {
-    cls.path: cls for cls in (ReplayList, ReplayRestore, ReplayShow, ReplayCompare, ReplayClear, Fork, Reset, MemoryOff, Help)
+    cls.path: cls for cls in (ReplayList, ReplayRestore, ReplayShow, ReplayCompare, ReplayClear, Fork, Stop, Reset, MemoryOff, Help)
 }
 
 

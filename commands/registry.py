@@ -50,6 +50,8 @@ class CommandDef:
     # In the web chat the command answers with a link to the Time Travel page
     # (restore, fork and compare happen there, where a step can be read first); what help says there.
     web: Text | None = None
+    # Answered at once, even while a turn of the chat runs (a surface must not queue it behind the turn).
+    at_once: bool = False
 
     def sub(self, word: str) -> CommandDef | None:
         return next((s for s in self.subcommands if s.name == word), None)
@@ -127,16 +129,21 @@ COMMANDS: tuple[CommandDef, ...] = (
         args=(STEP, HERE), surfaces=EVERYWHERE, web=PAGE_LINK,
     ),
     CommandDef(
+        "stop",
+        Text("Stop the turn that is running in this chat, at its next step", "إيقاف الدورة الجارية في هذه الدردشة، عند خطوتها التالية"),
+        surfaces=EVERYWHERE, at_once=True,
+    ),
+    CommandDef(
         "reset",
         Text("Start the conversation afresh (the saved steps are kept)", "بدء المحادثة من جديد (تبقى الخطوات المحفوظة)"),
         surfaces=EVERYWHERE,
     ),
     CommandDef(
         "memory",
-        Text("Kazma’s memory in this chat", "ذاكرة كاظمه في هذه الدردشة"),
+        Text("Kazma’s memory in this chat", "ذاكرة كازما في هذه الدردشة"),
         subcommands=(
             CommandDef("off", Text("Stop remembering here, and forget what Kazma learned in this chat, steps included",
-                                   "إيقاف التذكّر هنا، ونسيان ما تعلمته كاظمه في هذه الدردشة، بما فيه الخطوات"),
+                                   "إيقاف التذكّر هنا، ونسيان ما تعلمته كازما في هذه الدردشة، بما فيه الخطوات"),
                        surfaces=EVERYWHERE),
         ),
     ),
@@ -151,6 +158,12 @@ COMMANDS: tuple[CommandDef, ...] = (
 def top(word: str) -> CommandDef | None:
     """The command a typed word names (lowercase), by name or alias."""
     return next((c for c in COMMANDS if word == c.name or word in c.aliases), None)
+
+
+def at_once(path: str) -> bool:
+    """Whether a command is answered at once, not queued behind the chat's running turn."""
+    found = find(path)
+    return found is not None and found.cmd.at_once
 
 
 def leaves(surface: str | None = None) -> list[Leaf]:

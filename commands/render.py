@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from commands.i18n import MESSAGES, step_label, t
+from kazma_ui import step_views
 
 # Discord's 2000-character message is the smallest of the surfaces; a text that fits
 # it can be sent whole everywhere.
@@ -27,36 +28,19 @@ def label(info: Mapping[str, Any], lang: str) -> str:
     return step_label(info["turn_index"], info["iteration"], lang)
 
 
-def _value(value: Any) -> str:
+def _value(value: Any, lang: str = "en") -> str:
     if value in ({}, [], (), None, ""):
         return "—"
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k}={_value(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_value(v) for v in value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    return step_views.value_text(value, lang)
 
 
 def _cost(cost: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {_value(v)}" for k, v in cost.items())
 
 
-def _role(role: str, lang: str) -> str:
-    key = f"role_{role}"
-    return MESSAGES[key].get(lang) if key in MESSAGES else role
-
-
 def message_line(view: Mapping[str, Any], lang: str) -> str:
-    """One saved message as "role: text" (a tool call as "assistant → tool(args)")."""
-    role = _role(str(view.get("role", "")), lang)
-    if view.get("name"):
-        role = f"{role} {view['name']}"
-    text = view.get("text") or ""
-    if not text and view.get("tool_calls"):
-        text = "; ".join(f"→ {c.get('name')}({_value(c.get('args') or {})})" for c in view["tool_calls"])
-    return short(f"{role}: {text}")
+    """One saved message as "Kazma: → remember (fact: tea)": the rendering every surface shares."""
+    return step_views.message_line(view, lang, LINE_LIMIT)
 
 
 def step_list(listing: Mapping[str, Any], lang: str, link: str) -> tuple[str, list[dict[str, Any]]]:
@@ -71,7 +55,12 @@ def step_list(listing: Mapping[str, Any], lang: str, link: str) -> tuple[str, li
         turns.append({**turn, "steps": steps})
         questions = short(" / ".join(turn["questions"]), QUESTION_LIMIT)
         lines = [t("turn_header", lang, turn=turn["turn_index"], questions=questions)]
-        lines += [f"  {s['label']} · {s['short_id']}" + (f" {t('cut', lang)}" if s["truncated"] else "") for s in steps]
+        previous: int | None = None
+        for s in steps:
+            if previous is not None and s["step"] > previous + 1:  # the long-turn rule left these out
+                lines.append(t("gap", lang, first=previous + 1, last=s["step"] - 1))
+            lines.append(f"  {s['label']} · {s['short_id']}" + (f" {t('cut', lang)}" if s["truncated"] else ""))
+            previous = s["step"]
         blocks.append(lines)
     header = t("steps_header", lang, count=len(listing["snapshots"]))
     sizes = [sum(len(line) + 1 for line in block) for block in blocks]
@@ -81,6 +70,8 @@ def step_list(listing: Mapping[str, Any], lang: str, link: str) -> tuple[str, li
         while first < len(blocks) - 1 and len(header) + sum(sizes[first:]) + len(older) + 1 > TEXT_LIMIT:
             first += 1
     lines = [header, *(line for block in blocks[first:] for line in block)]
+    if any(s["truncated"] for turn in turns[first:] for s in turn["steps"]):
+        lines.append(t("cut_why", lang))
     if first:
         lines.append(t("older_hidden", lang, count=first, link=link))
     return fit("\n".join(lines)), turns
@@ -134,25 +125,8 @@ def step_view(step: Mapping[str, Any], lang: str) -> str:
 
 
 def comparison(diff: Mapping[str, Any], lang: str) -> str:
-    """The service's own text in English; the same summary, said in Arabic, otherwise."""
-    if lang != "ar":
-        return str(diff["text"])
-    m = diff["messages"]
-    lines = [
-        f"{label(diff['a'], lang)} ← {label(diff['b'], lang)}",
-        t("compare_counts", lang, added=len(m["added"]), removed=len(m["removed"]), changed=len(m["changed"])),
-    ]
-    lines += [f"+ {message_line(item, lang)}" for item in m["added"][:5]]
-    lines += [f"- {message_line(item, lang)}" for item in m["removed"][:5]]
-    lines += [f"~ #{item['position']}: {short(item['a']['text'], 35)} ← {short(item['b']['text'], 35)}" for item in m["changed"][:3]]
-    if diff["plan"]["a"] != diff["plan"]["b"]:
-        lines.append(t("compare_plan", lang, a=_value(diff["plan"]["a"] or []), b=_value(diff["plan"]["b"] or [])))
-    if diff["model"]["a"] != diff["model"]["b"]:
-        lines.append(t("compare_model", lang, a=diff["model"]["a"], b=diff["model"]["b"]))
-    changed_cost = {k: f"{v:+g}" for k, v in diff["cost"].items() if v}
-    if changed_cost:
-        lines.append(t("cost", lang, cost=_cost(changed_cost)))
-    return fit("\n".join(lines))
+    """The comparison summary of the rewind service's rendering, in the person's language."""
+    return fit(step_views.render_comparison(diff, lang))
 
 
 def fit(text: str) -> str:

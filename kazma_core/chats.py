@@ -43,7 +43,7 @@ class ChatService:
         """The chat if it is this user's; not_found otherwise (a stranger learns nothing)."""
         chat = await self.store.get_chat(chat_id) if isinstance(chat_id, str) and chat_id else None
         if chat is None or chat.owner_id != user.id:
-            raise NotFound(NOT_YOURS)
+            raise NotFound(NOT_YOURS, message_id="chat_not_yours")
         return chat
 
     async def create(self, user: User, title: str | None = None) -> Chat:

@@ -15,13 +15,17 @@ class KazmaError(Exception):
     code: str = "error"
     status: int = 400
 
-    def __init__(self, message: str, **details: Any) -> None:
+    def __init__(self, message: str, *, message_id: str | None = None, **details: Any) -> None:
         super().__init__(message)
         self.message = message
+        # The sentence's id in kazma_core.catalogue; `details` are its parameters. A surface
+        # words the error in the person's language from these, never from the English text.
+        self.message_id = message_id
         self.details = details
 
     def to_dict(self) -> dict[str, Any]:
-        return {"error": self.code, "message": self.message, **self.details}
+        named = {"message_id": self.message_id} if self.message_id else {}
+        return {"error": self.code, "message": self.message, **named, **self.details}
 
 
 class NotFound(KazmaError):

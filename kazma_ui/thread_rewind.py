@@ -98,7 +98,7 @@ class RewindService:
         if chat is not None and chat.owner_id == user.id:
             return chat
         if chat is None or grant is None or grant.chat_id != chat_id:
-            raise NotFound(NOT_YOURS)
+            raise NotFound(NOT_YOURS, message_id="chat_not_yours")
         if need == CHANGE and grant.role != "admin":
             raise Forbidden(
                 "Only this chat's owner or the group's admins can restore or clear it. "

@@ -42,6 +42,11 @@ BASE = "http://kazma.test:8765"
 ARABIC = re.compile(r"[\u0600-\u06FF]")
 
 
+def plain(text: str) -> str:
+    """Arabic text without the marks that isolate its commands and ids (U+2066 ... U+2069)."""
+    return text.replace("\u2066", "").replace("\u2069", "")
+
+
 @pytest.fixture
 def service(core: Core) -> RewindService:
     return RewindService(core)
@@ -86,7 +91,7 @@ async def test_replay_list_shows_each_turns_questions_and_steps_with_short_ids(c
     assert f"turn 2, step 1 · {turn2[1][:8]}" in english.text
     assert [s["snapshot_id"] for s in english.data["turns"][1]["steps"]] == turn2
     arabic = await run(service, user, chat.id, "/REPLAY   list", lang="ar")
-    assert f"الدورة 2، الخطوة 1 · {turn2[1][:8]}" in arabic.text and "turn 2" not in arabic.text
+    assert f"الدورة 2، الخطوة 1 · {turn2[1][:8]}" in plain(arabic.text) and "turn 2" not in arabic.text
 
 
 async def test_replay_list_of_a_chat_without_steps_says_none_are_saved_yet(chat: Chat, user: User, service: RewindService) -> None:
@@ -121,7 +126,7 @@ async def test_restore_in_arabic_names_the_step_and_what_it_will_not_undo(core: 
     target = (await step_ids(core, chat.id, 1))[-1]
     english = await run(service, user, chat.id, f"/replay {target}")
     assert "Restoring rewinds the conversation, not the world. These stay done:" in english.text
-    assert "• file written (write_file): path=a.txt, text=hi" in english.text
+    assert "• file written (write_file): path: a.txt, text: hi" in english.text
     arabic = await run(service, user, chat.id, f"/replay {target}", lang="ar")
     assert "الاستعادة تُرجع المحادثة، لا العالم" in arabic.text and "الدورة 1، الخطوة 0" in arabic.text
     done = await run(service, user, chat.id, f"/replay {target}", lang="ar", confirmed=True)
@@ -134,11 +139,11 @@ async def test_replay_show_gives_the_steps_messages_plan_routing_and_cost(core: 
     first = (await step_ids(core, chat.id, 1))[0]
     shown = await run(service, user, chat.id, f"/replay show {first[:10]}")
     assert shown.ephemeral and shown.text.splitlines()[0] == f"turn 1, step 0 · {first[:8]} · model kazma-offline"
-    assert "user: remember: tea is good" in shown.text and "assistant: → remember(fact=tea is good)" in shown.text
-    assert "Plan: remember" in shown.text and "Routing: next=tools, tools=remember" in shown.text
+    assert "You: remember: tea is good" in shown.text and "Kazma: → remember (fact: tea is good)" in shown.text
+    assert "Plan: remember" in shown.text and "Routing: next: tools, tools: remember" in shown.text
     assert re.search(r"Cost: input_tokens \d+, output_tokens \d+, model_calls 1", shown.text)
     arabic = await run(service, user, chat.id, f"/replay show {first[:10]}", lang="ar")
-    assert "المستخدم: remember: tea is good" in arabic.text and "الخطة: remember" in arabic.text
+    assert "أنت: \u2068remember: tea is good\u2069" in arabic.text and "الخطة: remember" in arabic.text
 
 
 async def test_compare_answers_with_the_services_text_and_says_it_in_arabic(core: Core, chat: Chat, user: User, service: RewindService) -> None:
@@ -256,7 +261,7 @@ async def test_restore_and_reset_are_refused_while_an_approval_waits_naming_the_
         refused = await run(service, user, chat.id, text, confirmed=True, lang=lang)
         assert (refused.kind, refused.code, refused.ephemeral) == ("error", "approval_pending", True)
         assert [g["card_id"] for g in refused.data["gates"]] == [card]
-    assert refused.text.startswith("موافقة تنتظر في هذه الدردشة: write_file (البطاقة " + card)
+    assert plain(refused.text).startswith("موافقة تنتظر في هذه الدردشة: write_file (البطاقة " + card)
     assert await rows(core, chat.id) == before and (await core.store.cards(chat.id))[0].status == "pending"
 
 
@@ -293,7 +298,7 @@ async def test_step_addresses_must_be_unique_hex_prefixes_and_wildcards_never_ma
         ambiguous = await run(service, user, chat.id, text, confirmed=True)
         assert ambiguous.code == "ambiguous_step" and len(ambiguous.data["candidates"]) == 2, text
     arabic = await run(service, user, chat.id, "/replay show abcdef01", lang="ar")
-    assert "يطابق 2 خطوات: الدورة 1، الخطوة 0 (abcdef01" in arabic.text
+    assert "يطابق 2 خطوات: الدورة 1، الخطوة 0 (abcdef01" in plain(arabic.text)
     for bad in ("%%%%%%%%", "________", "abc", "abcdef0%", "abcdef0_", "zzzzzzzz", "'OR'1'='1"):
         for text in (f"/replay {bad}", f"/replay show {bad}", f"/fork {bad}", f"/replay compare {bad} abcdef010"):
             for confirmed in (False, True):
@@ -370,7 +375,8 @@ async def test_bad_commands_answer_with_the_usage_to_show(chat: Chat, user: User
         answer = await execute(usage, context(service, user, chat.id))
         assert (answer.kind, answer.code, answer.text, answer.ephemeral) == ("error", "bad_command", sentence, True)
     arabic = await run(service, user, chat.id, "/memory on", lang="ar")
-    assert arabic.text == "/memory on ليس أمرًا. استخدم: /memory off."
+    # Each command is isolated, so it reads "/memory off" inside the Arabic sentence, not "memory off/".
+    assert arabic.text == "\u2066/memory\u2069 on ليس أمرًا. استخدم: \u2066/memory off\u2069."
 
 
 # --- the grammar ---------------------------------------------------------------------------
@@ -444,7 +450,7 @@ def test_registry_names_are_unique_and_every_entry_has_a_typed_command() -> None
 def test_telegram_menu_follows_telegrams_rules_in_both_languages() -> None:
     for lang in ("en", "ar"):
         menu = registry.telegram_menu(lang)
-        assert [name for name, _ in menu] == ["replay", "fork", "reset", "memory", "help"]
+        assert [name for name, _ in menu] == ["replay", "fork", "stop", "reset", "memory", "help"]
         for name, description in menu:
             assert re.fullmatch(r"[a-z0-9_]{1,32}", name) and 1 <= len(description) <= 256
 
@@ -520,3 +526,14 @@ def test_slash_definitions_fit_discord_and_slack_description_limits() -> None:
                 assert 1 <= len(item.get("description", "x")) <= 100, (surface, item)
             checked = True
         assert checked
+
+
+async def test_the_step_list_explains_long_turn_gaps_and_cut_steps_in_both_languages(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
+    await talk(core, chat, "steps 25", "big 3000")
+    english = await run(service, user, chat.id, "/replay list")
+    assert "  … steps 20–24 not kept (a long turn keeps every step up to the 20th, then every 10th, and the last)" in english.text
+    assert "Saved cut: larger than the step size limit" in english.text
+    arabic = await run(service, user, chat.id, "/replay list", lang="ar")
+    assert "لم تُحفظ (تحفظ الدورة الطويلة كل خطوة حتى العشرين" in arabic.text and "محفوظة مقصوصة: أكبر من حدّ حجم الخطوة" in arabic.text

@@ -141,7 +141,8 @@ async def test_a_step_read_by_an_eight_character_prefix_shows_its_messages(ann: 
     said = [(m["role"], m["text"]) for m in messages if m["role"] in ("user", "assistant") and m["text"]]
     assert ("user", "calc 1+2") in said
     assert said[-1] == ("assistant", "1+2 = 3")
-    assert any(m.get("tool_calls") == [{"name": "calculator", "args": {"expression": "1+2"}}] for m in messages)
+    calls = [{"name": "calculator", "args": {"expression": "1+2"}, "text": "calculator (expression: 1+2)"}]
+    assert any(m.get("tool_calls") == calls and m["said"] == "→ calculator (expression: 1+2)" for m in messages)
     assert {"plan", "routing", "cost", "scratchpad", "model", "gates"} <= body.keys()
 
 
@@ -243,10 +244,10 @@ async def test_compare_answers_a_text_and_a_structured_difference(ann: Person) -
     text = body["text"]
     assert text.startswith(f"turn 1, step 0 → turn 1, step {len(ids) - 1}")
     assert f"Messages: {len(added)} added, 0 removed" in text
-    assert "assistant: 1+2 = 3" in text
+    assert "Kazma: 1+2 = 3" in text  # roles are named as on every other surface
 
     same = ok(await ann.http.post("/api/replay/compare", json={"thread_id": chat, "a": last, "b": last}))
-    assert same["messages"] == {"added": [], "removed": [], "changed": []}
+    assert same["messages"] == {"added": [], "removed": [], "changed": [], "same": same["b"]["message_count"]}
 
 
 async def test_clearing_a_chats_steps_answers_how_many_and_leaves_none(ann: Person) -> None:

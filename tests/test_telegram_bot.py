@@ -576,3 +576,27 @@ async def test_an_unreachable_bot_api_makes_run_raise(monkeypatch: pytest.Monkey
 
 async def test_no_token_means_no_telegram_bot(settings: Settings, core: Core) -> None:
     assert telegram_bot.build(Gateway(core, RewindService(core)), settings) is None
+
+
+async def test_stop_ends_a_running_turn_from_the_chat_and_the_chat_goes_on(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    before = len(bot.fake.to(ann["id"]))
+    bot.fake.message(ANN, ann, "sleep 600")  # its answer comes only once it is stopped
+    chat_key = f"telegram:{ann['id']}"
+
+    async def running() -> bool:
+        chat = await bot.core.store.bound_chat(chat_key)
+        return chat is not None and bot.core.turns.stops.is_running(chat.id)
+
+    for _ in range(500):
+        if await running():
+            break
+        await asyncio.sleep(0.02)
+    await bot.say(ANN, ann, "/stop", count=2)  # /stop is answered at once, and so is the stopped turn
+    texts = {r.text for r in bot.fake.to(ann["id"])[before:]}
+    assert texts == {
+        "Stopped the running turn. What it saved so far stays; send a message to go on.",
+        "Stopped before Kazma answered, as you asked. Send a message to go on.",
+    }
+    [after] = await bot.say(ANN, ann, "calc 4+4")
+    assert after.text == "4+4 = 8"

@@ -133,8 +133,8 @@ async def test_a_message_is_sent_and_its_reply_streams_into_the_view(server: Run
         assert app.chat_id == chat
         assert [item.title for item in app.query_one(ChatList).items] == ["Sums"]
         await enter(pilot, "calc 6*7")
-        await until_shown(pilot, "kazma: 6*7 = 42")
-        assert app.view.texts()[:2] == ["you: calc 6*7", "kazma: 6*7 = 42"]
+        await until_shown(pilot, "Kazma: 6*7 = 42")
+        assert app.view.texts()[:2] == ["You: calc 6*7", "Kazma: 6*7 = 42"]
         assert app.input_line.value == ""
         # Each saved step is announced; the header names the newest.
         last = (await steps_of(ann.http, chat))[-1]
@@ -153,7 +153,7 @@ async def test_an_approval_card_is_answered_with_a_key(server: RunningServer, an
         assert app.focused is card  # the input was empty: the card takes the keys
         assert not (settings.files_of(ann.user.id) / "notes.txt").exists()
         await pilot.press("a")
-        await until_shown(pilot, "kazma: Wrote 5 bytes to notes.txt.")
+        await until_shown(pilot, "Kazma: Wrote 5 bytes to notes.txt.")
         await until(pilot, lambda: not app.cards)
         assert "write_file: approved." in shown(app)
         assert (settings.files_of(ann.user.id) / "notes.txt").read_text() == "hello"
@@ -161,7 +161,7 @@ async def test_an_approval_card_is_answered_with_a_key(server: RunningServer, an
         await enter(pilot, "write secret.txt: no")
         await until(pilot, lambda: app.cards)
         await pilot.press("d")
-        await until_shown(pilot, "kazma: Not done: write_file needed approval and it was denied.")
+        await until_shown(pilot, "Kazma: Not done: write_file needed approval and it was denied.")
         assert not (settings.files_of(ann.user.id) / "secret.txt").exists()
     listed = (await ann.http.get(f"/api/chats/{chat}/approvals")).json()["approvals"]
     assert [a["status"] for a in listed] == ["approved", "denied"]
@@ -225,8 +225,8 @@ async def test_replay_show_gives_a_steps_messages_plan_routing_and_cost(server: 
         lines = app.view.texts()[-1].splitlines()
         assert lines[0] == f"turn 1, step 1 · {step['snapshot_id'][:8]} · model {step['model']}"
         assert lines[1].startswith("Messages (")
-        assert "user: steps 2" in lines
-        assert any(line.startswith("assistant: → note(") for line in lines)
+        assert "You: steps 2" in lines
+        assert "Kazma: → note (text: step 1 of 2)" in lines
         assert [line.split(":")[0] for line in lines[-3:]] == ["Plan", "Routing", "Cost"]
         assert dialog(app) is None
 
@@ -277,7 +277,7 @@ async def test_restore_shows_what_it_will_not_undo_and_cancel_changes_nothing(
         await until(pilot, lambda: not app.slash.expected)  # its own reload event came, and was not news
         await pilot.pause(0.1)
         texts = app.view.texts()
-        assert texts[:2] == ["you: calc 1+1", "kazma: 1+1 = 2"]
+        assert texts[:2] == ["You: calc 1+1", "Kazma: 1+1 = 2"]
         assert texts[2].startswith(f"Restored this chat to turn 1, step {target['iteration']}. Later steps removed: ")
         assert len(texts) == 3
     assert await transcript(ann.http, chat) == before[:2]
@@ -320,11 +320,11 @@ async def test_fork_asks_then_opens_the_new_chat_listed_with_its_lineage(server:
         )
 
         await enter(pilot, "where do we go?")
-        await until_shown(pilot, 'kazma: You said: "where do we go?". I know: we go to Oman.')
+        await until_shown(pilot, 'Kazma: You said: "where do we go?". I know: we go to Oman.')
 
         await pilot.click(app.query_one(ChatList).items[1])  # back to the original, from the list
         await until(pilot, lambda: app.chat_id == chat and len(app.view.texts()) == 4)
-        assert app.view.texts()[-1] == "kazma: 3*3 = 9"
+        assert app.view.texts()[-1] == "Kazma: 3*3 = 9"
         assert app.focused is app.input_line
     assert [r for r, _ in await transcript(ann.http, chat)] == ["user", "assistant", "user", "assistant"]
 
@@ -386,7 +386,7 @@ async def test_reset_and_memory_off_run_on_the_server(server: RunningServer, ann
         await enter(pilot, "/reset")
         await until_shown(pilot, "Conversation reset: the next message starts afresh.")
         await until(pilot, lambda: not app.slash.expected)
-        assert "system: Conversation reset" in app.view.texts()
+        assert "System: Conversation reset" in app.view.texts()
         assert len(await steps_of(ann.http, chat)) > 0
 
         await enter(pilot, "/memory off")
@@ -402,7 +402,7 @@ async def test_reset_and_memory_off_run_on_the_server(server: RunningServer, ann
         await until_shown(pilot, "Memory is off in this chat")
         assert await steps_of(ann.http, chat) == []
         await enter(pilot, "hello")
-        await until_shown(pilot, 'kazma: You said: "hello". I know no facts yet.')
+        await until_shown(pilot, 'Kazma: You said: "hello". I know no facts yet.')
 
 
 # -- refusals, reloads and the connection -------------------------------------------------------
@@ -417,7 +417,7 @@ async def test_while_a_turn_runs_a_message_and_a_restore_are_refused_with_what_t
     busy = "A turn is running in this chat. Wait for its answer"
     async with tui(server.url, ann.token) as (app, pilot):
         await enter(pilot, "sleep 2")
-        await until_shown(pilot, "you: sleep 2")  # the turn holds the chat now
+        await until_shown(pilot, "You: sleep 2")  # the turn holds the chat now
 
         await enter(pilot, f"/replay {short}")
         await until(pilot, lambda: app.view.entries[-1].kind == "alert")
@@ -428,11 +428,11 @@ async def test_while_a_turn_runs_a_message_and_a_restore_are_refused_with_what_t
         await until(pilot, lambda: sum(t.startswith(busy) for t in app.view.texts()) == 2)
         assert app.input_line.value == "calc 1+1"  # refused, so kept to send again
 
-        await until_shown(pilot, "kazma: Slept 2 seconds.")
+        await until_shown(pilot, "Kazma: Slept 2 seconds.")
         await turn_over(server, chat)
         app.input_line.focus()
         await pilot.press("enter")
-        await until_shown(pilot, "kazma: 1+1 = 2")
+        await until_shown(pilot, "Kazma: 1+1 = 2")
         assert app.input_line.value == ""
     assert [text for _, text in await transcript(ann.http, chat)] == [
         "calc 3+3", "3+3 = 6", "sleep 2", "Slept 2 seconds.", "calc 1+1", "1+1 = 2",
@@ -452,10 +452,10 @@ async def test_a_restore_made_through_the_api_reloads_the_open_chat(server: Runn
         restored = await ann.http.post("/api/replay/restore", json={"thread_id": chat, "snapshot_id": target})
         assert restored.status_code == 200, restored.text
         note = f"This chat was restored on another surface (to step {target[:8]}); the view was reloaded."
-        await until(pilot, lambda: app.view.texts() == ["you: calc 1+1", "kazma: 1+1 = 2", note])
+        await until(pilot, lambda: app.view.texts() == ["You: calc 1+1", "Kazma: 1+1 = 2", note])
 
         await enter(pilot, "calc 5+5")
-        await until_shown(pilot, "kazma: 5+5 = 10")
+        await until_shown(pilot, "Kazma: 5+5 = 10")
     assert await transcript(ann.http, chat) == [
         ("user", "calc 1+1"), ("assistant", "1+1 = 2"), ("user", "calc 5+5"), ("assistant", "5+5 = 10"),
     ]
@@ -471,7 +471,7 @@ async def test_when_the_open_chat_is_deleted_elsewhere_another_one_opens_and_say
         assert app.chat_id == doomed
         assert (await ann.http.delete(f"/api/chats/{doomed}")).status_code == 204
         await until(pilot, lambda: app.chat_id == kept and len(app.view.texts()) == 3)
-        assert app.view.texts()[:2] == ["you: calc 1+1", "kazma: 1+1 = 2"]
+        assert app.view.texts()[:2] == ["You: calc 1+1", "Kazma: 1+1 = 2"]
         assert app.view.texts()[2].startswith("The chat you had open was deleted on another surface")
         assert [item.title for item in app.query_one(ChatList).items] == ["Kept"]
         assert "Kept" in app.sub_title
@@ -528,7 +528,7 @@ async def test_a_lost_server_shows_the_banner_and_reconnects_keeping_what_was_ty
             await say(http, chat, "calc 1+1")
         app = KazmaTui(first.url, token, retry_first=0.05, retry_max=0.2)
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.view.texts() == ["you: calc 1+1", "kazma: 1+1 = 2"])
+            await until(pilot, lambda: app.view.texts() == ["You: calc 1+1", "Kazma: 1+1 = 2"])
             await enter(pilot, "/replay list")
             await until_shown(pilot, "This chat’s saved steps")
             app.input_line.focus()
@@ -549,10 +549,10 @@ async def test_a_lost_server_shows_the_banner_and_reconnects_keeping_what_was_ty
                 await until(pilot, lambda: not app.banner.lost)
                 assert app.input_line.value == "calc 2+2"
                 # What was shown before the loss is still there: the reload found nothing new.
-                assert app.view.texts()[:3] == ["you: calc 1+1", "kazma: 1+1 = 2", "› /replay list"]
+                assert app.view.texts()[:3] == ["You: calc 1+1", "Kazma: 1+1 = 2", "› /replay list"]
                 app.input_line.focus()
                 await pilot.press("enter")
-                await until_shown(pilot, "kazma: 2+2 = 4")
+                await until_shown(pilot, "Kazma: 2+2 = 4")
                 assert app.input_line.value == ""
                 async with second.client(token) as http:
                     assert [t for _, t in await transcript(http, chat)] == ["calc 1+1", "1+1 = 2", "calc 2+2", "2+2 = 4"]
@@ -563,3 +563,33 @@ def test_kazma_tui_without_a_token_says_how_to_make_one(capsys: pytest.CaptureFi
     assert capsys.readouterr().err == (
         "kazma: Give an API token: kazma tui --token TOKEN (or set KAZMA_TOKEN). Create one with: kazma users add NAME\n"
     )
+
+
+async def test_a_long_turn_shows_a_working_sign_and_stop_ends_it(server: RunningServer, ann: Person) -> None:
+    chat = await new_chat(ann.http, "Slow")
+    async with tui(server.url, ann.token) as (app, pilot):
+        await enter(pilot, "sleep 600")
+        await until_shown(pilot, "You: sleep 600")
+        await until(pilot, lambda: "working… (/stop stops it)" in app.sub_title)
+        await enter(pilot, "/stop")
+        await until_shown(pilot, "Stopped the running turn. What it saved so far stays; send a message to go on.")
+        assert "Stopped: Stopped before Kazma answered, as you asked." in shown(app)
+        await until(pilot, lambda: "working" not in app.sub_title)
+        await enter(pilot, "calc 3+3")
+        await until_shown(pilot, "Kazma: 3+3 = 6")
+    assert (await transcript(ann.http, chat))[-1] == ("assistant", "3+3 = 6")
+
+
+async def test_after_a_restore_the_header_no_longer_names_a_deleted_step(server: RunningServer, ann: Person) -> None:
+    chat = await new_chat(ann.http, "Header")
+    await say(ann.http, chat, "calc 1+1")
+    target = (await steps_of(ann.http, chat))[-1]["snapshot_id"]
+    async with tui(server.url, ann.token) as (app, pilot):
+        await enter(pilot, "calc 2+2")
+        await until_shown(pilot, "Kazma: 2+2 = 4")
+        newest = (await steps_of(ann.http, chat))[-1]["snapshot_id"]
+        await until(pilot, lambda: newest[:8] in app.sub_title)
+        restored = await ann.http.post("/api/replay/restore", json={"thread_id": chat, "snapshot_id": target})
+        assert restored.status_code == 200, restored.text
+        await until(pilot, lambda: newest[:8] not in app.sub_title)
+        assert app.sub_title == "Header"

@@ -152,7 +152,7 @@ async def respond(state: AgentState) -> dict[str, Any]:
     return {"routing": {"next": "done", "tools": []}, "plan": []}
 
 
-def closing_messages(messages: list[AnyMessage], reason: str | None = None) -> list[AnyMessage]:
+def closing_messages(messages: list[AnyMessage], reason: str | None = None, role: str = "error") -> list[AnyMessage]:
     """What makes a history a finished turn: a result for every tool call left without one,
     and, given a reason, a note saying the turn has no answer when the history does not end
     with one. The note is marked, so the transcript shows it as an error row."""
@@ -166,7 +166,7 @@ def closing_messages(messages: list[AnyMessage], reason: str | None = None) -> l
                     answered.add(call["id"])
     ends_answered = bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
     if reason is not None and (out or not ends_answered):
-        out.append(AIMessage(content=f"(No answer: {reason})", additional_kwargs={NOTE_KEY: {"role": "error", "text": reason}}))
+        out.append(AIMessage(content=f"(No answer: {reason})", additional_kwargs={NOTE_KEY: {"role": role, "text": reason}}))
     return out
 
 

@@ -14,6 +14,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 
 from kazma_core.agent.graph import TurnDeps, closing_messages
+from kazma_core.agent.stops import StopRequests
+from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import (
     ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed, without_paths,
 )
@@ -27,6 +29,7 @@ from kazma_core.time_travel import SnapshotRecorder
 
 log = logging.getLogger(__name__)
 
+STOPPED_REASON = ERRORS["turn_stopped"].en
 CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the turn's last step
 PRUNE_EVERY = 10  # turns: the chat step history is cut back to its setting this often
 
@@ -35,7 +38,7 @@ PRUNE_EVERY = 10  # turns: the chat step history is cut back to its setting this
 class TurnResult:
     reply: str
     turn_index: int
-    status: Literal["done", "awaiting_approval"]
+    status: Literal["done", "awaiting_approval", "stopped"]
     gates: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -72,6 +75,7 @@ class TurnRunner:
         self.recorder = recorder
         self.events = events
         self.quota = StorageQuota(settings, store, recorder.store)
+        self.stops = StopRequests()
 
     @property
     def model_name(self) -> str:
@@ -125,8 +129,17 @@ class TurnRunner:
 
     async def finish(self, turn: StartedTurn) -> TurnResult:
         """Run a begun turn to its answer (or its approval card), then release the chat."""
-        async with turn.held:
-            return await self._run(turn.chat_id, turn.turn_index, turn.graph_input)
+        # Stoppable until the lease is released, so a stopped chat takes the next message at once.
+        try:
+            with self.stops.running(turn.chat_id):
+                async with turn.held:
+                    return await self._run(turn.chat_id, turn.turn_index, turn.graph_input)
+        finally:
+            self.events.publish(turn.chat_id, "turn", {"running": False, "turn_index": turn.turn_index})
+
+    async def stop(self, chat_id: str) -> bool:
+        """Stop the chat's running turn at its next step boundary; False when none was running."""
+        return await self.stops.request(chat_id)
 
     async def decide(self, chat_id: str, card_id: str, decision: str, by: str) -> TurnResult:
         """Approve or deny a waiting card; the turn it paused goes on."""
@@ -171,7 +184,7 @@ class TurnRunner:
         await self._close_failed_turn(chat_id, chat.last_turn, "Kazma stopped during this turn. Send the message again.")
         return True
 
-    async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str) -> None:
+    async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str, role: str = "error") -> None:
         """Leave the history a finished turn, so the next message does not replay a broken one.
 
         The note it adds (when the turn has no answer) is the transcript's error row, written
@@ -189,7 +202,7 @@ class TurnRunner:
             saved = await self.conversation.aget_tuple(config)
             kept = {m.id for m in (saved.checkpoint["channel_values"].get("messages") or [])} if saved else set()
             unsaved = [m for m in messages if m.id not in kept]
-            closing = closing_messages(messages, None if noted else reason)
+            closing = closing_messages(messages, None if noted else reason, role)
             if not (closing or unsaved or snapshot.next or snapshot.tasks):
                 break
             noted = noted or any(isinstance(m, AIMessage) for m in closing)
@@ -199,7 +212,7 @@ class TurnRunner:
             await self.graph.aupdate_state(config, done, as_node="respond")
             turn_index = int(snapshot.values.get("turn_index", turn_index))
         if noted:
-            self.events.publish(chat_id, "message", {"role": "error", "text": reason, "turn_index": turn_index})
+            self.events.publish(chat_id, "message", {"role": role, "text": reason, "turn_index": turn_index})
 
     async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
         workspace, limits = await self.quota.turn_scope(chat_id)
@@ -216,6 +229,9 @@ class TurnRunner:
         node: str | None = None
         interrupted = False
         state: dict[str, Any] = {}
+        stopped = False
+        stoppable = contextlib.ExitStack()  # a resumed turn (an approval answered) can be stopped too
+        stoppable.enter_context(self.stops.running(chat_id))
         # Steps are saved while the graph goes on (the step store's one thread keeps their
         # order); the turn ends only when every one of them is saved.
         captures: list[asyncio.Task[Any]] = []
@@ -233,6 +249,9 @@ class TurnRunner:
                         step = self.recorder.prepare(chat_id, state, last=CAPTURED_NODES[node])
                         captures.append(asyncio.create_task(self.recorder.save(step)))
                         node = None
+                    if self.stops.requested(chat_id):  # a step boundary: the saved state is whole
+                        stopped = True
+                        break
             finally:
                 await asyncio.gather(*captures)
         except KazmaError:
@@ -245,6 +264,12 @@ class TurnRunner:
             )
             await self._close_failed_turn(chat_id, turn_index, failure.message)
             raise failure from err
+        finally:
+            stoppable.close()
+        if stopped and not interrupted:
+            reason = STOPPED_REASON
+            await self._close_failed_turn(chat_id, turn_index, reason, role="stopped")
+            return TurnResult(reason, turn_index, "stopped", [])
         if interrupted:
             cards = await self.store.cards(chat_id, "pending")
             for card in cards:

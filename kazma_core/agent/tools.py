@@ -19,6 +19,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from kazma_core.agent.stops import current_stop
 from kazma_core.stores.app_sqlite import AppStore
 
 DEFAULT_MAX_RESULT_CHARS = 65_536
@@ -228,8 +229,15 @@ async def _write_file(ctx: ToolContext, args: WriteFileArgs) -> str:
 
 
 async def _sleep(ctx: ToolContext, args: SleepArgs) -> str:
-    await asyncio.sleep(args.seconds)
-    return f"Slept {args.seconds:g} seconds."
+    stop = current_stop()
+    if stop is None:
+        await asyncio.sleep(args.seconds)
+        return f"Slept {args.seconds:g} seconds."
+    try:
+        await asyncio.wait_for(stop.wait(), args.seconds)
+    except TimeoutError:
+        return f"Slept {args.seconds:g} seconds."
+    return f"Woke before {args.seconds:g} seconds: the turn was stopped."
 
 
 async def _big(ctx: ToolContext, args: BigArgs) -> str:

@@ -61,6 +61,8 @@ class KazmaTui(App[None]):
         self.slash = SlashRunner(self.client, lang, self.ask)
         self._view_lock = asyncio.Lock()
         self._pending_notes: dict[str, list[tuple[str, bool]]] = {}
+        self.working = False  # a turn of the open chat is running
+        self.last_step: dict[str, Any] | None = None  # the newest step announced since the chat was shown
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -68,7 +70,7 @@ class KazmaTui(App[None]):
         with Horizontal(id="main"):
             yield ChatList(self.lang)
             with Vertical():
-                yield ChatView()
+                yield ChatView(self.lang)
                 yield Vertical(id="cards")
                 yield InputLine()
         yield Footer()
@@ -148,12 +150,22 @@ class KazmaTui(App[None]):
         await self.query_one(ChatList).show(chats, self.chat_id)
         self._show_title()
 
-    def _show_title(self, step: dict[str, Any] | None = None) -> None:
+    def _show_title(self) -> None:
+        """The chat's title; while a turn runs, a working sign and the newest step it saved."""
         title = self.chat_titles.get(self.chat_id or "", "")
+        step = self.last_step
         if step is not None:
             label = step_label(step["turn_index"], step["iteration"], self.lang)
-            title = f"{title} · saved {label} · {render.short_id(step['snapshot_id'])}"
+            title = f"{title} · {say('saved_step', self.lang, label=label, short_id=render.short_id(step['snapshot_id']))}"
+        if self.working:
+            title = f"{title} · {say('working', self.lang)}"
         self.sub_title = title
+
+    def _set_working(self, on: bool, step: dict[str, Any] | None = None, *, forget_step: bool = False) -> None:
+        self.working = on
+        if step is not None or forget_step:
+            self.last_step = step
+        self._show_title()
 
     async def _reload(self, chat_id: str) -> None:
         """Show the chat as the server has it now, then any note waiting for that."""
@@ -170,6 +182,8 @@ class KazmaTui(App[None]):
             for text, alert in self._pending_notes.pop(chat_id, []) + self._pending_notes.pop(NEXT_CHAT, []):
                 await self.view.add_note(text, alert)
             self.shown_chat = chat_id
+        # The chat as the server has it now: a step named before may be gone (a restore deletes later ones).
+        self._set_working(False, forget_step=True)
 
     async def _on_event(self, chat_id: str, event: ServerEvent) -> bool:
         """Show one event; False when the chat is gone and another must be opened."""
@@ -177,12 +191,14 @@ class KazmaTui(App[None]):
         if event.type == "message":
             async with self._view_lock:
                 await self.view.add_message(data["role"], data["text"], data["turn_index"])
+            self._set_working(data["role"] == "user")
         elif event.type == "snapshot":
-            self._show_title(data)
+            self._set_working(True, data)
         elif event.type == "approval":
             await self._on_approval(data)
         elif event.type == "error":
             err = ApiError(0, str(data.get("error", "error")), str(data.get("message", "")))
+            self._set_working(False)
             await self.note(error_text(err, self.lang), alert=True)
         elif event.type == "reload":
             return await self._on_reload(chat_id, data)
@@ -213,6 +229,7 @@ class KazmaTui(App[None]):
         async with self._view_lock:
             if card["status"] == "pending":
                 await self._add_card(card)
+                self._set_working(False)
                 return
             for shown in self.cards:
                 if shown.card_id == card["card_id"]:
@@ -301,7 +318,7 @@ class KazmaTui(App[None]):
             await self.view.clear()
             await self.query_one("#cards").remove_children()
         self.query_one(ChatList).mark(thread_id)
-        self._show_title()
+        self._set_working(False, forget_step=True)
         self._follow_open_chat()
 
     @on(ChatList.Opened)

@@ -122,6 +122,10 @@ class KazmaClient:
             "POST", f"/api/chats/{_path(chat_id)}/messages", params={"wait": "false"}, json={"text": text}
         )
 
+    async def stop(self, chat_id: str) -> dict[str, Any]:
+        """Stop the chat's running turn; answers once it has ended (or nothing ran)."""
+        return await self.request("POST", f"/api/chats/{_path(chat_id)}/stop", timeout=TURN_TIMEOUT)  # type: ignore[no-any-return]
+
     async def approvals(self, chat_id: str) -> list[dict[str, Any]]:
         return (await self.request("GET", f"/api/chats/{_path(chat_id)}/approvals"))["approvals"]  # type: ignore[no-any-return]
 

@@ -1,47 +1,13 @@
-"""What the TUI says that no other surface does, in both languages of commands.i18n."""
+"""What the TUI says that no other surface does (the terminal section of kazma_core.catalogue)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from commands.i18n import Text
+from kazma_core.catalogue.terminal import TERMINAL
+from kazma_core.catalogue.text import Text
 
-SENTENCES: dict[str, Text] = {
-    "cancelled": Text("Cancelled: nothing was changed.", "أُلغي: لم يتغيّر شيء."),
-    "forked_open": Text(
-        "Forked {label} into a new chat, “{title}”, which is open now. The original is not touched.",
-        "فُرّعت {label} إلى دردشة جديدة، «{title}»، وهي مفتوحة الآن. الأصل لا يُمسّ.",
-    ),
-    "reloaded_restored": Text(
-        "This chat was restored on another surface{to}; the view was reloaded.",
-        "استُعيدت هذه الدردشة من واجهة أخرى{to}؛ وأُعيد تحميل العرض.",
-    ),
-    "restored_to": Text(" (to step {short_id})", " (إلى الخطوة {short_id})"),
-    "reloaded_deleted": Text(
-        "The chat you had open was deleted on another surface; this one is open now. Ctrl+N starts a new chat.",
-        "حُذفت الدردشة التي كانت مفتوحة من واجهة أخرى؛ وهذه مفتوحة الآن. اضغط Ctrl+N لبدء دردشة جديدة.",
-    ),
-    "reloaded_forgotten": Text(
-        "What Kazma learned in this chat was forgotten on another surface; the view was reloaded.",
-        "نُسي ما تعلمته كاظمه في هذه الدردشة من واجهة أخرى؛ وأُعيد تحميل العرض.",
-    ),
-    "reloaded_reset": Text(
-        "This chat was reset on another surface; the view was reloaded.",
-        "أُعيد ضبط هذه الدردشة من واجهة أخرى؛ وأُعيد تحميل العرض.",
-    ),
-    "reloaded": Text("The chat was reloaded from the server.", "أُعيد تحميل الدردشة من الخادم."),
-    "approval_closed_as": Text("{tool}: {status}.", "{tool}: {status}."),
-    "not_sent": Text(
-        "Not sent: the server cannot be reached. Your text is still in the input; press Enter again once it is back.",
-        "لم يُرسل: يتعذّر الوصول إلى الخادم. نصّك باقٍ في سطر الإدخال؛ اضغط Enter مجددًا حين يعود.",
-    ),
-    "keys": Text(
-        "Keys: Tab moves between the chat list, the chat and the input; Enter opens the chosen chat; "
-        "Ctrl+N starts a new chat; on an approval card, a approves and d denies; Ctrl+Q quits.",
-        "المفاتيح: Tab للتنقل بين قائمة الدردشات والدردشة وسطر الإدخال؛ Enter لفتح الدردشة المختارة؛ "
-        "Ctrl+N لدردشة جديدة؛ على بطاقة الموافقة، a للموافقة وd للرفض؛ Ctrl+Q للخروج.",
-    ),
-}
+SENTENCES: dict[str, Text] = TERMINAL
 
 
 def say(key: str, lang: str, **values: Any) -> str:

@@ -24,6 +24,7 @@ from commands.parser import (
     ReplayRestore,
     ReplayShow,
     Reset,
+    Stop,
     Usage,
 )
 from kazma_core.errors import KazmaError
@@ -85,6 +86,9 @@ class SlashRunner:
             return await self._fork(cmd, chat_id)
         if isinstance(cmd, Help):
             return Outcome(registry.help_text(lang, "tui") + "\n" + say("keys", lang))
+        if isinstance(cmd, Stop):
+            done = await self.client.stop(chat_id)
+            return Outcome(t("stopped" if done["stopped"] else "nothing_running", lang))
         if isinstance(cmd, Reset):
             return await self._on_server(cmd, chat_id, ("reset", None))
         if isinstance(cmd, MemoryOff):

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -29,6 +32,15 @@ from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages,
 from kazma_ui.web.guard import BodyLimit, SecurityHeaders, security_headers
 
 log = logging.getLogger(__name__)
+FAVICON = pages.STATIC_DIR / "favicon.svg"
+
+
+def swagger_assets() -> Path:
+    """Swagger UI's files as the swagger-ui-py package ships them: /docs needs no network."""
+    spec = importlib.util.find_spec("swagger_ui")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("The swagger-ui-py package is missing: reinstall Kazma (pip install -e .).")
+    return Path(next(iter(spec.submodule_search_locations))) / "static"
 
 
 def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -> FastAPI:
@@ -69,7 +81,19 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
             await asyncio.gather(*app.state.tasks, return_exceptions=True)
             await app.state.core.close()
 
-    app = FastAPI(title="Kazma", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(title="Kazma", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json", title="Kazma API",
+            swagger_js_url="/docs-assets/swagger-ui-bundle.js", swagger_css_url="/docs-assets/swagger-ui.css",
+            swagger_favicon_url="/favicon.ico",
+        )
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        return FileResponse(FAVICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
     @app.post("/slack/events", include_in_schema=False)
     async def platform_events(request: Request) -> Response:
@@ -178,6 +202,7 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
     app.include_router(sessions.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=pages.STATIC_DIR), name="static")
+    app.mount("/docs-assets", StaticFiles(directory=swagger_assets()), name="docs-assets")
     # Added last, so outermost: a body refused for its size gets the security headers too.
     app.add_middleware(BodyLimit, limit=settings.limits.max_body_bytes)
     app.add_middleware(SecurityHeaders, trust_proxy=settings.security.trust_proxy)

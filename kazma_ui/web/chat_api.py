@@ -28,6 +28,7 @@ from kazma_ui.web.schemas import (
     LivesIn,
     NewChat,
     NewMessage,
+    Stopped,
     Transcript,
     TranscriptMessage,
     TurnOut,
@@ -104,13 +105,23 @@ async def send_message(
     return JSONResponse(Accepted(status="running", thread_id=thread_id).model_dump(), status_code=202)
 
 
+@router.post("/{thread_id}/stop", response_model=Stopped)
+async def stop_turn(request: Request, thread_id: str, user: UserDep) -> Stopped:
+    """Stop the chat's running turn at its next step boundary; answers once it has ended."""
+    core = core_of(request)
+    await core.chats.owned(user, thread_id)
+    return Stopped(stopped=await core.turns.stop(thread_id), thread_id=thread_id)
+
+
 @router.get("/{thread_id}/messages", response_model=Transcript)
 async def read_transcript(request: Request, thread_id: str, user: UserDep) -> Transcript:
     core = core_of(request)
     await core.chats.owned(user, thread_id)
     rows = await core.store.transcript(thread_id)
+    lease = await core.store.lease(thread_id)
     return Transcript(
         thread_id=thread_id,
+        running=lease is not None and lease[1] == "turn",
         messages=[TranscriptMessage(id=r.id, turn_index=r.turn_index, role=r.role, text=r.text, created_at=r.created_at) for r in rows],
     )
 

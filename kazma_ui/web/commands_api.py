@@ -46,7 +46,8 @@ async def run_command(request: Request, thread_id: str, body: CommandText, user:
     parsed = parse(body.text)
     if parsed is None:
         raise InvalidInput("That is not a slash command: send it as a message instead.")
-    lang = lang_for(user.lang, request.headers.get("accept-language"))
+    # A page says which language it shows (X-Kazma-Lang); otherwise the person's choice, then the browser's.
+    lang = lang_for(user.lang, request.headers.get("accept-language"), request.headers.get("x-kazma-lang"))
     context = CommandContext(
         service=request.app.state.rewind, core=core, user=user, surface=surface_of(request, default="web"), chat_id=thread_id, lang=lang,
         base_url=str(request.base_url), confirmed=body.confirmed,

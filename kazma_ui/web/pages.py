@@ -8,6 +8,7 @@ never sends a bearer token.
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 
+from kazma_core.catalogue.errors import ERRORS
 from kazma_core.stores.app_sqlite import User
 from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
@@ -24,6 +27,28 @@ HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"
 TEMPLATES = Jinja2Templates(directory=HERE / "templates")
 router = APIRouter(include_in_schema=False)
+
+
+# A run of left-to-right text (a command, a path, an address, a name) inside an Arabic sentence.
+_LTR_RUN = re.compile(r"[\u200e]?(?:[A-Za-z0-9_./:?=…+<>-]+)(?: [A-Za-z0-9_./:?=…+<>-]+)*")
+
+
+def isolated(lang: str, sentence: str) -> Markup:
+    """A sentence for a page's body: in Arabic each left-to-right run sits in its own <bdi>,
+    so "/replay clear" or "kazma serve" keeps its order inside the right-to-left line."""
+    if lang != "ar":
+        return escape(sentence)
+    out, last = [], 0
+    for match in _LTR_RUN.finditer(sentence):
+        if not re.search(r"[A-Za-z]", match.group(0)):
+            continue
+        whole = match.group(0)
+        run = whole.lstrip("\u200e").rstrip(".:,;")  # a sentence's own stop stays outside
+        out.append(escape(sentence[last : match.start()]))
+        out.append(Markup('<bdi dir="ltr">{}</bdi>').format(run))
+        last = match.start() + len(whole) - len(whole.lstrip("\u200e")) + len(run)
+    out.append(escape(sentence[last:]))
+    return Markup("").join(out)
 
 
 @cache
@@ -46,7 +71,8 @@ def render(request: Request, template: str, page: str, user: User | None, status
     config = {
         "lang": lang,
         "page": page,
-        "strings": catalogue(lang),
+        # The page's sentences, and the errors named by id (filled from an error's parameters).
+        "strings": {**catalogue(lang), **{f"errors.{key}": text.get(lang) for key, text in ERRORS.items()}},
         "user": {"name": user.name, "role": user.role} if user else None,
     }
     context = {
@@ -57,6 +83,7 @@ def render(request: Request, template: str, page: str, user: User | None, status
         "config": config,
         "static": static_url,
         "t": lambda key, **values: text(lang, key, **values),
+        "tb": lambda key, **values: isolated(lang, text(lang, key, **values)),  # body text, directions isolated
         **extra,
     }
     response = TEMPLATES.TemplateResponse(request, template, context, status_code=status)

@@ -169,7 +169,7 @@ async def fork(request: Request, body: StepRef, user: UserDep) -> Any:
 async def compare(request: Request, body: CompareRef, user: UserDep) -> Any:
     diff = await rewind_of(request).compare(user, surface_of(request), body.thread_id, body.a, body.b)
     # The summary in the reader's language (the structured parts are the same in both).
-    return {**diff, "text": comparison(diff, lang_for(user.lang, request.headers.get("accept-language")))}
+    return {**diff, "text": comparison(diff, lang_for(user.lang, request.headers.get("accept-language"), request.headers.get("x-kazma-lang")))}
 
 
 @router.delete("/threads/{thread_id}", response_model=Cleared)

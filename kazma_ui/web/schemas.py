@@ -65,7 +65,7 @@ class Gate(BaseModel):
 class TurnOut(BaseModel):
     reply: str
     turn_index: int
-    status: Literal["done", "awaiting_approval"]
+    status: Literal["done", "awaiting_approval", "stopped"]
     gates: list[Gate]
 
 
@@ -85,6 +85,7 @@ class TranscriptMessage(BaseModel):
 class Transcript(BaseModel):
     thread_id: str
     messages: list[TranscriptMessage]
+    running: bool = False  # a turn of this chat runs now (it can be stopped)
 
 
 class ApprovalList(BaseModel):
@@ -98,3 +99,8 @@ class Decision(BaseModel):
 
 class Done(BaseModel):
     ok: bool = True
+
+
+class Stopped(BaseModel):
+    stopped: bool  # a turn was running and has ended; false when nothing ran
+    thread_id: str

@@ -8,7 +8,9 @@ from typing import Any
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-ROLES = {"user": "you", "assistant": "kazma", "error": "error", "system": "system"}
+from kazma_core.catalogue import sentence
+from kazma_ui.step_views import role_name
+
 NOTES = ("note", "alert", "command")
 
 
@@ -16,16 +18,18 @@ NOTES = ("note", "alert", "command")
 class Entry:
     """One line of the view: a transcript message (with its turn) or a note for the person."""
 
-    kind: str  # user, assistant, error, system, note, alert
+    kind: str  # user, assistant, error, stopped, system, note, alert
     text: str
     turn_index: int | None = None
 
-    def shown(self) -> str:
+    def shown(self, lang: str = "en") -> str:
         if self.kind == "command":
             return f"› {self.text}"
         if self.kind in NOTES:
             return self.text
-        return f"{ROLES.get(self.kind, self.kind)}: {self.text}"
+        if self.kind == "stopped":  # the row's sentence, in the person's language
+            return f"{role_name('stopped', lang)}: {sentence('errors.turn_stopped', lang)}"
+        return f"{role_name(self.kind, lang)}: {self.text}"
 
 
 class ChatView(VerticalScroll):
@@ -55,8 +59,9 @@ class ChatView(VerticalScroll):
     }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, lang: str = "en") -> None:
         super().__init__(id="view")
+        self.lang = lang
         self.entries: list[Entry] = []
 
     def texts(self) -> list[str]:
@@ -93,5 +98,5 @@ class ChatView(VerticalScroll):
 
     async def _add(self, entry: Entry) -> None:
         self.entries.append(entry)
-        await self.mount(Static(entry.shown(), classes=entry.kind, markup=False))
+        await self.mount(Static(entry.shown(self.lang), classes=entry.kind, markup=False))
         self.scroll_end(animate=False)

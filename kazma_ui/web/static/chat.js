@@ -3,15 +3,17 @@
 "use strict";
 
 (() => {
-  const { t, api, el, errorText, notice, stepLabel, time, confirmBox } = Kazma;
+  const { t, api, el, errorText, notice, stepLabel, time, confirmBox, textDir } = Kazma;
   const $ = (id) => document.getElementById(id);
   const nodes = {
     list: $("chat-list"), noChats: $("no-chats"), heading: $("chat-heading"), replayLink: $("chat-replay-link"),
     notice: $("notice"), empty: $("empty-chat"), messages: $("messages"), approvals: $("approvals"),
-    status: $("status"), form: $("composer"), input: $("message-input"), send: $("send"), transcript: $("transcript"),
+    status: $("status"), form: $("composer"), input: $("message-input"), send: $("send"), stop: $("stop"),
+    transcript: $("transcript"),
   };
   const state = {
     chats: [], current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
+    running: false, ends: 0, pending: 0,
   };
   const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
   const READY_WAIT_MS = 3000;
@@ -69,9 +71,22 @@
 
   // -- the transcript -----------------------------------------------------------------------
   function messageNode(role, text, extra = {}) {
+    if (role === "stopped") text = t("errors.turn_stopped"); // said in the page's language
     return el("li", { class: `message ${role}`, "data-role": role, ...extra },
       el("span", { class: "role" }, t(`role_${role}`)),
-      el("p", { class: "text", dir: "auto" }, text));
+      el("p", { class: "text", dir: textDir(text) }, text));
+  }
+
+  // A command answer's text with its commands and links isolated, so "/replay list" reads as typed in Arabic.
+  function isolated(text) {
+    const parts = [];
+    let last = 0;
+    for (const match of String(text).matchAll(/(https?:\/\/\S+|\/[a-z]+(?: (?:list|show|compare|clear|restore|off|<\w+>))*|\b[0-9a-f]{8,32}\b)/g)) {
+      parts.push(text.slice(last, match.index), el("bdi", { dir: "ltr" }, match[0]));
+      last = match.index + match[0].length;
+    }
+    parts.push(text.slice(last));
+    return parts;
   }
 
   // Command answers are the page's own: kept beside the row they followed, across reloads.
@@ -93,13 +108,15 @@
   function addNote(...content) {
     const last = state.rows.length ? state.rows[state.rows.length - 1].id : 0;
     const node = el("li", { class: "message command", "data-role": "command" },
-      el("span", { class: "role" }, t("role_command")), el("p", { class: "text" }, ...content));
+      el("span", { class: "role" }, t("role_command")),
+      el("p", { class: "text", dir: "auto" }, ...content.map((part) => typeof part === "string" ? isolated(part) : part)));
     state.notes.push({ after: last, node });
     renderTranscript();
   }
 
   function renderApprovals(cards) {
     const pending = cards.filter((card) => card.status === "pending");
+    state.pending = pending.length;
     nodes.approvals.replaceChildren(...pending.map(approvalCard));
     if (pending.length) setWorking(false);
     nodes.empty.hidden = nodes.empty.hidden || pending.length > 0;
@@ -133,10 +150,12 @@
   }
 
   // Replaces what is shown with the server's transcript and cards; a late answer of an older refresh is dropped.
-  async function refresh() {
+  // `initial`: the page has just (re)connected, so whether a turn runs is read from the server too.
+  async function refresh(initial = false) {
     const id = state.current;
     if (!id) return;
     const seq = ++state.seq;
+    const ends = state.ends;
     try {
       const [transcript, approvals] = await Promise.all([
         api("GET", `${chatPath(id)}/messages`), api("GET", `${chatPath(id)}/approvals`),
@@ -145,13 +164,20 @@
       state.rows = transcript.messages;
       renderTranscript();
       renderApprovals(approvals.approvals);
+      // A turn that ended while this was asked is over, whatever the answer said.
+      if (initial && ends === state.ends) setWorking(transcript.running && !state.pending);
     } catch (err) {
       if (id === state.current) showError(err);
     }
   }
 
+  // While a turn runs: Send waits, Stop is offered, and the status line counts the saved steps.
   function setWorking(on) {
     if (!on) state.steps = [];
+    state.running = on;
+    nodes.send.disabled = on;
+    nodes.stop.hidden = !on;
+    nodes.stop.disabled = false;
     nodes.status.hidden = !on;
     const last = state.steps[state.steps.length - 1];
     nodes.status.textContent = last
@@ -165,7 +191,7 @@
     state.source = source;
     state.ready = new Promise((resolve) => source.addEventListener("open", resolve, { once: true }));
     // Each (re)connection may have missed events: read the chat afresh.
-    source.addEventListener("open", () => { if (state.source === source) refresh(); });
+    source.addEventListener("open", () => { if (state.source === source) refresh(true); });
     // A broken connection is an "error" event too, without data: EventSource reconnects by itself.
     const on = (type, handle) => source.addEventListener(type, (event) => {
       if (state.source === source && typeof event.data === "string") handle(JSON.parse(event.data));
@@ -176,7 +202,9 @@
       scrollDown();
       if (data.role === "user") {
         setWorking(true);
+        refresh(); // a read of the chat begun before this message must not draw the chat without it
       } else {
+        state.ends += 1;
         setWorking(false);
         refresh();
         loadChats();
@@ -187,6 +215,11 @@
       setWorking(true);
     });
     on("approval", () => refresh());
+    on("turn", (data) => {
+      if (data.running) return;
+      state.ends += 1;
+      setWorking(false);
+    });
     on("error", (data) => {
       setWorking(false);
       notice(nodes.notice, errorText(data));
@@ -225,7 +258,7 @@
     renderSidebar();
     if (!id) return;
     openStream(id);
-    await refresh();
+    await refresh(true);
   }
 
   async function streamReady() {
@@ -250,7 +283,7 @@
     let result = await api("POST", `${chatPath(id)}/commands`, { text });
     if (result.kind === "confirm") {
       const sure = await confirmBox({
-        title: t("confirm_title"), body: [el("p", { dir: "auto" }, result.text)], confirmLabel: t("confirm"), danger: true,
+        title: t("confirm_title"), body: [el("p", { dir: "auto" }, isolated(result.text))], confirmLabel: t("confirm"), danger: true,
       });
       if (!sure) {
         addNote(t("nothing_done"));
@@ -278,25 +311,53 @@
       await select(chat.thread_id, true);
     }
     await streamReady();
+    const ends = state.ends;
     await api("POST", `${chatPath(state.current)}/messages?wait=false`, { text });
+    if (ends === state.ends) setWorking(true); // unless the turn was over before its answer came
+  }
+
+  async function stopTurn() {
+    const id = state.current;
+    if (!id) return;
+    nodes.stop.disabled = true;
+    nodes.status.textContent = t("stopping");
+    try {
+      await api("POST", `${chatPath(id)}/stop`);
+      state.ends += 1; // the server answers once the turn has ended
+      setWorking(false);
+    } catch (err) {
+      showError(err);
+      nodes.stop.disabled = false;
+    }
+    await refresh();
   }
 
   nodes.form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = nodes.input.value.trim();
     if (!text) return;
+    // Commands (/stop, /replay ...) are answered at once; a message waits for the running turn.
+    if (state.running && !COMMAND.test(text)) {
+      notice(nodes.notice, t("wait_or_stop"), "warn");
+      return;
+    }
     nodes.send.disabled = true;
     notice(nodes.notice, "");
     try {
       await send(text);
       nodes.input.value = "";
+      nodes.input.dir = "";
     } catch (err) {
       showError(err);
     } finally {
-      nodes.send.disabled = false;
+      nodes.send.disabled = state.running;
       nodes.input.focus();
     }
   });
+
+  nodes.stop.addEventListener("click", stopTurn);
+  // The typed text takes its own direction; the empty box keeps the page's, for its placeholder.
+  nodes.input.addEventListener("input", () => { nodes.input.dir = nodes.input.value ? "auto" : ""; });
 
   nodes.input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {

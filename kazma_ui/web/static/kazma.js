@@ -12,6 +12,14 @@ const Kazma = (() => {
     return text;
   }
 
+  // A sentence that counts: `key_one`, `key_two`, `key_few`... (the language's plural forms) when the
+  // catalogue has that form, else `key`.
+  const plurals = new Intl.PluralRules(config.lang);
+  function tc(key, count, values = {}) {
+    const form = `${key}_${plurals.select(Number(count))}`;
+    return t(form in config.strings ? form : key, { ...values, count: number(count) });
+  }
+
   // The same sentence as nodes, each value isolated (<bdi>) so that an id, a size or code
   // keeps its own direction inside an Arabic sentence.
   function tn(key, values = {}) {
@@ -43,7 +51,8 @@ const Kazma = (() => {
   }
 
   async function api(method, path, body) {
-    const headers = { Accept: "application/json" };
+    // The page's language (it may differ from the stored choice: ?lang=), for answers worded by the server.
+    const headers = { Accept: "application/json", "X-Kazma-Lang": config.lang };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (method !== "GET") headers["X-Kazma-CSRF"] = cookie("kazma_csrf");
     let response;
@@ -65,6 +74,9 @@ const Kazma = (() => {
   // A refusal as a sentence: the server's own in English; in Arabic the catalogue's for its code.
   function errorText(err) {
     const body = err instanceof ApiError ? err.body : err && err.error ? err : { error: "network", message: t("error_network") };
+    // An error that names its sentence is worded from the catalogue, in the page's language.
+    const named = body.message_id && `errors.${body.message_id}`;
+    if (named && named in config.strings) return t(named, body);
     if (config.lang === "en") return body.message;
     if (body.error === "invalid_setting") return t("error_invalid_setting", { reason: body.message });
     const key = "error_" + body.error;
@@ -97,6 +109,12 @@ const Kazma = (() => {
     node.className = `notice ${kind}`;
     node.textContent = message;
     node.hidden = false;
+  }
+
+  // A text's direction: its first letter's (dir="auto"), or left to right when it has no letter at
+  // all ("7*2 = 14"), which the page's right-to-left direction would otherwise turn around.
+  function textDir(text) {
+    return /[A-Za-z\u00C0-\u024F\u0590-\u08FF\uFB1D-\uFEFC]/.test(String(text)) ? "auto" : "ltr";
   }
 
   function stepLabel(turn, step) { return t("step_label", { turn, step }); }
@@ -180,5 +198,5 @@ const Kazma = (() => {
   setupLanguageSwitch();
   setupSignOut();
   showAlerts();
-  return { config, t, tn, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
+  return { config, t, tc, tn, textDir, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
 })();

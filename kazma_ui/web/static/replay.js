@@ -3,27 +3,39 @@
 "use strict";
 
 (() => {
-  const { t, tn, api, el, fill, errorText, notice, stepLabel, shortId, number, time, size, confirmBox } = Kazma;
+  const { t, tc, tn, api, el, fill, errorText, notice, stepLabel, shortId, number, time, size, confirmBox } = Kazma;
   const $ = (id) => document.getElementById(id);
   const nodes = {
     select: $("thread-select"), openChat: $("open-chat"), notice: $("notice"), noChats: $("no-chats"),
     count: $("steps-count"), turns: $("turns"), detail: $("step-detail"),
     tabSteps: $("tab-steps"), tabCompare: $("tab-compare"), panelSteps: $("panel-steps"), panelCompare: $("panel-compare"),
     compareForm: $("compare-form"), compareA: $("compare-a"), compareB: $("compare-b"), compareRun: $("compare-run"),
-    compareResult: $("compare-result"), compareText: $("compare-text"), compareDiff: $("compare-diff"),
+    compareResult: $("compare-result"), compareDiff: $("compare-diff"),
+    branches: $("branches"), branchTree: $("branch-tree"),
   };
-  const state = { thread: null, listing: null, open: null };
+  const state = { thread: null, listing: null, open: null, chats: [], steps: new Map(), source: null, timer: null };
   const stepsPath = (thread) => `/api/replay/snapshots/${encodeURIComponent(thread)}`;
-  const showError = (err) => notice(nodes.notice, errorText(err));
+  // The page's own sentences for what the server words for chat apps (ids, /replay list).
+  const PAGE_ERRORS = new Set(["not_found", "ambiguous_step", "invalid_step", "turn_running", "approval_pending", "snapshot_truncated", "store_unavailable"]);
+  const showError = (err, key) => {
+    const code = err && (err.code || err.error);
+    if (key) notice(nodes.notice, t(key));
+    else if (PAGE_ERRORS.has(code) && `error_${code}` in Kazma.config.strings) notice(nodes.notice, t(`error_${code}`));
+    else notice(nodes.notice, errorText(err));
+  };
   const labelOf = (info) => stepLabel(info.turn_index, info.iteration);
 
   // -- picking a chat ---------------------------------------------------------------------------
   async function loadChats() {
     const [chats, threads] = await Promise.all([api("GET", "/api/chats"), api("GET", "/api/replay/threads")]);
     const steps = new Map(threads.threads.map((th) => [th.thread_id, th.steps]));
+    state.chats = chats.chats;
+    state.steps = steps;
     nodes.noChats.hidden = chats.chats.length > 0;
     nodes.select.replaceChildren(...chats.chats.map((chat) =>
-      el("option", { value: chat.thread_id }, t("chat_option", { title: chat.title, count: number(steps.get(chat.thread_id) || 0) }))));
+      el("option", { value: chat.thread_id }, tc("chat_option", steps.get(chat.thread_id) || 0, { title: chat.title }))));
+    if (state.thread) nodes.select.value = state.thread;
+    renderBranches();
     const asked = new URLSearchParams(location.search).get("thread");
     const known = (id) => chats.chats.some((chat) => chat.thread_id === id);
     const first = threads.threads.find((th) => known(th.thread_id));
@@ -33,6 +45,8 @@
   async function pick(thread) {
     state.thread = thread;
     state.open = null;
+    follow(thread);
+    renderBranches();
     nodes.select.value = thread || "";
     nodes.openChat.hidden = !thread;
     if (thread) {
@@ -42,6 +56,88 @@
     nodes.detail.replaceChildren(el("p", { class: "muted" }, t("pick_step")));
     nodes.compareResult.hidden = true;
     await loadSteps();
+  }
+
+  // -- live: the chat's own event stream (new steps, restores elsewhere, deletion) ---------------------
+  function follow(thread) {
+    if (state.source) state.source.close();
+    state.source = null;
+    if (!thread) return;
+    const source = new EventSource(`/api/chats/${encodeURIComponent(thread)}/events`);
+    state.source = source;
+    const on = (type, handle) => source.addEventListener(type, (event) => {
+      if (state.source === source && typeof event.data === "string") handle(JSON.parse(event.data));
+    });
+    on("snapshot", () => later());
+    on("message", (data) => { if (data.role !== "user") later(); });
+    on("reload", (data) => {
+      if (data.reason === "deleted") {
+        notice(nodes.notice, t("replay_chat_deleted"), "info");
+        loadChats().then((first) => pick(first)).catch(showError);
+        return;
+      }
+      if (data.reason === "restored" && data.snapshot_id !== state.restoring) notice(nodes.notice, t("replay_changed_elsewhere"), "info");
+      later();
+    });
+  }
+
+  // Several steps come in a burst: the list is read again once they have settled.
+  function later() {
+    clearTimeout(state.timer);
+    state.timer = setTimeout(async () => {
+      try {
+        await loadChats();
+        await loadSteps();
+        if (state.open && !state.listing.snapshots.some((s) => s.snapshot_id === state.open)) {
+          state.open = null;
+          nodes.detail.replaceChildren(el("p", { class: "muted" }, t("step_gone")));
+        }
+      } catch (err) {
+        showError(err);
+      }
+    }, 250);
+  }
+
+  // A step gone meanwhile (another tab restored, a clean-up ran): say so, and show the list as it is now.
+  async function stepGone(err) {
+    if (err.code !== "not_found") return showError(err);
+    showError(err, "step_gone");
+    state.open = null;
+    nodes.detail.replaceChildren(el("p", { class: "muted" }, t("pick_step")));
+    await loadSteps();
+  }
+
+  // -- the branch tree: the chat, its forks and theirs, each with the step it came from -------------------
+  function renderBranches() {
+    const byId = new Map(state.chats.map((c) => [c.thread_id, c]));
+    let root = byId.get(state.thread);
+    if (!root) { nodes.branches.hidden = true; return; }
+    const seen = new Set();
+    while (root.forked_from && byId.has(root.forked_from.thread_id) && !seen.has(root.thread_id)) {
+      seen.add(root.thread_id);
+      root = byId.get(root.forked_from.thread_id);
+    }
+    const children = (id) => state.chats.filter((c) => c.forked_from && c.forked_from.thread_id === id);
+    const node = (chat, depth) => {
+      const from = chat.forked_from;
+      const here = chat.thread_id === state.thread;
+      const link = el("a", {
+        href: `/replay?thread=${encodeURIComponent(chat.thread_id)}`, class: "branch-link", "data-thread": chat.thread_id,
+        "aria-current": here ? "page" : null,
+      }, el("bdi", { class: "branch-title" }, chat.title));
+      link.addEventListener("click", (event) => { event.preventDefault(); pick(chat.thread_id).catch(showError); });
+      const meta = [tc("branch_steps", state.steps.get(chat.thread_id) || 0)];
+      if (from && from.turn_index !== null && from.turn_index !== undefined && depth > 0) {
+        meta.unshift(t("branch_from", { label: stepLabel(from.turn_index, from.iteration) }));
+      }
+      const kids = depth < 20 ? children(chat.thread_id) : [];
+      return el("li", { class: "branch", "data-thread": chat.thread_id }, link,
+        el("span", { class: "branch-meta muted" }, meta.join(" · ")),
+        kids.length ? el("ul", {}, kids.map((kid) => node(kid, depth + 1))) : null);
+    };
+    const tree = node(root, 0);
+    nodes.branches.hidden = !children(root.thread_id).length;
+    nodes.branchTree.replaceChildren(tree);
   }
 
   // -- the steps, turn by turn ---------------------------------------------------------------------
@@ -61,24 +157,46 @@
     renderCompareChoices();
   }
 
+  function stepButton(turn, step) {
+    const button = el("button", {
+      type: "button", class: "step-button", "data-snapshot": step.snapshot_id,
+      "aria-pressed": step.snapshot_id === state.open ? "true" : "false",
+    },
+    el("span", { class: "step-label" }, stepLabel(turn.turn_index, step.step)),
+    el("code", { class: "step-id", dir: "ltr" }, shortId(step.snapshot_id)),
+    step.truncated ? el("span", { class: "badge warn", title: t("truncated_reason") }, t("truncated_mark")) : null);
+    button.addEventListener("click", () => openStep(step.snapshot_id));
+    return el("li", {}, button);
+  }
+
+  // The steps of a turn, with a line where the long-turn rule left some out.
+  function stepItems(turn) {
+    const items = [];
+    let previous = null;
+    for (const step of turn.steps) {
+      if (previous !== null && step.step > previous + 1) {
+        const from = previous + 1, to = step.step - 1;
+        items.push(el("li", { class: "gap muted", "data-gap": `${from}-${to}` },
+          t(from === to ? "gap_one" : "gap_many", { from: number(from), to: number(to) })));
+      }
+      items.push(stepButton(turn, step));
+      previous = step.step;
+    }
+    return items;
+  }
+
   function renderTurns() {
     const { snapshots, turns } = state.listing;
     nodes.count.textContent = snapshots.length ? t("steps_count", { count: number(snapshots.length) }) : t("no_steps");
+    // Why steps were saved cut is said once, under the first turn that has one.
+    const firstCut = turns.find((turn) => turn.steps.some((step) => step.truncated));
     nodes.turns.replaceChildren(...turns.map((turn) => el("section", { class: "turn", "data-turn": turn.turn_index },
       el("h3", {}, t("turn_heading", { turn: turn.turn_index })),
       el("p", { class: "questions", dir: "auto" }, turn.questions.join(" / ")),
-      el("ol", { class: "step-list" }, turn.steps.map((step) => {
-        const button = el("button", {
-          type: "button", class: "step-button", "data-snapshot": step.snapshot_id,
-          "aria-pressed": step.snapshot_id === state.open ? "true" : "false",
-        },
-        el("span", { class: "step-label" }, stepLabel(turn.turn_index, step.step)),
-        el("code", { class: "step-id" }, shortId(step.snapshot_id)),
-        step.truncated ? el("span", { class: "badge warn" }, t("truncated_mark")) : null);
-        button.addEventListener("click", () => openStep(step.snapshot_id));
-        return el("li", {}, button);
-      })))));
+      el("ol", { class: "step-list" }, stepItems(turn)),
+      turn === firstCut ? el("p", { class: "cut-note notice warn" }, t("cut_explained")) : null)));
   }
+
 
   // -- one step -----------------------------------------------------------------------------------
   async function openStep(id) {
@@ -89,21 +207,23 @@
     }
     try {
       renderDetail(await api("GET", `${stepsPath(state.thread)}/${encodeURIComponent(id)}`));
+      const box = nodes.detail.getBoundingClientRect();
+      if (box.top < 0 || box.bottom > innerHeight) nodes.detail.scrollIntoView({ block: "start" });
     } catch (err) {
-      showError(err);
+      await stepGone(err);
     }
   }
 
   function effectText(effect) {
     if (effect.kind === "file_written") return t("effect_file_written", { path: (effect.args || {}).path || "?" });
-    return `${effect.kind}: ${effect.tool || ""} ${JSON.stringify(effect.args || {})}`;
+    return `${effect.kind}: ${effect.tool || ""} (${KazmaCompare.valueText(effect.args || {})})`;
   }
 
   function savedMessage(message) {
     const parts = [el("span", { class: "role" }, t(`role_${message.role}`))];
-    if (message.text) parts.push(el("p", { class: "text", dir: "auto" }, clip(message.text)));
+    if (message.text) parts.push(el("p", { class: "text", dir: Kazma.textDir(message.text) }, clip(message.text)));
     for (const call of message.tool_calls || []) {
-      parts.push(el("p", { class: "tool-call" }, tn("tool_call", { call: el("code", { dir: "ltr" }, `${call.name}(${JSON.stringify(call.args || {})})`) })));
+      parts.push(el("p", { class: "tool-call" }, tn("tool_call", { call: el("bdi", { dir: "ltr" }, el("code", {}, call.text || call.name)) })));
     }
     if (message.side_effect) parts.push(el("p", { class: "effect" }, t("side_effect", { what: effectText(message.side_effect) })));
     return el("li", { class: `message ${message.role}`, "data-role": message.role }, parts);
@@ -141,7 +261,7 @@
     try {
       preview = await api("GET", `${stepsPath(state.thread)}/${encodeURIComponent(info.snapshot_id)}/preview`);
     } catch (err) {
-      showError(err);
+      await stepGone(err);
       return;
     }
     const effects = preview.side_effects;
@@ -158,12 +278,14 @@
     });
     if (!sure) return;
     try {
+      state.restoring = info.snapshot_id; // its reload event is this page's own news
       const restored = await api("POST", "/api/replay/restore", { thread_id: state.thread, snapshot_id: info.snapshot_id });
+      await loadChats();
       await loadSteps();
       await openStep(info.snapshot_id);
       notice(nodes.notice, t("restored", { label: labelOf(restored.snapshot), removed: number(restored.removed_steps) }), "ok");
     } catch (err) {
-      showError(err);
+      await stepGone(err);
     }
   }
 
@@ -179,7 +301,7 @@
       const forked = await api("POST", "/api/replay/fork", { thread_id: state.thread, snapshot_id: info.snapshot_id });
       location.assign(`/?thread=${encodeURIComponent(forked.thread_id)}`);
     } catch (err) {
-      showError(err);
+      await stepGone(err);
     }
   }
 
@@ -198,42 +320,15 @@
     nodes.compareRun.title = all.length < 2 ? t("compare_need_two") : "";
   }
 
-  function diffMessage(item) {
-    return el("li", {}, el("span", { class: "muted" }, t("compare_position", { position: item.position }), " · ",
-      t(`role_${item.role}`), ": "), el("span", { dir: "auto" }, clip(item.text || JSON.stringify(item.tool_calls || ""), 300)));
-  }
-
-  function renderComparison(result) {
-    const m = result.messages;
-    const section = (key, items, render) => items.length
-      ? el("section", { class: `diff-${key}` }, el("h4", {}, t(`compare_${key}`)), el("ul", {}, items.map(render)))
-      : null;
-    const field = (key, a, b) => el("tr", {}, el("th", { scope: "row" }, t(key)),
-      el("td", { dir: "ltr" }, JSON.stringify(a)), el("td", { dir: "ltr" }, JSON.stringify(a) === JSON.stringify(b) ? t("compare_same") : JSON.stringify(b)));
-    const costs = Object.entries(result.cost).filter(([, v]) => v).map(([k, v]) => `${k} ${v > 0 ? "+" : ""}${v}`).join(", ");
-    nodes.compareText.textContent = result.text;
-    fill(nodes.compareDiff,
-      el("p", { class: "counts" }, t("compare_counts", { added: m.added.length, removed: m.removed.length, changed: m.changed.length })),
-      section("added", m.added, diffMessage),
-      section("removed", m.removed, diffMessage),
-      section("changed", m.changed, (item) => el("li", {}, el("span", { class: "muted" }, t("compare_position", { position: item.position }), ": "),
-        el("span", { dir: "auto" }, clip(item.a.text, 200)), " → ", el("span", { dir: "auto" }, clip(item.b.text, 200)))),
-      el("h4", {}, t("compare_fields")),
-      el("table", { class: "fields" },
-        el("thead", {}, el("tr", {}, el("th", {}), el("th", {}, labelOf(result.a)), el("th", {}, labelOf(result.b)))),
-        el("tbody", {}, field("compare_plan", result.plan.a, result.plan.b), field("compare_model", result.model.a, result.model.b),
-          el("tr", {}, el("th", { scope: "row" }, t("compare_cost")), el("td", { colspan: 2, dir: "ltr" }, costs || t("compare_same"))))),
-    );
-    nodes.compareResult.hidden = false;
-  }
-
   nodes.compareForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     notice(nodes.notice, "");
     try {
-      renderComparison(await api("POST", "/api/replay/compare", {
+      const result = await api("POST", "/api/replay/compare", {
         thread_id: state.thread, a: nodes.compareA.value, b: nodes.compareB.value,
-      }));
+      });
+      KazmaCompare.render(result, nodes.compareDiff);
+      nodes.compareResult.hidden = false;
     } catch (err) {
       showError(err);
     }

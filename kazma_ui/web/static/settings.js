@@ -13,6 +13,16 @@
     return typeof value === "number" ? number(value) : String(value);
   };
 
+  // A refused value is explained with what the page knows of the setting, in the page's language.
+  function refusal(setting, err) {
+    if (err.code !== "invalid_setting") return errorText(err);
+    if (setting.kind === "bool") return t("setting_refused_switch");
+    if (setting.minimum !== null && setting.maximum !== null) {
+      return t("setting_refused_range", { min: number(setting.minimum), max: number(setting.maximum) });
+    }
+    return t("setting_refused");
+  }
+
   function row(setting) {
     const current = setting.stored ?? setting.value; // what the next start will use
     const input = setting.kind === "bool"
@@ -53,7 +63,7 @@
         done.textContent = t(saved.restart_needed ? "saved_restart" : "saved_live", { name: saved.name });
       } catch (err) {
         message.className = "row-message error";
-        message.textContent = errorText(err);
+        message.textContent = refusal(setting, err);
         save.disabled = false;
       }
     });

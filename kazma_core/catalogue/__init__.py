@@ -1,0 +1,38 @@
+"""Every sentence Kazma says, in English and Arabic: one catalogue for every surface.
+
+The sections are one module each (the web pages, slash commands, the terminal, the chat
+apps, a saved step's words); each surface reads its section from here and nothing else
+holds a translation. `sentence("web.send", "ar")` reads any of them by its id, and `ALL`
+lists every one, so a single test checks that each exists in both languages with the same
+placeholders. An error names its sentence by `message_id` (kazma_core.errors) and carries
+its parameters; a surface fills the sentence in the person's language from those.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kazma_core.catalogue.chat_apps import CHAT_APPS
+from kazma_core.catalogue.commands import BAD_COMMAND_AR, COMMANDS
+from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.steps import ROLES, WORDS
+from kazma_core.catalogue.terminal import TERMINAL
+from kazma_core.catalogue.text import LANGS, Text, isolate_ltr
+from kazma_core.catalogue.web import WEB
+
+ALL: dict[str, Text] = {
+    **{f"web.{key}": Text(*pair) for key, pair in WEB.items()},
+    **{f"commands.{key}": text for key, text in COMMANDS.items()},
+    **{f"terminal.{key}": text for key, text in TERMINAL.items()},
+    **{f"chat_apps.{key}": text for key, text in CHAT_APPS.items()},
+    **{f"steps.{key}": Text(*pair) for key, pair in WORDS.items()},
+    **{f"roles.{key}": Text(*pair) for key, pair in ROLES.items()},
+    **{f"errors.{key}": text for key, text in ERRORS.items()},
+}
+
+__all__ = ["ALL", "BAD_COMMAND_AR", "LANGS", "Text", "isolate_ltr", "sentence"]
+
+
+def sentence(message_id: str, lang: str, **values: Any) -> str:
+    """The sentence with this id, in this language, its placeholders filled."""
+    return ALL[message_id].get(lang, **values)

@@ -1,0 +1,299 @@
+"""The web pages' sentences (templates and page scripts), English then Arabic.
+
+`{name}` placeholders are filled on the server and by `Kazma.t` in the browser; a key ending
+in _zero/_one/_two/_few/_many is a plural form of the key before it (`Kazma.tc`).
+"""
+
+from __future__ import annotations
+
+from kazma_core.catalogue.steps import ROLES
+
+WEB: dict[str, tuple[str, str]] = {
+    "sign_out": ("Sign out", "تسجيل الخروج"),
+    "lives_in_chat": ("in {platform}", "في {platform}"),
+    "lives_in_thread": ("in a {platform} thread: {name}", "في سلسلة على {platform}: {name}"),
+    "lives_in_topic": ("in a {platform} topic: {name}", "في موضوع على {platform}: {name}"),
+    "setting_limits.user_quota_bytes": (
+        "Storage each user may use: conversations, saved steps and files (bytes)",
+        "مساحة التخزين المسموحة لكل مستخدم: المحادثات والخطوات المحفوظة والملفات (بايت)",
+    ),
+    "error_message_too_long": (
+        "This message is longer than the limit (setting limits.max_message_chars). Shorten it or send it in parts.",
+        "هذه الرسالة أطول من الحدّ (الإعداد limits.max_message_chars). اختصرها أو أرسلها على أجزاء.",
+    ),
+    "error_quota_exceeded": (
+        "Your storage is full (setting limits.user_quota_bytes). Delete chats or files you no longer need, or ask the owner to raise the limit.",
+        "امتلأت مساحة التخزين الخاصة بك (الإعداد limits.user_quota_bytes). احذف دردشات أو ملفات لم تعد تحتاجها، أو اطلب من المالك رفع الحدّ.",
+    ),
+    "error_too_large": (
+        "That is more than the server takes at once (setting limits.max_body_bytes). Send less at a time.",
+        "الطلب أكبر من الحدّ (الإعداد limits.max_body_bytes). أرسل أقل في كل مرة.",
+    ),
+    # the frame of every page
+    "app_name": ("Kazma", "كازما"),
+    "nav_chat": ("Chat", "الدردشة"),
+    "nav_replay": ("Time Travel", "السفر عبر الزمن"),
+    "nav_settings": ("Settings", "الإعدادات"),
+    "signed_in_as": ("Signed in as {name}", "مسجّل الدخول باسم {name}"),
+    "language": ("Language", "اللغة"),
+    "lang_en": ("English", "English"),
+    "lang_ar": ("العربية", "العربية"),
+    "confirm": ("Confirm", "تأكيد"),
+    # operator alerts, shown to the owner on every page until acknowledged
+    "alerts_title": ("Operator alert", "تنبيه للمشغّل"),
+    "alert_ack": ("Acknowledge", "تم الاطلاع"),
+    "cancel": ("Cancel", "إلغاء"),
+    # signing in
+    "signin_title": ("Sign in to Kazma", "سجّل الدخول إلى كازما"),
+    "signin_body": (
+        "Kazma is running. To sign in, open the one-time link that “kazma serve” printed when it started "
+        "(it looks like {example}). The link works once; restart the server for a new one.",
+        "كازما تعمل. لتسجيل الدخول، افتح الرابط ذا الاستخدام الواحد الذي طبعه «kazma serve» عند بدئه "
+        "(يبدو هكذا: {example}). يعمل الرابط مرة واحدة؛ أعد تشغيل الخادم للحصول على رابط جديد.",
+    ),
+    "signin_api": (
+        "Scripts and the terminal UI use an API token instead: kazma users add NAME. The API is described at /docs.",
+        "أما السكربتات وواجهة الطرفية فتستخدم رمز API بدلًا من ذلك: kazma users add NAME. الواجهة البرمجية موصوفة في ‎/docs.",
+    ),
+    "signin_expired": (
+        "That sign-in link was already used or has expired. Restart “kazma serve” to print a new one.",
+        "رابط الدخول هذا استُخدم من قبل أو انتهت صلاحيته. أعد تشغيل «kazma serve» ليطبع رابطًا جديدًا.",
+    ),
+    # the chat
+    "chat_title": ("Chat", "الدردشة"),
+    "chats": ("Your chats", "دردشاتك"),
+    "new_chat": ("New chat", "دردشة جديدة"),
+    "no_chats": ("No chats yet. Write a message to start one.", "لا دردشات بعد. اكتب رسالة لتبدأ واحدة."),
+    "empty_chat": (
+        "Say something to Kazma. Every step of its answer is saved, so you can go back to it on the Time Travel page.",
+        "قل شيئًا لكازما. كل خطوة من إجابتها تُحفظ، فيمكنك الرجوع إليها في صفحة السفر عبر الزمن.",
+    ),
+    "forked_from": ("forked from {title}, turn {turn} step {step}", "مُفرَّعة من {title}، الدورة {turn} الخطوة {step}"),
+    "forked_from_short": ("forked from {title}", "مُفرَّعة من {title}"),
+    "deleted_chat": ("a deleted chat", "دردشة محذوفة"),
+    "chat_time_travel": ("Time travel in this chat", "السفر عبر الزمن في هذه الدردشة"),
+    "message_label": ("Your message", "رسالتك"),
+    "message_placeholder": ("Write a message… (/replay opens this chat’s saved steps)", "اكتب رسالة…"),
+    "send": ("Send", "إرسال"),
+    "stop": ("Stop", "إيقاف"),
+    "stopping": ("Stopping at the next step…", "يجري الإيقاف عند الخطوة التالية…"),
+    "wait_or_stop": (
+        "Kazma is still answering. Wait for the answer, or press Stop; your text stays here.",
+        "ما زالت كازما تجيب. انتظر الإجابة، أو اضغط إيقاف؛ ويبقى نصّك هنا.",
+    ),
+    "composer_hint": (
+        "Enter sends, Shift+Enter starts a new line. /replay or /fork: this chat’s saved steps. /replay clear: delete them.",
+        "Enter يرسل، وShift+Enter يبدأ سطرًا جديدًا. ‎/replay أو ‎/fork: الخطوات المحفوظة لهذه الدردشة. ‎/replay clear: حذفها.",
+    ),
+    **{f"role_{role}": names for role, names in ROLES.items()},  # named the same on every surface
+    "role_command": ("Command", "أمر"),
+    "working": ("Kazma is working…", "كازما تعمل…"),
+    "working_steps": ("Kazma is working… steps saved: {count} (latest: {label})", "كازما تعمل… الخطوات المحفوظة: {count} (آخرها: {label})"),
+    "approval_title": ("Kazma asks before it runs {tool}", "تستأذن كازما قبل أن تشغّل {tool}"),
+    "approval_expires": ("Expires at {time}", "تنتهي صلاحيتها عند {time}"),
+    "approve": ("Approve", "موافقة"),
+    "deny": ("Deny", "رفض"),
+    "approval_sent": ("Sent: {decision}. Kazma goes on…", "أُرسل: {decision}. تتابع كازما…"),
+    "decision_approve": ("approved", "موافَق عليها"),
+    "decision_deny": ("denied", "مرفوضة"),
+    "reloaded_restored": (
+        "This chat was restored to an earlier step (here or in another tab); it has been reloaded.",
+        "استُعيدت هذه الدردشة إلى خطوة سابقة (هنا أو في تبويب آخر)؛ وأُعيد تحميلها.",
+    ),
+    "reloaded_deleted": ("This chat was deleted.", "حُذفت هذه الدردشة."),
+    "reloaded": ("This chat changed elsewhere; it has been reloaded.", "تغيّرت هذه الدردشة في مكان آخر؛ وأُعيد تحميلها."),
+    "confirm_title": ("Are you sure?", "هل أنت متأكد؟"),
+    "nothing_done": ("Nothing was changed.", "لم يتغيّر شيء."),
+    "command_needs_chat": ("Start a chat first: this command works on the open chat.", "ابدأ دردشة أولًا: هذا الأمر يعمل على الدردشة المفتوحة."),
+    # the Time Travel page
+    "replay_title": ("Time Travel", "السفر عبر الزمن"),
+    "replay_intro": (
+        "Every step of a turn is saved. Read a step, restore the chat to it, fork it into a new chat, or compare two steps.",
+        "كل خطوة من الدورة تُحفظ. اقرأ خطوة، أو استعد الدردشة إليها، أو فرّعها إلى دردشة جديدة، أو قارن بين خطوتين.",
+    ),
+    "pick_chat": ("Conversation", "المحادثة"),
+    "chat_option": ("{title} ({count} steps)", "{title} ({count} خطوة)"),
+    "chat_option_one": ("{title} (1 step)", "{title} (خطوة واحدة)"),
+    "chat_option_two": ("{title} (2 steps)", "{title} (خطوتان)"),
+    "chat_option_few": ("{title} ({count} steps)", "{title} ({count} خطوات)"),
+    "chat_option_zero": ("{title} (no steps)", "{title} (لا خطوات)"),
+    "no_chats_replay": ("You have no chats yet. Start one in the chat, then come back.", "لا دردشات لك بعد. ابدأ واحدة في الدردشة، ثم عُد."),
+    "open_chat": ("Open this chat", "افتح هذه الدردشة"),
+    "tab_steps": ("Steps", "الخطوات"),
+    "tab_compare": ("Compare", "المقارنة"),
+    "no_steps": ("No steps saved in this chat yet.", "لا خطوات محفوظة في هذه الدردشة بعد."),
+    "steps_count": ("Saved steps: {count}", "الخطوات المحفوظة: {count}"),
+    "turn_heading": ("Turn {turn}", "الدورة {turn}"),
+    "step_label": ("turn {turn}, step {step}", "الدورة {turn}، الخطوة {step}"),
+    "truncated_mark": ("saved cut", "محفوظة مقصوصة"),
+    "truncated_reason": (
+        "This step was saved cut, because it was larger than the step size limit. It can be read, but not restored or forked.",
+        "حُفظت هذه الخطوة مقصوصة لأنها أكبر من حدّ حجم الخطوة. يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها.",
+    ),
+    "gap_one": (
+        "Step {from} not kept: in a long turn every step up to the 20th is kept, then every 10th, and the last.",
+        "الخطوة {from} لم تُحفظ: في الدورة الطويلة تُحفظ كل خطوة حتى العشرين، ثم كل عاشرة، والأخيرة.",
+    ),
+    "gap_many": (
+        "Steps {from}–{to} not kept: in a long turn every step up to the 20th is kept, then every 10th, and the last.",
+        "الخطوات {from}–{to} لم تُحفظ: في الدورة الطويلة تُحفظ كل خطوة حتى العشرين، ثم كل عاشرة، والأخيرة.",
+    ),
+    "cut_explained": (
+        "Steps marked “saved cut” were larger than the step size limit, so their long texts were cut: they can be read, "
+        "not restored or forked. Once a large tool result is in a conversation, every later step holds it too. "
+        "Restore or fork a step before it, or raise “Largest step stored whole” in Settings for the steps to come.",
+        "الخطوات الموسومة «محفوظة مقصوصة» كانت أكبر من حدّ حجم الخطوة، فقُصّت نصوصها الطويلة: تُقرأ، ولا تُستعاد ولا تُفرَّع. "
+        "وحين تدخل نتيجة أداة كبيرة في المحادثة، تحملها كل خطوة بعدها أيضًا. "
+        "استعد خطوة قبلها أو فرّعها، أو ارفع «أكبر خطوة تُخزَّن كاملة» في الإعدادات للخطوات القادمة.",
+    ),
+    "step_gone": (
+        "That step is no longer saved: a restore, a clean-up or a newer step removed it. The list is up to date now; pick another step.",
+        "لم تعد هذه الخطوة محفوظة: أزالتها استعادة أو تنظيف أو خطوة أحدث. القائمة محدَّثة الآن؛ اختر خطوة أخرى.",
+    ),
+    "replay_changed_elsewhere": (
+        "This chat was restored elsewhere (another tab, the terminal or a chat app); the steps below are up to date.",
+        "استُعيدت هذه الدردشة من مكان آخر (تبويب آخر أو الطرفية أو تطبيق دردشة)؛ والخطوات أدناه محدَّثة.",
+    ),
+    "replay_chat_deleted": (
+        "The chat you were looking at was deleted; another one is shown.",
+        "حُذفت الدردشة التي كنت تنظر فيها؛ وتظهر أخرى.",
+    ),
+    "branches": ("Branches", "الفروع"),
+    "branches_intro": (
+        "This chat, the chats forked from it and theirs. Pick one to see its steps.",
+        "هذه الدردشة، والدردشات المفرَّعة منها وما تفرّع منها. اختر واحدة لترى خطواتها.",
+    ),
+    "branch_from": ("from {label}", "من {label}"),
+    "branch_steps": ("{count} steps", "{count} خطوة"),
+    "branch_steps_one": ("1 step", "خطوة واحدة"),
+    "branch_steps_two": ("2 steps", "خطوتان"),
+    "branch_steps_few": ("{count} steps", "{count} خطوات"),
+    "branch_steps_zero": ("no steps", "لا خطوات"),
+    "pick_step": ("Open a step to read its messages.", "افتح خطوة لتقرأ رسائلها."),
+    "step_meta": ("{time} · model {model} · {count} messages · {size}", "{time} · النموذج {model} · {count} رسائل · {size}"),
+    "step_messages": ("Messages", "الرسائل"),
+    "restore_here": ("Restore here", "الاستعادة هنا"),
+    "fork": ("Fork", "تفريع"),
+    "tool_call": ("calls {call}", "تستدعي {call}"),
+    "side_effect": ("Changed outside the chat: {what}", "تغيير خارج الدردشة: {what}"),
+    "effect_file_written": ("file written: {path}", "ملف كُتب: {path}"),
+    "confirm_restore_title": ("Restore this chat to {label}?", "هل تستعيد هذه الدردشة إلى {label}؟"),
+    "takes_back": (
+        "Later turns taken back: {turns} (their messages and what Kazma remembered of them). Later steps deleted: {steps}.",
+        "الدورات اللاحقة التي تُسحب: {turns} (رسائلها وما تذكّرته كازما منها). الخطوات اللاحقة التي تُحذف: {steps}.",
+    ),
+    "not_undone": (
+        "Restoring rewinds the conversation, not the world. These stay done:",
+        "الاستعادة تُرجع المحادثة، لا العالم. هذه تبقى منجزة:",
+    ),
+    "no_side_effects": (
+        "The agent changed nothing outside the chat after this step.",
+        "لم يغيّر الوكيل شيئًا خارج الدردشة بعد هذه الخطوة.",
+    ),
+    "restore": ("Restore", "استعادة"),
+    "restored": (
+        "Restored this chat to {label}. Later steps removed: {removed}. The next message continues from there.",
+        "استُعيدت هذه الدردشة إلى {label}. الخطوات اللاحقة المحذوفة: {removed}. تستمر الرسالة التالية من هناك.",
+    ),
+    "confirm_fork_title": ("Fork {label} into a new chat?", "هل تفرّع {label} إلى دردشة جديدة؟"),
+    "confirm_fork": (
+        "The new chat is yours and starts from this step; the original is not touched. It opens when you confirm.",
+        "الدردشة الجديدة لك وتبدأ من هذه الخطوة؛ والأصل لا يُمسّ. تُفتح حين تؤكد.",
+    ),
+    "compare_intro": ("Pick two steps of this chat to see what differs.", "اختر خطوتين من هذه الدردشة لترى ما يختلف."),
+    "compare_a": ("First step", "الخطوة الأولى"),
+    "compare_b": ("Second step", "الخطوة الثانية"),
+    "compare_run": ("Compare", "قارن"),
+    "compare_counts": (
+        "Messages: {added} added, {removed} removed, {changed} changed.",
+        "الرسائل: {added} مضافة، {removed} محذوفة، {changed} متغيّرة.",
+    ),
+    "compare_fields": ("Plan, model and cost", "الخطة والنموذج والتكلفة"),
+    "compare_plan": ("Plan", "الخطة"),
+    "compare_model": ("Model", "النموذج"),
+    "compare_cost": ("Cost change", "تغيّر التكلفة"),
+    "compare_same": ("same", "كما هو"),
+    "compare_same_one": ("Message {from} is the same in both.", "الرسالة {from} هي نفسها في الخطوتين."),
+    "compare_same_many": ("Messages {from}–{to} are the same in both.", "الرسائل {from}–{to} هي نفسها في الخطوتين."),
+    "compare_identical": ("The two steps hold the same messages.", "تحمل الخطوتان الرسائل نفسها."),
+    "value_none": ("none", "لا شيء"),
+    "value_yes": ("yes", "نعم"),
+    "value_no": ("no", "لا"),
+    "compare_need_two": ("This chat needs at least two saved steps to compare.", "تحتاج هذه الدردشة إلى خطوتين محفوظتين على الأقل للمقارنة."),
+    # Settings
+    "settings_title": ("Settings", "الإعدادات"),
+    "settings_intro": (
+        "Time travel settings. Live ones apply at once; the others are read when the server starts.",
+        "إعدادات السفر عبر الزمن. الفورية منها تُطبَّق حالًا؛ والبقية تُقرأ عند بدء الخادم.",
+    ),
+    "settings_owner_only": ("Only the owner of this Kazma can see and change its settings.", "لا يرى إعدادات كازما هذه ويغيّرها إلا مالكها."),
+    "setting_name": ("Setting", "الإعداد"),
+    "setting_running": ("Running value", "القيمة العاملة"),
+    "setting_stored": ("Stored value", "القيمة المخزّنة"),
+    "setting_new": ("New value", "قيمة جديدة"),
+    "setting_none": ("—", "—"),
+    "setting_live": ("applies at once", "يُطبَّق حالًا"),
+    "setting_at_start": ("read at start", "يُقرأ عند البدء"),
+    "restart_needed": ("restart needed", "تلزم إعادة التشغيل"),
+    "save": ("Save", "حفظ"),
+    "true": ("on", "مفعّل"),
+    "false": ("off", "معطّل"),
+    "saved_live": ("Saved {name}: it applies now.", "حُفظ {name}: يُطبَّق الآن."),
+    "saved_restart": ("Saved {name}: restart Kazma to apply it.", "حُفظ {name}: أعد تشغيل كازما لتطبيقه."),
+    "range": ("{min} to {max}", "من {min} إلى {max}"),
+    "setting_refused_range": (
+        "Not saved: this setting takes a whole number from {min} to {max}. Enter one in that range and save again.",
+        "لم يُحفظ: يأخذ هذا الإعداد عددًا صحيحًا من {min} إلى {max}. أدخل عددًا ضمن ذلك وأعد الحفظ.",
+    ),
+    "setting_refused_switch": ("Not saved: this setting is on or off. Tick the box or clear it, then save.", "لم يُحفظ: هذا الإعداد إمّا مفعّل أو معطّل. علّم المربع أو أزل العلامة، ثم احفظ."),
+    "setting_refused": ("Not saved: that value is not allowed here. Check it and save again.", "لم يُحفظ: هذه القيمة غير مسموحة هنا. راجعها وأعد الحفظ."),
+    "setting_time_travel.enabled": ("Save steps at all", "حفظ الخطوات من الأصل"),
+    "setting_time_travel.max_snapshots": ("Newest steps kept per conversation", "أحدث الخطوات المحفوظة لكل محادثة"),
+    "setting_time_travel.max_global_snapshots": ("Newest steps kept in the whole database", "أحدث الخطوات المحفوظة في قاعدة البيانات كلها"),
+    "setting_time_travel.max_snapshot_bytes": ("Largest step stored whole (bytes)", "أكبر خطوة تُخزَّن كاملة (بايت)"),
+    "setting_time_travel.max_thread_bytes": ("Bytes of steps kept per conversation", "بايتات الخطوات المحفوظة لكل محادثة"),
+    "setting_time_travel.max_total_bytes": ("Bytes of steps kept in the whole database", "بايتات الخطوات المحفوظة في قاعدة البيانات كلها"),
+    "setting_time_travel.max_per_turn": ("Steps kept per turn: its first and its newest", "الخطوات المحفوظة لكل دورة: أولاها وأحدثها"),
+    "setting_time_travel.auto_maintain": ("Run the daily clean-up", "تشغيل التنظيف اليومي"),
+    "setting_time_travel.retention_days": ("The clean-up deletes steps older than this (days)", "يحذف التنظيف الخطوات الأقدم من هذا (أيام)"),
+    "setting_history.checkpoints_per_chat": ("Chat step history kept per chat", "تاريخ خطوات الدردشة المحفوظ لكل دردشة"),
+    # refusals: the English sentence is the server's own message; these are the Arabic ones by code
+    "error_network": ("Kazma could not be reached. Check that the server runs, then try again.", "تعذّر الوصول إلى كازما. تحقّق من أن الخادم يعمل، ثم حاول مجددًا."),
+    "error_turn_running": (
+        "A turn is running in this chat. Wait for its answer (or stop it in the chat), then try again.",
+        "دورة تجري الآن في هذه الدردشة. انتظر إجابتها (أو أوقفها في الدردشة)، ثم حاول مجددًا.",
+    ),
+    "error_approval_pending": (
+        "An approval is waiting in this chat. Approve or deny it (or let it expire), then try again.",
+        "موافقة تنتظر في هذه الدردشة. وافق عليها أو ارفضها (أو دعها تنتهي صلاحيتها)، ثم حاول مجددًا.",
+    ),
+    "error_snapshot_truncated": (
+        "This step was saved cut. It can be read, but not restored or forked: pick another step.",
+        "حُفظت هذه الخطوة مقصوصة. يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها: اختر خطوة أخرى.",
+    ),
+    "error_ambiguous_step": (
+        "More than one step matches. Pick the step from the list.",
+        "أكثر من خطوة تطابق. اختر الخطوة من القائمة.",
+    ),
+    "error_invalid_step": ("That is not a step of this chat. Pick the step from the list.", "هذه ليست خطوة من هذه الدردشة. اختر الخطوة من القائمة."),
+    "error_not_found": (
+        "That chat or step is not among yours (it may have been deleted). Reload the page.",
+        "هذه الدردشة أو الخطوة ليست بين ما لك (ربما حُذفت). أعد تحميل الصفحة.",
+    ),
+    "error_store_unavailable": (
+        "The saved steps cannot be read right now. Check the disk and snapshots.db, then try again.",
+        "يتعذّر قراءة الخطوات المحفوظة الآن. تحقّق من القرص ومن ملف snapshots.db، ثم حاول مجددًا.",
+    ),
+    "error_approval_closed": (
+        "This approval was already closed; nothing was done. Send your request again if you still want it.",
+        "هذه الموافقة أُغلقت من قبل؛ لم يُنفَّذ شيء. أرسل طلبك مجددًا إن كنت لا تزال تريده.",
+    ),
+    "error_turn_failed": (
+        "The model could not answer. Check the model settings and that its server is up, then send the message again.",
+        "تعذّر على النموذج أن يجيب. تحقّق من إعدادات النموذج ومن أن خادمه يعمل، ثم أرسل الرسالة مجددًا.",
+    ),
+    "error_unauthorized": ("Your sign-in has ended. Open a new sign-in link.", "انتهى تسجيل دخولك. افتح رابط دخول جديدًا."),
+    "error_forbidden": ("Only the owner can do that.", "لا يفعل هذا إلا المالك."),
+    "error_invalid_input": ("That was not valid. Check it and try again.", "ما أُرسل غير صالح. راجعه وأعد المحاولة."),
+    "error_invalid_setting": ("That value is refused: {reason}", "هذه القيمة مرفوضة: {reason}"),
+}
