@@ -53,7 +53,8 @@ def register(sub: Any) -> None:
     load.set_defaults(func=cmd_migrate_import)
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The settings a data command runs with (its --data-dir), the folder ready in today's layout."""
     settings = load_settings(data_dir=args.data_dir)
     prepare_data_dir(settings)
     return settings
@@ -72,7 +73,7 @@ async def _with_stores(settings: Settings, work: Callable[[Maintenance], Awaitab
 
 # kazma maintain -------------------------------------------------------------------------
 def cmd_maintain(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_of(args)
     with DataFolderLock.shared(settings.data_dir):
         report = asyncio.run(_with_stores(settings, lambda m: m.run_pass(by_hand=True)))
     print("\n".join(describe_pass(report, settings)))
@@ -142,7 +143,7 @@ def describe_pass(report: PassReport, settings: Settings) -> list[str]:
 
 # kazma backup ---------------------------------------------------------------------------
 def cmd_backup_create(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_of(args)
     out = Path(args.out).expanduser().resolve() if args.out else settings.data_dir / "backups"
     with DataFolderLock.shared(settings.data_dir):
         asyncio.run(ensure_databases(settings.data_dir))
@@ -156,7 +157,7 @@ def cmd_backup_create(args: argparse.Namespace) -> int:
 
 
 def cmd_backup_restore(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_of(args)
     path = Path(args.path).expanduser().resolve()
     verify_backup(path)  # a damaged backup is refused before anything else is looked at
     with DataFolderLock.exclusive(settings.data_dir, "restore"):
@@ -172,7 +173,7 @@ def cmd_backup_restore(args: argparse.Namespace) -> int:
 
 # kazma migrate --------------------------------------------------------------------------
 def cmd_migrate_export(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_of(args)
     file = Path(args.file).expanduser().resolve()
     if file.exists():
         raise KazmaError(f"{file} already exists. Choose another file name, or remove it first.")
@@ -190,7 +191,7 @@ def cmd_migrate_export(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate_import(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_of(args)
     file = Path(args.file).expanduser().resolve()
     with DataFolderLock.exclusive(settings.data_dir, "import"):
         report = import_bundle(file, settings.data_dir)

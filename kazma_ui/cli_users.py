@@ -10,7 +10,8 @@ from typing import Any
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.quota import folder_bytes
-from kazma_core.settings import Settings, ensure_data_dir, load_settings
+from kazma_core.settings import Settings
+from kazma_ui.cli_data import settings_of
 from kazma_core.stores.app_sqlite import AppStore, User
 
 
@@ -28,12 +29,6 @@ def register(users: Any) -> None:
     remove.add_argument("--yes", action="store_true", help="do it (without it, only say what would go)")
     remove.add_argument("--data-dir")
     remove.set_defaults(func=cmd_users_remove)
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    settings = load_settings(data_dir=args.data_dir)
-    ensure_data_dir(settings)
-    return settings
 
 
 async def _user(store: AppStore, name: str) -> User:
@@ -60,7 +55,7 @@ async def _list(settings: Settings) -> list[str]:
 
 
 def cmd_users_list(args: argparse.Namespace) -> int:
-    print("\n".join(asyncio.run(_list(_settings(args)))))
+    print("\n".join(asyncio.run(_list(settings_of(args)))))
     return 0
 
 
@@ -75,7 +70,7 @@ async def _new_token(settings: Settings, name: str) -> tuple[int, str]:
 
 
 def cmd_users_token(args: argparse.Namespace) -> int:
-    revoked, token = asyncio.run(_new_token(_settings(args), args.name))
+    revoked, token = asyncio.run(_new_token(settings_of(args), args.name))
     ended = f"{revoked} older token{'s' if revoked != 1 else ''} and sign-ins" if revoked else "no older tokens"
     print(f"New API token for {args.name} ({ended} ended; send it as Authorization: Bearer <token>):")
     print(token)
@@ -113,5 +108,5 @@ async def _remove(settings: Settings, name: str, really: bool) -> list[str]:
 
 
 def cmd_users_remove(args: argparse.Namespace) -> int:
-    print("\n".join(asyncio.run(_remove(_settings(args), args.name, args.yes))))
+    print("\n".join(asyncio.run(_remove(settings_of(args), args.name, args.yes))))
     return 0

@@ -50,6 +50,7 @@ ANSWERS = {
     "reset": "Conversation reset",
     "memory off": "Turn memory off in this chat?",
     "help": "Commands:",
+    "stop": "Nothing is running in this chat",
 }
 
 Send = Callable[[registry.Leaf, tuple[str, ...]], Awaitable[str]]

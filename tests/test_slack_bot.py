@@ -343,7 +343,7 @@ async def test_the_slack_manifest_declares_every_command_the_app_answers(tmp_pat
     assert printed.returncode == 0, err.decode()
     manifest = json.loads(out)
     commands = {c["command"]: c for c in manifest["features"]["slash_commands"]}
-    assert set(commands) == {"/replay", "/fork", "/reset", "/memory", "/help"}
+    assert set(commands) == {"/replay", "/fork", "/reset", "/memory", "/help", "/stop"}
     assert commands["/fork"]["usage_hint"] == "<step> [here]" and "usage_hint" not in commands["/help"]
     assert {c["url"] for c in commands.values()} == {"https://kazma.example.org/slack/events"}
     assert manifest["settings"]["event_subscriptions"]["bot_events"] == ["app_mention", "message.im"]
