@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import os
+
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -55,7 +58,8 @@ async def test_max_thread_bytes_drops_the_chats_oldest_steps_first(tmp_path: Pat
         user = await core.store.add_user("ann")
         chat = await core.chats.create(user)
         for _ in range(12):
-            await core.turns.send(chat.id, "big 8")  # about 8 KB of new text per turn
+            # about 8 KB of new text per turn that does not compress (bodies are kept compressed)
+            await core.turns.send(chat.id, base64.b64encode(os.urandom(6000)).decode())
         steps, used = await core.snapshots.usage(chat.id)
         assert used <= limit
         kept = await turns_of(core, chat)

@@ -6,6 +6,9 @@ and real folders; each test is one row of the issue's table.
 
 from __future__ import annotations
 
+import base64
+import os
+
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
@@ -121,11 +124,16 @@ async def test_a_tool_result_over_the_limit_is_cut_and_the_model_is_told(tmp_pat
         assert "(setting limits.max_tool_result_chars)" in said
 
 
+
+def noise(chars: int) -> str:
+    """Text that does not compress (stored bodies of prose are kept compressed; this counts whole)."""
+    return base64.b64encode(os.urandom(chars * 3 // 4 + 3)).decode()[:chars]
+
 async def test_a_full_quota_stops_only_its_user_and_deleting_frees_it(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "data", limits={"user_quota_bytes": 65_536, "max_message_chars": 100_000})
     async with two_people(settings) as (_, ann, bob):
         chat = await new_chat(ann.http)
-        written = await approve(ann, chat, await say(ann.http, chat, "write big.txt: " + "x" * 40_000))
+        written = await approve(ann, chat, await say(ann.http, chat, "write big.txt: " + noise(40_000)))
         assert written["reply"].startswith("Not written: your storage is full (")
         assert "setting limits.user_quota_bytes" in written["reply"]
         assert not user_file(settings, "ann", "big.txt").exists()
@@ -143,7 +151,7 @@ async def test_the_owner_raises_the_quota_on_the_settings_page_and_it_applies_at
     async with two_people(settings) as (server, ann, _bob):
         _, token = await server.add_user("olga", role="owner")
         chat = await new_chat(ann.http)
-        await say(ann.http, chat, "x" * 70_000)
+        await say(ann.http, chat, noise(70_000))
         error_of(await ann.http.post(f"/api/chats/{chat}/messages", json={"text": "hello"}), 413, "quota_exceeded")
         async with server.client(token) as olga:
             raised = await olga.put("/api/settings/limits.user_quota_bytes", json={"value": 1 << 20})

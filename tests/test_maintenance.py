@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import os
@@ -54,7 +55,9 @@ async def put_steps(
     messages: list[BaseMessage] = []
     ids = []
     for n in range(steps):
-        messages.append(HumanMessage(f"{tag} question {n} {os.urandom(body_bytes // 2).hex()}", id=uuid.uuid4().hex))
+        # random bytes as base64: text that does not compress, so the byte counts below hold
+        noise = base64.b64encode(os.urandom(body_bytes * 3 // 4)).decode()
+        messages.append(HumanMessage(f"{tag} question {n} {noise}", id=uuid.uuid4().hex))
         messages.append(AIMessage(f"{tag} answer {n}", id=uuid.uuid4().hex))
         held = list(messages)
         step = NewStep(

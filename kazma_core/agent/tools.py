@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import base64
 import operator
+import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,8 +243,10 @@ async def _sleep(ctx: ToolContext, args: SleepArgs) -> str:
 
 
 async def _big(ctx: ToolContext, args: BigArgs) -> str:
-    line = "The quick brown fox jumps over the lazy dog; Kazma keeps every step. "
-    text = (line * (args.kb * 1024 // len(line) + 1))[: args.kb * 1024]
+    # Text that compresses about as little as a real large result (a file, a page of data):
+    # base64 lines of bytes drawn from a generator seeded with the size, so it is the same each time.
+    size = args.kb * 1024
+    text = base64.encodebytes(random.Random(args.kb).randbytes(size * 3 // 4 + 3)).decode("ascii")[:size]
     return f"Here are {args.kb} KB: {text}"
 
 

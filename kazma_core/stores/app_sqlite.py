@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from kazma_core.stores.app_schema import MIGRATIONS
+from kazma_core.stores.bodies import unpack
 from kazma_core.stores.sqlite import SqliteDB
 
 
@@ -110,7 +111,7 @@ def hash_token(token: str) -> str:
 
 def body_text(body: bytes) -> str:
     """The words of a saved message body (its content; the text parts of a list content)."""
-    content = orjson.loads(body).get("data", {}).get("content", "")
+    content = orjson.loads(unpack(body)).get("data", {}).get("content", "")
     if isinstance(content, list):
         return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
     return str(content)

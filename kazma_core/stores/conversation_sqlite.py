@@ -29,6 +29,7 @@ import json
 import operator
 import sqlite3
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -61,6 +62,9 @@ from kazma_core.stores.sqlite import SqliteDB
 BODIES = "conv_bodies"
 MESSAGES = "messages"
 REFS = "kazma-refs"  # the type of a write whose messages are kept as references to bodies
+PACKED = "z+"  # a checkpoint blob compressed with zlib
+PACK_FROM = 256
+WRITES_KEPT = 10  # checkpoints whose task writes Kazma's prune keeps (the newest; older ones are history)
 NOTE_KEY = "kazma_note"  # additional_kwargs of an AI message that closes a turn without an answer
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
@@ -150,6 +154,19 @@ def space_of(conn: sqlite3.Connection, thread_id: str) -> str:
 def _is_messages(value: Any) -> bool:
     # The distinct types, not every item: a long conversation holds four or five.
     return isinstance(value, list) and all(issubclass(t, BaseMessage) for t in set(map(type, value)))
+
+
+def _packed(type_: str, blob: bytes) -> tuple[str, bytes]:
+    """A checkpoint's small fields, compressed when that saves something (they hold the
+    turn's question and every channel's version)."""
+    if len(blob) < PACK_FROM:
+        return type_, blob
+    packed = zlib.compress(blob, 6)
+    return (PACKED + type_, packed) if len(packed) < len(blob) else (type_, blob)
+
+
+def _unpacked(type_: str, blob: bytes) -> tuple[str, bytes]:
+    return (type_[len(PACKED):], zlib.decompress(blob)) if type_.startswith(PACKED) else (type_, blob)
 
 
 def _spans(refs: bytes | None) -> list[bodies.Interval]:
@@ -273,7 +290,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         return CheckpointTuple(config, copy_checkpoint(held.checkpoint), dict(held.metadata), parent, writes)  # type: ignore[arg-type]
 
     def _load(self, conn: sqlite3.Connection, row: sqlite3.Row) -> _Held:
-        checkpoint = self.serde.loads_typed((row["type"], row["checkpoint"]))
+        checkpoint = self.serde.loads_typed(_unpacked(row["type"], row["checkpoint"]))
         runs = None
         msg_bytes = 0
         if row["msg_refs"] is not None:
@@ -463,7 +480,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 self._derive_rows(conn, job, new, numbers)
             if job.checkpoint_ns == "" and job.follow:
                 self._follow_rows(conn, job.thread_id, job.runs)
-        type_, blob = self.serde.dumps_typed({**job.checkpoint, "channel_values": values})
+        type_, blob = _packed(*self.serde.dumps_typed({**job.checkpoint, "channel_values": values}))
         job.blob_bytes = len(blob)
         conn.execute(
             "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id,"
@@ -628,8 +645,9 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 await self.prune(str(thread_id), keep=1, per_namespace=True)
 
     async def prune(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
-        """Keep the newest `keep` checkpoints of a chat (of each namespace, or of the root one),
-        with their writes; bodies no kept checkpoint or transcript row uses are deleted."""
+        """Keep the newest `keep` checkpoints of a chat (of each namespace, or of the root one; for
+        the root one, only the newest WRITES_KEPT keep their tasks' writes); bodies no kept
+        checkpoint, write or transcript row uses are deleted."""
 
         def write(conn: sqlite3.Connection) -> int:
             spaces = (
@@ -652,6 +670,19 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 dropped += [s for r in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(r[0])]
                 removed += conn.execute(f"DELETE FROM checkpoints WHERE {where}", args).rowcount
                 conn.execute(f"DELETE FROM writes WHERE {where}", args)
+            if not per_namespace:
+                # The kept history's older checkpoints keep their state, not their tasks' writes:
+                # those were applied, and a write may hold a whole tool result.
+                newer = conn.execute(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+                    " ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?",
+                    (thread_id, WRITES_KEPT - 1),
+                ).fetchone()
+                if newer is not None:
+                    conn.execute(
+                        "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id < ?",
+                        (thread_id, newer[0]),
+                    )
             if dropped:
                 self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped), newest_of=thread_id)
             return removed
