@@ -39,7 +39,7 @@ STAGES = {
     "messages": (RewindService, "_step_messages"),
     # the step written back, the later rows taken back and the intent commit together
     "checkpoint": (rewind_module, "write_finished_turn"),
-    "steps": (SqliteSnapshotStore, "delete_after"),
+    "steps": (SqliteSnapshotStore, "keep_after"),
 }
 die_after(*STAGES[stage])
 

@@ -587,6 +587,30 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         await self.db.tx(write)
         self._forget(dst)
 
+    async def drop_after(self, thread_id: str, checkpoint_id: str, also: Also) -> bool:
+        """Make `checkpoint_id` the chat's newest again: the root checkpoints after it go, with their
+        writes and the bodies nothing else uses, and `also` commits with them. False (and nothing
+        changed) when that checkpoint is gone."""
+
+        def write(conn: sqlite3.Connection) -> bool:
+            if conn.execute(
+                "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+                (thread_id, checkpoint_id),
+            ).fetchone() is None:
+                return False
+            where = "thread_id = ? AND checkpoint_ns = '' AND checkpoint_id > ?"
+            args = (thread_id, checkpoint_id)
+            dropped = [s for (refs,) in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(refs)]
+            conn.execute(f"DELETE FROM checkpoints WHERE {where}", args)
+            conn.execute(f"DELETE FROM writes WHERE {where}", args)
+            also(conn)
+            self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped))
+            return True
+
+        done = await self.db.tx(write)
+        self._forget(thread_id)
+        return done
+
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         for thread_id in thread_ids:
             if strategy == "delete":
@@ -650,7 +674,10 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         for lo, hi in gone:
             conn.execute(
                 f"DELETE FROM {BODIES} WHERE chat_id = :space AND n BETWEEN :lo AND :hi AND n NOT IN"
-                f" (SELECT body_n FROM transcript WHERE chat_id IN ({SPACE_THREADS}) AND body_n BETWEEN :lo AND :hi)",
+                f" (SELECT body_n FROM transcript WHERE chat_id IN ({SPACE_THREADS}) AND body_n BETWEEN :lo AND :hi)"
+                # rows a restore kept aside for its undo refer to their bodies too
+                f" AND n NOT IN (SELECT body_n FROM kept_transcript WHERE chat_id IN ({SPACE_THREADS})"
+                " AND body_n BETWEEN :lo AND :hi)",
                 {"space": space, "lo": lo, "hi": hi},
             )
 

@@ -194,6 +194,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "setting_time_travel.max_per_turn": ("Steps kept per turn: its first and its newest", "الخطوات المحفوظة لكل دورة: أولاها وأحدثها"),
     "setting_time_travel.auto_maintain": ("Run the daily clean-up", "تشغيل التنظيف اليومي"),
     "setting_time_travel.retention_days": ("The clean-up deletes steps older than this (days)", "يحذف التنظيف الخطوات الأقدم من هذا (أيام)"),
+    "setting_time_travel.undo_seconds": (
+        "How long a restore can be undone, until the chat's next turn at most (seconds)",
+        "المدة التي يمكن فيها التراجع عن استعادة، حتى الدورة التالية في الدردشة على الأكثر (ثوانٍ)",
+    ),
     "setting_history.checkpoints_per_chat": ("Chat step history kept per chat", "تاريخ خطوات الدردشة المحفوظ لكل دردشة"),
     # refusals: the English sentence is the server's own message; these are the Arabic ones by code
     "error_network": ("Kazma could not be reached. Check that the server runs, then try again.", "تعذّر الوصول إلى كاظمه. تحقّق من أن الخادم يعمل، ثم حاول مجددًا."),
