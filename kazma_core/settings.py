@@ -46,8 +46,7 @@ class TimeTravelSettings(_Section):
     auto_maintain: bool = Field(description="Run the daily clean-up", json_schema_extra=LIVE)
     retention_days: int = Field(ge=1, le=36_500, description="The clean-up deletes steps older than this", json_schema_extra=LIVE)
     undo_seconds: int = Field(
-        ge=1, le=7 * 86_400, description="How long a restore can be undone (until the chat's next turn at most)",
-        json_schema_extra=LIVE,
+        ge=1, le=7 * 86_400, description="How long a restore can be undone (until the chat's next turn at most)"
     )
 
 

@@ -31,6 +31,7 @@ from kazma_core.errors import (
     KazmaError,
     NotFound,
     SnapshotTruncated,
+    StoreUnavailable,
     TurnRunning,
 )
 from kazma_core.leases import chat_lease
@@ -423,8 +424,12 @@ class RewindService:
             self.core.events.publish(undo.chat_id, "reload", {"reason": "undone"})
             log.warning("finished the undo of a restore of chat %s after a restart", undo.chat_id)
             finished += 1
-        # Steps kept aside for an undo that is gone (a crash between its two files).
-        await self.core.snapshots.drop_kept_except(await self.rows.live_restores())
+        # Steps kept aside for an undo that is gone (a crash between its two files). An unreadable
+        # snapshots.db must not keep the server from starting: every read of it says so.
+        try:
+            await self.core.snapshots.drop_kept_except(await self.rows.live_restores())
+        except StoreUnavailable as err:
+            log.warning("kept-aside steps not checked at start: %s", err.message)
         return finished
 
     async def fork(
