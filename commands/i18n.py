@@ -94,6 +94,15 @@ MESSAGES: dict[str, Text] = {
         "Restored this chat to {label}. Later steps removed: {removed}. The next message continues from there.",
         "استُعيدت هذه الدردشة إلى {label}. الخطوات اللاحقة المحذوفة: {removed}. تستمر الرسالة التالية من هناك.",
     ),
+    "restored_undo": Text(
+        "Restored the wrong step? {undo} puts everything back, until the next message.",
+        "استعدت الخطوة الخطأ؟ يعيد {undo} كل شيء، حتى الرسالة التالية.",
+    ),
+    "undone": Text(
+        "Undid the last restore: the chat is as it was before it. Back: {messages} messages, {memories} memories, "
+        "{steps} steps.",
+        "تراجعت عن آخر استعادة: عادت الدردشة كما كانت قبلها. عاد: {messages} رسائل، {memories} ذكريات، {steps} خطوات.",
+    ),
     "confirm_fork": Text(
         "Fork {label} ({short_id}) into a new chat, owned by you? The original is not touched.",
         "هل تفرّع {label} ({short_id}) إلى دردشة جديدة تملكها أنت؟ الأصل لا يُمسّ.",
@@ -209,7 +218,28 @@ def _candidates_ar(details: Mapping[str, Any]) -> str:
     return "؛ ".join(_relabel(str(c), "ar") for c in details.get("candidates") or [])
 
 
+_NOTHING_TO_UNDO_AR = {
+    "undo_none": "لا استعادة للتراجع عنها في هذه الدردشة. يُتاح التراجع بعد الاستعادة مباشرة، حتى الدورة التالية في الدردشة.",
+    "undo_undone": "تم التراجع عن آخر استعادة في هذه الدردشة من قبل. يعرض /replay list الخطوات التي يمكنك استعادتها.",
+    "undo_turn": (
+        "لم يعد ممكنًا التراجع عن آخر استعادة في هذه الدردشة: تقدّمت الدردشة منذ ذلك (دورة جديدة أو إعادة ضبط). "
+        "يعرض /replay list الخطوات التي يمكنك استعادتها أو تفريعها."
+    ),
+    "undo_forgotten": (
+        "لم يعد ممكنًا التراجع عن آخر استعادة في هذه الدردشة: نُسي ما سحبته "
+        "(نُسيت الدردشة، أو حُذفت ذكرى، أو أُوقفت الذاكرة)."
+    ),
+    "undo_expired": (
+        "لم يعد ممكنًا التراجع عن آخر استعادة في هذه الدردشة: انتهت مهلة التراجع "
+        "(الإعداد time_travel.undo_seconds). يعرض /replay list الخطوات التي يمكنك استعادتها."
+    ),
+}
+
+
 def _not_found_ar(err: KazmaError) -> str:
+    undo = _NOTHING_TO_UNDO_AR.get(str(err.details.get("reason")))
+    if undo is not None:
+        return undo
     if err.message == NOT_YOURS:
         return "لا توجد دردشة كهذه بين دردشاتك. تحقّق من معرّف الدردشة، أو اعرض دردشاتك."
     return "لا توجد خطوة محفوظة بهذا المعرّف في هذه الدردشة (ربما حُذفت). يعرض /replay list الخطوات."
@@ -258,7 +288,11 @@ _ARABIC: dict[str, Callable[[KazmaError], str]] = {
     "store_unavailable": lambda e: (
         "يتعذّر قراءة الخطوات المحفوظة الآن. تحقّق من القرص ومن ملف snapshots.db، ثم حاول مجددًا."
     ),
-    "invalid_input": lambda e: "ما أُرسل غير صالح. راجعه وأعد المحاولة.",
+    "invalid_input": lambda e: (
+        "هاتان الدردشتان ليستا من سلالة واحدة: قارن تفريعًا بالدردشة التي جاء منها، أو تفريعين لدردشة واحدة."
+        if e.details.get("reason") == "other_lineage"
+        else "ما أُرسل غير صالح. راجعه وأعد المحاولة."
+    ),
     "approval_closed": lambda e: "هذه الموافقة أُغلقت من قبل؛ لم يُنفَّذ شيء. أرسل طلبك مجددًا إن كنت لا تزال تريده.",
     "turn_failed": lambda e: (
         "تعذّر على النموذج أن يجيب. تحقّق من إعدادات النموذج ومن أن خادمه يعمل، ثم أرسل الرسالة مجددًا."

@@ -108,6 +108,11 @@ def restore_question(preview: Mapping[str, Any], lang: str) -> str:
     return fit("\n".join(lines))
 
 
+def undone(done: Mapping[str, Any], lang: str) -> str:
+    back = done["back"]
+    return t("undone", lang, messages=back["messages"], memories=back["memories"], steps=back["steps"])
+
+
 def step_view(step: Mapping[str, Any], lang: str) -> str:
     """A step's messages (the newest that fit), plan, routing and cost."""
     snap = step["snapshot"]
