@@ -157,10 +157,7 @@ async def _restore(cmd: ReplayRestore, ctx: CommandContext) -> CommandResult:
         confirm = ReplayRestore(preview["snapshot"]["snapshot_id"]).text()
         return CommandResult("confirm", render.restore_question(preview, lang), {"confirm": confirm, "preview": preview}, ephemeral=True)
     done = await svc.restore(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant)
-    text = t("restored", lang, label=render.label(done["snapshot"], lang), removed=done["removed_steps"])
-    if done.get("undo"):
-        text += " " + t("restored_undo", lang, undo=registry.leaf("replay undo").typed())
-    return CommandResult("answer", text, done)
+    return CommandResult("answer", render.restored(done, lang), done)
 
 
 async def _fork(cmd: Fork, ctx: CommandContext) -> CommandResult:

@@ -378,7 +378,7 @@ class RewindService:
                     raise NotFound(NOTHING_TO_UNDO[EXPIRED], reason=f"undo_{EXPIRED}")
                 back["steps"] = await self._finish_undo(undo)
             attempt.detail = {"restore_id": undo.restore_id, **back}
-        self.core.events.publish(chat_id, "reload", {"reason": "undone", "snapshot_id": undo.step_id})
+        self.core.events.publish(chat_id, "reload", {"reason": "undone"})
         return {
             "thread_id": chat_id, "undone_snapshot_id": undo.step_id, "turn_index": undo.last_turn_before, "back": back,
         }
