@@ -89,6 +89,16 @@ STRINGS: dict[str, tuple[str, str]] = {
         "استُعيدت هذه الدردشة إلى خطوة سابقة (هنا أو في تبويب آخر)؛ وأُعيد تحميلها.",
     ),
     "reloaded_deleted": ("This chat was deleted.", "حُذفت هذه الدردشة."),
+    "reloaded_undone": (
+        "The last restore of this chat was undone (here or in another tab); it has been reloaded.",
+        "تم التراجع عن آخر استعادة في هذه الدردشة (هنا أو في تبويب آخر)؛ وأُعيد تحميلها.",
+    ),
+    "restored_short": ("Restored", "استُعيدت"),
+    "undo": ("Undo", "تراجع"),
+    "undone": (
+        "Undid the restore: the chat is as it was before it, its messages, memories and steps back.",
+        "تم التراجع عن الاستعادة: عادت الدردشة كما كانت قبلها، برسائلها وذكرياتها وخطواتها.",
+    ),
     "reloaded": ("This chat changed elsewhere; it has been reloaded.", "تغيّرت هذه الدردشة في مكان آخر؛ وأُعيد تحميلها."),
     "confirm_title": ("Are you sure?", "هل أنت متأكد؟"),
     "nothing_done": ("Nothing was changed.", "لم يتغيّر شيء."),
@@ -148,6 +158,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "compare_intro": ("Pick two steps of this chat to see what differs.", "اختر خطوتين من هذه الدردشة لترى ما يختلف."),
     "compare_a": ("First step", "الخطوة الأولى"),
     "compare_b": ("Second step", "الخطوة الثانية"),
+    "compare_b_chat": ("Second step’s chat", "دردشة الخطوة الثانية"),
+    "compare_this_chat": ("{title} (this chat)", "{title} (هذه الدردشة)"),
     "compare_run": ("Compare", "قارن"),
     "compare_counts": (
         "Messages: {added} added, {removed} removed, {changed} changed.",

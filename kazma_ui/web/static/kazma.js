@@ -164,7 +164,24 @@ const Kazma = (() => {
     box.hidden = found.length === 0;
   }
 
+  // "Restored · Undo": a restore's confirmation offers to undo it while the server says it can.
+  function offerUndo(node, message, thread, after) {
+    notice(node, message, "ok");
+    const button = el("button", { type: "button", class: "undo-button" }, t("undo"));
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        await api("POST", "/api/replay/undo", { thread_id: thread });
+        notice(node, t("undone"), "ok");
+        if (after) await after();
+      } catch (err) {
+        notice(node, errorText(err));
+      }
+    });
+    node.append(" · ", button);
+  }
+
   setupLanguageSwitch();
   showAlerts();
-  return { config, t, tn, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
+  return { config, t, tn, api, ApiError, errorText, el, fill, notice, offerUndo, stepLabel, shortId, number, time, size, confirmBox };
 })();

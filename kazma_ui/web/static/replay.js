@@ -3,16 +3,17 @@
 "use strict";
 
 (() => {
-  const { t, tn, api, el, fill, errorText, notice, stepLabel, shortId, number, time, size, confirmBox } = Kazma;
+  const { t, tn, api, el, fill, errorText, notice, offerUndo, stepLabel, shortId, number, time, size, confirmBox } = Kazma;
   const $ = (id) => document.getElementById(id);
   const nodes = {
     select: $("thread-select"), openChat: $("open-chat"), notice: $("notice"), noChats: $("no-chats"),
     count: $("steps-count"), turns: $("turns"), detail: $("step-detail"),
     tabSteps: $("tab-steps"), tabCompare: $("tab-compare"), panelSteps: $("panel-steps"), panelCompare: $("panel-compare"),
     compareForm: $("compare-form"), compareA: $("compare-a"), compareB: $("compare-b"), compareRun: $("compare-run"),
+    compareBThread: $("compare-b-thread"),
     compareResult: $("compare-result"), compareText: $("compare-text"), compareDiff: $("compare-diff"),
   };
-  const state = { thread: null, listing: null, open: null };
+  const state = { thread: null, listing: null, open: null, chats: [] };
   const stepsPath = (thread) => `/api/replay/snapshots/${encodeURIComponent(thread)}`;
   const showError = (err) => notice(nodes.notice, errorText(err));
   const labelOf = (info) => stepLabel(info.turn_index, info.iteration);
@@ -21,6 +22,7 @@
   async function loadChats() {
     const [chats, threads] = await Promise.all([api("GET", "/api/chats"), api("GET", "/api/replay/threads")]);
     const steps = new Map(threads.threads.map((th) => [th.thread_id, th.steps]));
+    state.chats = chats.chats;
     nodes.noChats.hidden = chats.chats.length > 0;
     nodes.select.replaceChildren(...chats.chats.map((chat) =>
       el("option", { value: chat.thread_id }, t("chat_option", { title: chat.title, count: number(steps.get(chat.thread_id) || 0) }))));
@@ -161,7 +163,9 @@
       const restored = await api("POST", "/api/replay/restore", { thread_id: state.thread, snapshot_id: info.snapshot_id });
       await loadSteps();
       await openStep(info.snapshot_id);
-      notice(nodes.notice, t("restored", { label: labelOf(restored.snapshot), removed: number(restored.removed_steps) }), "ok");
+      const message = t("restored", { label: labelOf(restored.snapshot), removed: number(restored.removed_steps) });
+      if (restored.undo) offerUndo(nodes.notice, message, state.thread, loadSteps);
+      else notice(nodes.notice, message, "ok");
     } catch (err) {
       showError(err);
     }
@@ -184,9 +188,42 @@
   }
 
   // -- comparing two steps --------------------------------------------------------------------------
+  // The chats a step of this one can be compared with: those of its lineage (its source, its forks).
+  function lineage() {
+    const byId = new Map(state.chats.map((chat) => [chat.thread_id, chat]));
+    const root = (id) => {
+      for (let i = 0; i < 100 && byId.get(id) && byId.get(id).forked_from; i += 1) id = byId.get(id).forked_from.thread_id;
+      return id;
+    };
+    const mine = root(state.thread);
+    return state.chats.filter((chat) => chat.thread_id === state.thread || root(chat.thread_id) === mine);
+  }
+
+  const stepOptions = (snapshots) => snapshots.map((info) =>
+    el("option", { value: info.snapshot_id }, `${labelOf(info)} · ${shortId(info.snapshot_id)}`));
+
+  async function pickCompareChat(thread) {
+    let snapshots = state.listing.snapshots;
+    if (thread !== state.thread) {
+      try {
+        snapshots = (await api("GET", stepsPath(thread))).snapshots;
+      } catch (err) {
+        showError(err);
+        snapshots = [];
+      }
+    }
+    nodes.compareB.replaceChildren(...stepOptions(snapshots));
+    if (snapshots.length) nodes.compareB.value = snapshots[snapshots.length - 1].snapshot_id;
+  }
+  if (nodes.compareBThread) nodes.compareBThread.addEventListener("change", () => pickCompareChat(nodes.compareBThread.value));
+
   function renderCompareChoices() {
-    const options = () => state.listing.snapshots.map((info) =>
-      el("option", { value: info.snapshot_id }, `${labelOf(info)} · ${shortId(info.snapshot_id)}`));
+    const options = () => stepOptions(state.listing.snapshots);
+    if (nodes.compareBThread) {
+      nodes.compareBThread.replaceChildren(...lineage().map((chat) => el("option", { value: chat.thread_id },
+        chat.thread_id === state.thread ? t("compare_this_chat", { title: chat.title }) : chat.title)));
+      nodes.compareBThread.value = state.thread || "";
+    }
     nodes.compareA.replaceChildren(...options());
     nodes.compareB.replaceChildren(...options());
     const all = state.listing.snapshots;
@@ -194,7 +231,7 @@
       nodes.compareA.value = all[0].snapshot_id;
       nodes.compareB.value = all[all.length - 1].snapshot_id;
     }
-    nodes.compareRun.disabled = all.length < 2;
+    nodes.compareRun.disabled = all.length < (lineage().length > 1 ? 1 : 2);
     nodes.compareRun.title = all.length < 2 ? t("compare_need_two") : "";
   }
 
@@ -231,8 +268,10 @@
     event.preventDefault();
     notice(nodes.notice, "");
     try {
+      const other = nodes.compareBThread ? nodes.compareBThread.value : state.thread;
       renderComparison(await api("POST", "/api/replay/compare", {
         thread_id: state.thread, a: nodes.compareA.value, b: nodes.compareB.value,
+        ...(other && other !== state.thread ? { b_thread_id: other } : {}),
       }));
     } catch (err) {
       showError(err);
