@@ -7,6 +7,8 @@ from playwright.async_api import expect
 
 from tests.test_browser import Web, last_step_of_turn, web  # noqa: F401  (web is a fixture)
 
+RESTORED_UNDO = "This chat was restored to an earlier step (here or in another tab); it has been reloaded. · Undo"
+
 
 async def test_restored_then_undo_on_the_time_travel_page_brings_everything_back_in_every_tab(web: Web) -> None:  # noqa: F811
     chat = await web.chat("tea", "remember: tea", "remember: coffee", "calc 1+2")
@@ -22,9 +24,9 @@ async def test_restored_then_undo_on_the_time_travel_page_brings_everything_back
     await expect(notice).to_contain_text("Restored this chat to turn 1, step 1.")
     await expect(notice.get_by_role("button", name="Undo")).to_be_visible()
     await expect(page.locator(".turn h3")).to_have_text(["Turn 1"])
-    # The chat tab reloaded, and offers the undo too: "Restored · Undo".
+    # The chat tab reloaded, and offers the undo too: "Restored … · Undo".
     await expect(chat_tab.locator("#messages .message .text")).to_have_text(["remember: tea", "Remembered: tea"])
-    await expect(chat_tab.locator("#notice")).to_have_text("Restored · Undo")
+    await expect(chat_tab.locator("#notice")).to_have_text(RESTORED_UNDO)
 
     await notice.get_by_role("button", name="Undo").click()
     await expect(notice).to_have_text("Undid the restore: the chat is as it was before it, its messages, memories and steps back.")
@@ -42,7 +44,7 @@ async def test_undo_in_the_chat_tab_and_nothing_left_to_undo_says_why(web: Web) 
     await expect(page.locator("#messages .message")).to_have_count(4)
     restored = await web.http.post("/api/replay/restore", json={"thread_id": chat, "snapshot_id": target})
     assert restored.status_code == 200, restored.text
-    await expect(page.locator("#notice")).to_have_text("Restored · Undo")
+    await expect(page.locator("#notice")).to_have_text(RESTORED_UNDO)
     # Another tab undoes first: this tab's button then says why there is nothing to undo.
     done = await web.http.post("/api/replay/undo", json={"thread_id": chat})
     assert done.status_code == 200, done.text

@@ -93,7 +93,6 @@ STRINGS: dict[str, tuple[str, str]] = {
         "The last restore of this chat was undone (here or in another tab); it has been reloaded.",
         "تم التراجع عن آخر استعادة في هذه الدردشة (هنا أو في تبويب آخر)؛ وأُعيد تحميلها.",
     ),
-    "restored_short": ("Restored", "استُعيدت"),
     "undo": ("Undo", "تراجع"),
     "undone": (
         "Undid the restore: the chat is as it was before it, its messages, memories and steps back.",

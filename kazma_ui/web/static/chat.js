@@ -205,7 +205,7 @@
         state.notes = []; // they spoke of steps that may be gone
         const thread = state.current;
         api("GET", `/api/replay/undo/${encodeURIComponent(thread)}`).then((offer) => {
-          if (offer && thread === state.current) Kazma.offerUndo(nodes.notice, t("restored_short"), thread);
+          if (offer && thread === state.current) Kazma.offerUndo(nodes.notice, t("reloaded_restored"), thread);
         }, () => {});
       }
       refresh();
