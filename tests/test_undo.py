@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from kazma_core.core import Core
 from kazma_core.errors import InvalidInput, NotFound, TurnRunning
+from kazma_core.maintenance import Maintenance
 from kazma_core.stores.app_sqlite import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings, metric
@@ -174,3 +176,21 @@ async def test_compare_across_a_fork_and_its_source(core: Core, chat: Chat, user
     with pytest.raises(NotFound):
         await rewind.compare(bob, "test", chat.id, await step_of(core, chat.id, 1), await step_of(core, fork["thread_id"], 3),
                              b_chat_id=fork["thread_id"])
+
+
+async def test_the_daily_clean_up_drops_what_an_expired_undo_kept(tmp_path: Path) -> None:
+    core = await Core.open(make_settings(tmp_path / "data", time_travel={"undo_seconds": 1}))
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        await history(core, chat)
+        rewind = RewindService(core)
+        await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 2))
+        kept = await core.snapshots.db.run(lambda c: c.execute("SELECT count(*) FROM kept_steps").fetchone()[0])
+        assert kept == 4
+        await Maintenance.of(core, now=lambda: time.time() + 5).run_pass(by_hand=True)
+        assert await core.snapshots.db.run(lambda c: c.execute("SELECT count(*) FROM kept_steps").fetchone()[0]) == 0
+        with pytest.raises(NotFound, match="time to undo ran out"):
+            await rewind.undo(user, "test", chat.id)
+    finally:
+        await core.close()
