@@ -194,3 +194,20 @@ async def test_the_daily_clean_up_drops_what_an_expired_undo_kept(tmp_path: Path
             await rewind.undo(user, "test", chat.id)
     finally:
         await core.close()
+
+
+async def test_only_the_last_restore_is_undone_back_to_where_it_started(
+    core: Core, chat: Chat, user: User, rewind: RewindService
+) -> None:
+    await history(core, chat)
+    await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 3))
+    after_first = await everything(core, chat.id)
+    await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 1))
+    await rewind.undo(user, "test", chat.id)
+    now = await everything(core, chat.id)
+    # Byte counts differ: the bodies only the first restore's kept-aside steps used are gone.
+    assert {**now, "usage": now["usage"][0]} == {**after_first, "usage": after_first["usage"][0]}
+    with pytest.raises(NotFound, match="undone already"):
+        await rewind.undo(user, "test", chat.id)
+    kept = await core.snapshots.db.run(lambda c: c.execute("SELECT count(*) FROM kept_steps").fetchone()[0])
+    assert kept == 0  # what the first restore kept went when the second one was made
