@@ -22,6 +22,7 @@ from commands.parser import (
     ReplayList,
     ReplayRestore,
     ReplayShow,
+    ReplayUndo,
     Reset,
     Stop,
     Usage,
@@ -94,11 +95,15 @@ async def _run(cmd: Command | Usage, ctx: CommandContext) -> CommandResult:
         return await _list(ctx)
     if isinstance(cmd, ReplayRestore):
         return await _restore(cmd, ctx)
+    if isinstance(cmd, ReplayUndo):
+        done = await ctx.service.undo(ctx.user, ctx.surface, ctx.chat_id, ctx.grant)
+        return CommandResult("answer", render.undone(done, ctx.lang), done)
     if isinstance(cmd, ReplayShow):
         step = await ctx.service.get_step(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant)
         return CommandResult("answer", render.step_view(step, ctx.lang), {"step": step}, ephemeral=True)
     if isinstance(cmd, ReplayCompare):
-        diff = await ctx.service.compare(ctx.user, ctx.surface, ctx.chat_id, cmd.a, cmd.b, ctx.grant)
+        other, b = cmd.other()
+        diff = await ctx.service.compare(ctx.user, ctx.surface, ctx.chat_id, cmd.a, b, ctx.grant, b_chat_id=other)
         return CommandResult("answer", render.comparison(diff, ctx.lang), {"comparison": diff}, ephemeral=True)
     if isinstance(cmd, ReplayClear):
         return await _clear(ctx)
@@ -157,8 +162,7 @@ async def _restore(cmd: ReplayRestore, ctx: CommandContext) -> CommandResult:
         confirm = ReplayRestore(preview["snapshot"]["snapshot_id"]).text()
         return CommandResult("confirm", render.restore_question(preview, lang), {"confirm": confirm, "preview": preview}, ephemeral=True)
     done = await svc.restore(ctx.user, ctx.surface, ctx.chat_id, cmd.step, ctx.grant)
-    text = t("restored", lang, label=render.label(done["snapshot"], lang), removed=done["removed_steps"])
-    return CommandResult("answer", text, done)
+    return CommandResult("answer", render.restored(done, lang), done)
 
 
 async def _fork(cmd: Fork, ctx: CommandContext) -> CommandResult:

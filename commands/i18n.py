@@ -14,7 +14,7 @@ from typing import Any
 
 from kazma_core.catalogue import ALL, sentence
 from kazma_core.catalogue.commands import BAD_COMMAND_AR, COMMANDS
-from kazma_core.catalogue.errors import ANY_GATE_AR, ARABIC_BY_CODE, GATE_AR
+from kazma_core.catalogue.errors import ANY_GATE_AR, ARABIC_BY_CODE, ARABIC_BY_REASON, GATE_AR
 from kazma_core.catalogue.text import LANGS, Text, isolate_ltr
 from kazma_core.errors import KazmaError
 from kazma_ui.thread_rewind import MIN_PREFIX
@@ -95,6 +95,9 @@ def _arabic(err: KazmaError) -> str:
         "candidates": "؛ ".join(_relabel(str(c), "ar") for c in candidates),
         "code": err.code, "message": err.message, "limit": err.details.get("limit"),
     }
+    by_reason = ARABIC_BY_REASON.get(str(err.details.get("reason")))
+    if by_reason is not None:
+        return by_reason
     return ARABIC_BY_CODE.get(err.code, ARABIC_BY_CODE["other"]).format(**values)
 
 

@@ -51,6 +51,11 @@ class ReplayRestore(_Typed):
 
 
 @dataclass(frozen=True)
+class ReplayUndo(_Typed):
+    path: ClassVar[str] = "replay undo"
+
+
+@dataclass(frozen=True)
 class ReplayShow(_Typed):
     path: ClassVar[str] = "replay show"
     step: str
@@ -63,7 +68,12 @@ class ReplayShow(_Typed):
 class ReplayCompare(_Typed):
     path: ClassVar[str] = "replay compare"
     a: str
-    b: str
+    b: str  # a step of this chat, or "<chat>:<step>": a step of a fork of it, or of its source
+
+    def other(self) -> tuple[str | None, str]:
+        """(the chat of b when another one is named, b's step)."""
+        chat, colon, step = self.b.rpartition(":")
+        return (chat or None, step) if colon else (None, self.b)
 
     def args(self) -> tuple[str, ...]:
         return (self.a, self.b)
@@ -107,10 +117,13 @@ class Help(_Typed):
     path: ClassVar[str] = "help"
 
 
-Command = Union[ReplayList, ReplayRestore, ReplayShow, ReplayCompare, ReplayClear, Fork, Stop, Reset, MemoryOff, Help]
+Command = Union[
+    ReplayList, ReplayRestore, ReplayUndo, ReplayShow, ReplayCompare, ReplayClear, Fork, Stop, Reset, MemoryOff, Help
+]
 
 BUILDERS: dict[str, Callable[..., Command]] = {
-    cls.path: cls for cls in (ReplayList, ReplayRestore, ReplayShow, ReplayCompare, ReplayClear, Fork, Stop, Reset, MemoryOff, Help)
+    cls.path: cls
+    for cls in (ReplayList, ReplayRestore, ReplayUndo, ReplayShow, ReplayCompare, ReplayClear, Fork, Stop, Reset, MemoryOff, Help)
 }
 
 

@@ -85,6 +85,7 @@ class Leaf:
         return text.get(lang)
 
 
+MAX_CHAT_STEP = 64 + 1 + 64  # "<chat id>:<step id>"
 STEP = ArgDef("step", Text(
     "The step’s id, or its first 8 or more characters (from /replay list)",
     "معرّف الخطوة، أو أول 8 أحرف منه أو أكثر (من /replay list)",
@@ -101,8 +102,8 @@ PAGE_LINK = Text(
 COMMANDS: tuple[CommandDef, ...] = (
     CommandDef(
         "replay",
-        Text("Time travel: this chat’s saved steps (list, restore, show, compare, clear)",
-             "السفر عبر الزمن: الخطوات المحفوظة لهذه الدردشة (عرض، استعادة، مقارنة، حذف)"),
+        Text("Time travel: this chat’s saved steps (list, restore, undo, show, compare, clear)",
+             "السفر عبر الزمن: الخطوات المحفوظة لهذه الدردشة (عرض، استعادة، تراجع، مقارنة، حذف)"),
         default="list",
         subcommands=(
             CommandDef("list", Text("This chat’s saved steps, turn by turn, with their ids",
@@ -111,12 +112,17 @@ COMMANDS: tuple[CommandDef, ...] = (
             CommandDef("restore", Text("Restore this chat to that step (the first eight characters of its id are enough)",
                                        "استعادة هذه الدردشة إلى تلك الخطوة (تكفي الأحرف الثمانية الأولى من معرّفها)"),
                        args=(STEP,), implicit=True, surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
+            CommandDef("undo", Text("Undo this chat’s last restore: everything it took back comes back (until the next message)",
+                                    "التراجع عن آخر استعادة في هذه الدردشة: يعود كل ما سحبته (حتى الرسالة التالية)"),
+                       surfaces=EVERYWHERE),
             CommandDef("show", Text("A step’s messages, plan, routing and cost",
                                     "رسائل خطوة وخطتها وتوجيهها وتكلفتها"),
                        args=(STEP,), surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
             CommandDef("compare", Text("What differs between two steps", "ما يختلف بين خطوتين"),
                        args=(ArgDef("a", Text("The first step’s id (8 or more characters)", "معرّف الخطوة الأولى (8 أحرف أو أكثر)")),
-                             ArgDef("b", Text("The second step’s id (8 or more characters)", "معرّف الخطوة الثانية (8 أحرف أو أكثر)"))),
+                             ArgDef("b", Text("The second step’s id (8 or more characters); <chat>:<step> for a step of a fork or of its source",
+                                              "معرّف الخطوة الثانية (8 أحرف أو أكثر)؛ أو <دردشة>:<خطوة> لخطوة من تفريع أو من أصله"),
+                                    max_length=MAX_CHAT_STEP)),
                        surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
             CommandDef("clear", Text("Delete this chat’s saved steps", "حذف الخطوات المحفوظة لهذه الدردشة"),
                        surfaces=EVERYWHERE),

@@ -99,6 +99,19 @@ def restore_question(preview: Mapping[str, Any], lang: str) -> str:
     return fit("\n".join(lines))
 
 
+def restored(done: Mapping[str, Any], lang: str) -> str:
+    """A restore's confirmation, with how to undo it while it can be."""
+    text = t("restored", lang, label=label(done["snapshot"], lang), removed=done["removed_steps"])
+    if done.get("undo"):
+        text += " " + t("restored_undo", lang, undo="/replay undo")
+    return text
+
+
+def undone(done: Mapping[str, Any], lang: str) -> str:
+    back = done["back"]
+    return t("undone", lang, messages=back["messages"], memories=back["memories"], steps=back["steps"])
+
+
 def step_view(step: Mapping[str, Any], lang: str) -> str:
     """A step's messages (the newest that fit), plan, routing and cost."""
     snap = step["snapshot"]

@@ -11,6 +11,7 @@ from kazma_core.leases import chat_lease
 from kazma_core.stores.app_sqlite import AppStore, Chat, User, delete_chat_row, transcript_row
 from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
+from kazma_core.undo_keep import FORGOTTEN, TURN, UndoKeep
 
 MAX_TITLE = 200
 NOT_YOURS = "There is no such chat among yours. Check the chat id, or list your chats."
@@ -26,7 +27,9 @@ class ChatService:
         lease_seconds: float,
         *,
         graph: Any,
+        kept: UndoKeep,
     ) -> None:
+        self.kept = kept
         self.lease_seconds = lease_seconds
         self.graph = graph
         self.store = store
@@ -71,6 +74,7 @@ class ChatService:
         """Forget what Kazma learned in a chat: its facts, and every step (each holds the conversation)."""
         await self.owned(user, chat_id)
         async with chat_lease(self.store, chat_id, "forget", self.lease_seconds):
+            await self.kept.drop(chat_id, FORGOTTEN)
             await self.snapshots.delete_chat(chat_id)
             await self.store.delete_facts(chat_id)
             await self._purge()
@@ -84,6 +88,7 @@ class ChatService:
         await self.owned(user, chat_id)
         async with chat_lease(self.store, chat_id, "forget", self.lease_seconds):
             await self.store.set_memory(chat_id, False)
+            await self.kept.drop(chat_id, FORGOTTEN)
             await self.snapshots.delete_chat(chat_id)
             await self.store.delete_facts(chat_id)
             await self._purge()
@@ -103,6 +108,7 @@ class ChatService:
                     gates=[c.to_dict() for c in pending],
                 )
             chat = await self.owned(user, chat_id)  # read again under the lease: a turn may have ended meanwhile
+            await self.kept.drop(chat_id, TURN)  # the chat moves on, as with a turn
             marker = transcript_row(chat_id, chat.last_turn + 1, "system", "Conversation reset")
             async with self.conversation.same_transaction(chat_id, marker):
                 await write_finished_turn(self.graph, chat_id, {"messages": []})
@@ -111,6 +117,7 @@ class ChatService:
     async def forget_fact(self, user: User, chat_id: str, fact_id: int) -> None:
         """Forget one memory for good, and the chat's steps from its turn on (each holds it)."""
         await self.owned(user, chat_id)
+        await self.kept.drop(chat_id, FORGOTTEN)
         fact = await self.store.delete_fact(chat_id, fact_id)
         if fact is None:
             raise NotFound("There is no such memory in this chat. List the chat's memories to see them.")

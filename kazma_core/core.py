@@ -16,7 +16,9 @@ from kazma_core.stores.audit_sqlite import AuditStore
 from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.time_travel import SnapshotRecorder
+from kazma_core.undo_keep import UndoKeep
 
 
 def prepare_data_dir(settings: Settings) -> None:
@@ -37,6 +39,7 @@ class Core:
     recorder: SnapshotRecorder
     turns: TurnRunner
     chats: ChatService
+    kept: UndoKeep
 
     @classmethod
     async def open(cls, settings: Settings) -> Core:
@@ -49,9 +52,10 @@ class Core:
         events = EventBus()
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)
-        turns = TurnRunner(settings, store, conversation, graph, build_model(settings.model), recorder, events)
-        chats = ChatService(store, snapshots, conversation, events, settings.agent.lease_seconds, graph=graph)
-        return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats)
+        kept = UndoKeep(RewindRows(store), snapshots, conversation)
+        turns = TurnRunner(settings, store, conversation, graph, build_model(settings.model), recorder, events, kept)
+        chats = ChatService(store, snapshots, conversation, events, settings.agent.lease_seconds, graph=graph, kept=kept)
+        return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats, kept)
 
     async def recover(self) -> list[str]:
         """At start: free the chats of processes that died holding them, and close the turns

@@ -8,6 +8,8 @@ One pass, in order:
    unless the pass was asked for by hand with ``kazma maintain``);
 3. deletes the steps of chats that no longer exist in kazma.db (a crash between deleting
    a chat's steps and its row, or a fork that died half-way), and their checkpoints;
+   It also drops the undos of restores that ran out (``time_travel.undo_seconds``), with
+   what they kept aside;
 4. prunes the chat step history (LangGraph checkpoints) of every chat to
    ``history.checkpoints_per_chat``;
 5. compacts snapshots.db when at least a quarter of it, and 8 MB, is free pages (not when
@@ -31,9 +33,11 @@ from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
 from kazma_core.settings import Settings, validate_override
+from kazma_core.stores.app_rewind import EXPIRED, RewindRows
 from kazma_core.stores.app_sqlite import Alert, AppStore
 from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
 from kazma_core.stores import snapshots_upkeep as upkeep
+from kazma_core.undo_keep import UndoKeep
 
 if TYPE_CHECKING:
     from kazma_core.core import Core
@@ -245,6 +249,7 @@ class Maintenance:
             deletions.append(expired)
         swept = await self.sweep_orphans()
         deletions.extend(swept.deletions)
+        await self.drop_expired_undos(report.started_at)
         report.orphan_chats, report.orphan_threads = len(swept.chats), swept.threads
         report.orphan_steps = sum(len(d.step_ids) for d in swept.deletions)
         report.checkpoints_per_chat = self.settings.history.checkpoints_per_chat
@@ -308,6 +313,12 @@ class Maintenance:
 
     async def _checkpoint_threads(self) -> set[str]:
         return await self.conversation.thread_ids()
+
+    async def drop_expired_undos(self, now: float) -> int:
+        """What restores that can no longer be undone kept aside goes (an undo asked for would drop it too)."""
+        rows = RewindRows(self.store)
+        kept = UndoKeep(rows, self.snapshots, self.conversation)
+        return sum([await kept.drop(chat_id, EXPIRED) for chat_id in await rows.expired_undos(now)])
 
     # the chat step history --------------------------------------------------------------
     async def prune_history(self) -> int:

@@ -45,6 +45,9 @@ class TimeTravelSettings(_Section):
     max_per_turn: int = Field(ge=2, le=10_000, description="Steps kept per turn: its first and its newest")
     auto_maintain: bool = Field(description="Run the daily clean-up", json_schema_extra=LIVE)
     retention_days: int = Field(ge=1, le=36_500, description="The clean-up deletes steps older than this", json_schema_extra=LIVE)
+    undo_seconds: int = Field(
+        ge=1, le=7 * 86_400, description="How long a restore can be undone (until the chat's next turn at most)"
+    )
 
 
 class ModelSettings(_Section):

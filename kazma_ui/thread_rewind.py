@@ -26,15 +26,17 @@ from kazma_core.errors import (
     AmbiguousStep,
     ApprovalPending,
     Forbidden,
+    InvalidInput,
     InvalidStep,
     KazmaError,
     NotFound,
     SnapshotTruncated,
+    StoreUnavailable,
     TurnRunning,
 )
 from kazma_core.leases import chat_lease
 from kazma_core.metrics import REWIND_TOTAL
-from kazma_core.stores.app_rewind import Intent, RewindRows, StepPoint
+from kazma_core.stores.app_rewind import EXPIRED, FORGOTTEN, READY, TURN, UNDONE, Intent, RewindRows, StepPoint, Undo
 from kazma_core.stores.app_sqlite import Chat, User
 from kazma_core.stores.audit_sqlite import AuditRow
 from kazma_core.stores.snapshots import StepHead, StepInfo
@@ -47,7 +49,26 @@ log = logging.getLogger(__name__)
 MIN_PREFIX = 8
 MAX_ADDRESS = 64
 HEX = re.compile(r"[0-9a-f]+")
-METERED = {"restore", "fork"}
+METERED = {"restore", "fork", "undo"}
+LINEAGE_DEPTH = 100  # forks of forks followed up to their first chat, at most this deep
+
+# Why there is nothing to undo, by the state of the chat's last restore (None: never restored).
+NOTHING_TO_UNDO = {
+    None: "This chat has no restore to undo. An undo is offered right after a restore, until the chat's next turn.",
+    UNDONE: "The last restore of this chat was undone already. /replay list shows the steps you can restore.",
+    TURN: (
+        "The last restore of this chat can no longer be undone: the chat moved on since (a new turn or a reset). "
+        "/replay list shows the steps you can restore or fork."
+    ),
+    FORGOTTEN: (
+        "The last restore of this chat can no longer be undone: what it took back was forgotten "
+        "(the chat was forgotten, a memory deleted, or memory turned off)."
+    ),
+    EXPIRED: (
+        "The last restore of this chat can no longer be undone: its time to undo ran out "
+        "(setting time_travel.undo_seconds). /replay list shows the steps you can restore."
+    ),
+}
 
 
 READ = "read"
@@ -228,12 +249,34 @@ class RewindService:
             "restorable": not info.truncated,
         }
 
+    async def _lineage_root(self, chat_id: str) -> str:
+        """The first chat a chat was forked from (itself when it is no fork)."""
+        current = chat_id
+        for _ in range(LINEAGE_DEPTH):
+            chat = await self.core.store.get_chat(current)
+            if chat is None or not chat.forked_from:
+                break
+            current = str(chat.forked_from["thread_id"])
+        return current
+
     async def compare(
-        self, user: User, surface: str, chat_id: str, a: str, b: str, grant: GroupGrant | None = None
+        self, user: User, surface: str, chat_id: str, a: str, b: str, grant: GroupGrant | None = None,
+        b_chat_id: str | None = None,
     ) -> dict[str, Any]:
+        """Two steps of one chat, or of two chats of one lineage (a fork and its source, two forks
+        of one chat): the person must be allowed to read both chats, or it is not_found."""
+        other = b_chat_id or chat_id
         await self._access(user, chat_id, grant, READ)
-        ia, ib = await self.resolve(chat_id, a), await self.resolve(chat_id, b)
-        sa, sb = await self.core.snapshots.get(chat_id, ia.id), await self.core.snapshots.get(chat_id, ib.id)
+        if other != chat_id:
+            await self._access(user, other, grant, READ)
+            if await self._lineage_root(chat_id) != await self._lineage_root(other):
+                raise InvalidInput(
+                    "Those two chats are not of one lineage: compare a fork with the chat it came from, "
+                    "or two forks of one chat.",
+                    reason="other_lineage",
+                )
+        ia, ib = await self.resolve(chat_id, a), await self.resolve(other, b)
+        sa, sb = await self.core.snapshots.get(chat_id, ia.id), await self.core.snapshots.get(other, ib.id)
         if sa is None or sb is None:
             raise NotFound("One of the two steps was deleted meanwhile. /replay list shows the steps.")
         diff = compare_states(sa.state, sb.state, ia.to_dict(), ib.to_dict())
@@ -283,14 +326,69 @@ class RewindService:
                     "is_turn_answer": point.is_turn_answer, "checkpoint_before": attempt.checkpoint_before,
                 })
                 # The step written back, the later rows taken back and the intent: one transaction.
+                undo_seconds = self.core.settings.time_travel.undo_seconds
                 async with self.core.conversation.same_transaction(
-                    chat_id, self.rows.restore_writes(intent, point), rewind=True
+                    chat_id, self.rows.restore_writes(intent, point, undo_seconds), rewind=True,
+                    taken_back=self.rows.keep_rows(intent.id),
                 ):
                     await write_finished_turn(self.core.turns.graph, chat_id, strip_platform_ids(head.fields), messages)
                 removed = await self._finish(intent)
             attempt.detail = {"removed_steps": removed}
         self.core.events.publish(chat_id, "reload", {"reason": "restored", "snapshot_id": info.id})
-        return {"thread_id": chat_id, "snapshot": _view(info), "turn_index": info.turn_index, "removed_steps": removed}
+        return {
+            "thread_id": chat_id, "snapshot": _view(info), "turn_index": info.turn_index, "removed_steps": removed,
+            "undo": await self.undo_offer(chat_id),
+        }
+
+    async def undo_offer(self, chat_id: str) -> dict[str, Any] | None:
+        """What an undo of the chat's last restore is offered with, or None when there is none."""
+        undo = await self.rows.undo_of(chat_id)
+        if undo is None or undo.state != READY or undo.expires_at <= time.time():
+            return None
+        return {"snapshot_id": undo.step_id, "expires_at": undo.expires_at}
+
+    async def _undoable(self, chat_id: str) -> Undo:
+        """The chat's last restore if it can be undone now; not_found with the reason otherwise."""
+        undo = await self.rows.undo_of(chat_id)
+        state = undo.state if undo is not None else None
+        if undo is not None and state == READY and undo.expires_at <= time.time():
+            await self.core.kept.drop(chat_id, EXPIRED)
+            state = EXPIRED
+        if undo is None or state != READY:
+            raise NotFound(NOTHING_TO_UNDO.get(state, NOTHING_TO_UNDO[None]), reason=f"undo_{state or 'none'}")
+        return undo
+
+    async def undo(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> dict[str, Any]:
+        """Put back exactly what the chat's last restore took: the transcript rows, the agent's
+        state, memories and facts, approval cards, steps and the turn count. Durable like a
+        restore: kazma.db's part commits in one transaction, then the steps come back."""
+        async with self._audited("undo", user, surface, chat_id) as attempt:
+            await self._access(user, chat_id, grant, CHANGE)
+            await self.core.turns.settle_expired(chat_id)
+            async with chat_lease(self.core.store, chat_id, "undo", self.core.settings.agent.lease_seconds):
+                await self._refuse_pending(chat_id)
+                undo = await self._undoable(chat_id)
+                attempt.step_id = undo.step_id
+                attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
+                back = await self.rows.kept_counts(chat_id, undo.restore_id)
+                put_back = undo.checkpoint_before is not None and await self.core.conversation.drop_after(
+                    chat_id, undo.checkpoint_before, self.rows.undo_writes(undo)
+                )
+                if not put_back:
+                    await self.core.kept.drop(chat_id, EXPIRED)
+                    raise NotFound(NOTHING_TO_UNDO[EXPIRED], reason=f"undo_{EXPIRED}")
+                back["steps"] = await self._finish_undo(undo)
+            attempt.detail = {"restore_id": undo.restore_id, **back}
+        self.core.events.publish(chat_id, "reload", {"reason": "undone"})
+        return {
+            "thread_id": chat_id, "undone_snapshot_id": undo.step_id, "turn_index": undo.last_turn_before, "back": back,
+        }
+
+    async def _finish_undo(self, undo: Undo) -> int:
+        """The undo's part outside kazma.db: the steps come back. Safe to run again after a crash."""
+        back = await self.core.snapshots.put_back(undo.chat_id, undo.restore_id)
+        await self.rows.undone(undo)
+        return back
 
     async def _refuse_pending(self, chat_id: str) -> None:
         pending = await self.core.store.cards(chat_id, "pending")
@@ -302,15 +400,16 @@ class RewindService:
 
     async def _finish(self, intent: Intent) -> int:
         """The restore's part outside kazma.db: the steps after it. Safe to run again after a crash."""
-        removed = await self.core.snapshots.delete_after(intent.chat_id, intent.step_id)
+        removed = await self.core.snapshots.keep_after(intent.chat_id, intent.step_id, intent.id)
         await self.rows.finish_intent(intent.id)
         return removed
 
     async def recover(self) -> int:
-        """Finish every restore a crash interrupted (run at start, after Core.recover, before serving).
+        """Finish every restore and undo a crash interrupted (run at start, after Core.recover,
+        before serving).
 
-        Its checkpoint and rows committed together with the intent, so what is left is the
-        steps after it."""
+        A restore's checkpoint and rows committed together with its intent, an undo's with its
+        row's state: what is left is the steps, in snapshots.db."""
         finished = 0
         for intent in await self.rows.open_intents():
             ttl = self.core.settings.agent.lease_seconds
@@ -319,6 +418,19 @@ class RewindService:
             self.core.events.publish(intent.chat_id, "reload", {"reason": "restored"})
             log.warning("finished restore of chat %s to step %s after a restart", intent.chat_id, intent.step_id)
             finished += 1
+        for undo in await self.rows.undoing():
+            ttl = self.core.settings.agent.lease_seconds
+            async with chat_lease(self.core.store, undo.chat_id, "undo", ttl, wait=ttl + 1):
+                await self._finish_undo(undo)
+            self.core.events.publish(undo.chat_id, "reload", {"reason": "undone"})
+            log.warning("finished the undo of a restore of chat %s after a restart", undo.chat_id)
+            finished += 1
+        # Steps kept aside for an undo that is gone (a crash between its two files). An unreadable
+        # snapshots.db must not keep the server from starting: every read of it says so.
+        try:
+            await self.core.snapshots.drop_kept_except(await self.rows.live_restores())
+        except StoreUnavailable as err:
+            log.warning("kept-aside steps not checked at start: %s", err.message)
         return finished
 
     async def fork(

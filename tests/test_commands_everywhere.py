@@ -43,6 +43,7 @@ SLACK_ANN, SLACK_DM, SLACK_TEAM = "U0ANN00001", "D0ANNDM001", "T0KAZMA01"
 ANSWERS = {
     "replay list": "This chat’s saved steps, turn by turn",
     "replay restore": "Restore this chat to turn 1, step 0",
+    "replay undo": "This chat has no restore to undo.",
     "replay show": "turn 1, step 0 · ",
     "replay compare": "turn 1, step 0 → turn 2, step ",
     "replay clear": "Delete this chat’s saved steps (",

@@ -149,7 +149,7 @@ async def test_ready_syncs_the_registrys_slash_commands_and_asks_no_privileged_i
     assert [c["name"] for c in synced] == [spec["name"] for spec in registry.slash_definitions("discord")]
     replay = next(c for c in synced if c["name"] == "replay")
     assert [(o["name"], o["type"]) for o in replay["options"]] == [
-        ("list", 1), ("restore", 1), ("show", 1), ("compare", 1), ("clear", 1)]
+        ("list", 1), ("restore", 1), ("undo", 1), ("show", 1), ("compare", 1), ("clear", 1)]
     restore = next(o for o in replay["options"] if o["name"] == "restore")
     assert [(o["name"], o["type"], o["required"], o["max_length"]) for o in restore["options"]] == [("step", 3, True, 64)]
     fork = next(c for c in synced if c["name"] == "fork")

@@ -39,7 +39,7 @@ STAGES = {
     "messages": (RewindService, "_step_messages"),
     # the step written back, the later rows taken back and the intent commit together
     "checkpoint": (rewind_module, "write_finished_turn"),
-    "steps": (SqliteSnapshotStore, "delete_after"),
+    "steps": (SqliteSnapshotStore, "keep_after"),
 }
 die_after(*STAGES[stage])
 
@@ -96,6 +96,12 @@ async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path
             assert facts == ["tea"]
             assert steps == step_ids[: step_ids.index(step_id) + 1]
             assert humans == ["hello", "remember: tea"]
+            # A restore finished after a crash can still be undone, whole.
+            user = await core.store.user_by_name("ann")
+            await RewindService(core).undo(user, "test", chat_id)
+            assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)] == transcript
+            assert [s.id for s in await core.snapshots.list_steps(chat_id)] == step_ids
+            state = await core.turns.graph.aget_state(core.turns.config(chat_id))
         assert state.next == ()
         assert await RewindRows(core.store).open_intents() == []
         # The chat is usable at once: the dead process's lease does not block it.

@@ -25,6 +25,7 @@ def test_time_travel_defaults_are_the_specs(tmp_path: Path) -> None:
         "max_per_turn": 30,
         "auto_maintain": True,
         "retention_days": 30,
+        "undo_seconds": 3600,
     }
 
 

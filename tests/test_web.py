@@ -23,7 +23,7 @@ ARABIC = re.compile(r"[\u0600-\u06FF]")
 TIME_TRAVEL = [
     "time_travel.enabled", "time_travel.max_snapshots", "time_travel.max_global_snapshots",
     "time_travel.max_snapshot_bytes", "time_travel.max_thread_bytes", "time_travel.max_total_bytes",
-    "time_travel.max_per_turn", "time_travel.auto_maintain", "time_travel.retention_days",
+    "time_travel.max_per_turn", "time_travel.auto_maintain", "time_travel.retention_days", "time_travel.undo_seconds",
 ]
 
 

@@ -26,6 +26,7 @@ from kazma_core.settings import Settings
 from kazma_core.stores.app_sqlite import AppStore, Card
 from kazma_core.stores.conversation_sqlite import SqliteConversationStore
 from kazma_core.time_travel import SnapshotRecorder
+from kazma_core.undo_keep import TURN, UndoKeep
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,9 @@ class TurnRunner:
         model: BaseChatModel,
         recorder: SnapshotRecorder,
         events: EventBus,
+        kept: UndoKeep,
     ) -> None:
+        self.kept = kept
         self.settings = settings
         self.store = store
         self.conversation = conversation
@@ -111,6 +114,8 @@ class TurnRunner:
             # Numbered under the lease; the user's row is written with the turn's first
             # checkpoint (the conversation store derives it), so the two always agree.
             turn_index = chat.last_turn + 1
+            # A turn starting ends the last restore's undo: the chat has moved on.
+            await self.kept.drop(chat_id, TURN)
         except BaseException:
             await held.aclose()
             raise

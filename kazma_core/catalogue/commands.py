@@ -6,6 +6,15 @@ from kazma_core.catalogue.steps import ROLES
 from kazma_core.catalogue.text import Text
 
 COMMANDS: dict[str, Text] = {
+    "restored_undo": Text(
+        "Restored the wrong step? {undo} puts everything back, until the next message.",
+        "استعدت الخطوة الخطأ؟ يعيد {undo} كل شيء، حتى الرسالة التالية.",
+    ),
+    "undone": Text(
+        "Undid the last restore: the chat is as it was before it. Back: {messages} messages, {memories} memories, "
+        "{steps} steps.",
+        "تراجعت عن آخر استعادة: عادت الدردشة كما كانت قبلها. عاد: {messages} رسائل، {memories} ذكريات، {steps} خطوات.",
+    ),
     "fork_intro": Text(
         "Forked from “{source}”, {label}. This is a new chat of its own: talk here to continue it "
         "(the original is not touched). On the web: {link}",

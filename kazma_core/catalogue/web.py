@@ -9,6 +9,21 @@ from __future__ import annotations
 from kazma_core.catalogue.steps import ROLES
 
 WEB: dict[str, tuple[str, str]] = {
+    "reloaded_undone": (
+        "The last restore of this chat was undone (here or in another tab); it has been reloaded.",
+        "تم التراجع عن آخر استعادة في هذه الدردشة (هنا أو في تبويب آخر)؛ وأُعيد تحميلها.",
+    ),
+    "undo": ("Undo", "تراجع"),
+    "undone": (
+        "Undid the restore: the chat is as it was before it, its messages, memories and steps back.",
+        "تم التراجع عن الاستعادة: عادت الدردشة كما كانت قبلها، برسائلها وذكرياتها وخطواتها.",
+    ),
+    "compare_b_chat": ("Second step’s chat", "دردشة الخطوة الثانية"),
+    "compare_this_chat": ("{title} (this chat)", "{title} (هذه الدردشة)"),
+    "setting_time_travel.undo_seconds": (
+        "How long a restore can be undone, until the chat's next turn at most (seconds)",
+        "المدة التي يمكن فيها التراجع عن استعادة، حتى الدورة التالية في الدردشة على الأكثر (ثوانٍ)",
+    ),
     "sign_out": ("Sign out", "تسجيل الخروج"),
     "lives_in_chat": ("in {platform}", "في {platform}"),
     "lives_in_thread": ("in a {platform} thread: {name}", "في سلسلة على {platform}: {name}"),

@@ -1,8 +1,13 @@
-"""kazma.db's side of restore and fork: the durable intent, and the rows taken back or copied.
+"""kazma.db's side of restore, undo and fork: the durable intent, and the rows taken back,
+kept aside, put back or copied.
 
 A step is (turn T, iteration j). What belongs to the chat "as of" that step: transcript
 rows of earlier turns, the question of turn T (and its answer only when the step is the
 turn's last), facts learned at or before (T, j), and facts forgotten after it come back.
+
+What a restore takes back is kept aside (tables ``kept_*``, by the restore's id) with an
+``undos`` row, so the restore can be undone until the chat's next turn, a reset, a
+forgetting, or the row's expiry. Only the chat's last restore can be undone.
 """
 
 from __future__ import annotations
@@ -20,6 +25,20 @@ from kazma_core.stores.app_sqlite import AppStore
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
 FORGOTTEN_AFTER_STEP = "(forgotten_turn > :t OR (forgotten_turn = :t AND forgotten_iteration > :j))"
 LATER_ROWS = "(turn_index > :t OR (turn_index = :t AND role != 'user' AND NOT :keep_answer))"
+LATER_CARDS = "(turn_index > :t OR status = 'pending')"
+TRANSCRIPT_COLUMNS = "id, chat_id, turn_index, role, text, created_at, body_n"
+FACT_COLUMNS = "id, chat_id, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at"
+CARD_COLUMNS = "id, chat_id, turn_index, tool_call_id, tool, args, status, created_at, expires_at, decided_by, decided_at"
+KEPT_TABLES = ("kept_transcript", "kept_facts", "kept_approvals")
+
+# An undo row's states: ready to undo; undoing (its kazma.db part committed, its steps not yet
+# back); and why there is nothing to undo any more.
+READY = "ready"
+UNDOING = "undoing"
+UNDONE = "undone"
+TURN = "turn"  # the chat's next turn (or a reset) started
+FORGOTTEN = "forgotten"  # the chat was forgotten, or its memory turned off
+EXPIRED = "expired"
 
 
 @dataclass(frozen=True)
@@ -43,6 +62,32 @@ class Intent:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Undo:
+    """A chat's last restore, and what undoing it puts back."""
+
+    chat_id: str
+    restore_id: str
+    step_id: str
+    state: str
+    checkpoint_before: str | None
+    last_turn_before: int
+    created_at: float
+    expires_at: float
+
+
+def _undo(row: sqlite3.Row) -> Undo:
+    return Undo(
+        row["chat_id"], row["restore_id"], row["step_id"], row["state"], row["checkpoint_before"],
+        row["last_turn_before"], row["created_at"], row["expires_at"],
+    )
+
+
+def _drop_kept(conn: sqlite3.Connection, chat_id: str) -> None:
+    for table in KEPT_TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))
+
+
 class RewindRows:
     def __init__(self, store: AppStore) -> None:
         self.db = store.db
@@ -54,20 +99,46 @@ class RewindRows:
         rows = await self.db.run(lambda c: c.execute("SELECT * FROM restore_intents ORDER BY created_at").fetchall())
         return [Intent(r["id"], r["chat_id"], r["step_id"], r["state"], orjson.loads(r["payload"])) for r in rows]
 
-    def restore_writes(self, intent: Intent, point: StepPoint) -> Callable[[sqlite3.Connection], None]:
-        """Delete what came after the step, and record the restore's intent as past its
-        checkpoint: run inside the transaction that writes the step back (see
-        SqliteConversationStore.same_transaction), so the three commit together."""
+    def restore_writes(self, intent: Intent, point: StepPoint, undo_seconds: float) -> Callable[[sqlite3.Connection], None]:
+        """Take back what came after the step (kept aside for an undo), and record the restore's
+        intent as past its checkpoint: run inside the transaction that writes the step back (see
+        SqliteConversationStore.same_transaction), so they all commit together."""
 
         def write(conn: sqlite3.Connection) -> None:
-            p = {**point.params(), "chat": intent.chat_id}
+            p = {**point.params(), "chat": intent.chat_id, "rid": intent.id}
+            # Only the last restore can be undone: what an earlier one kept goes now.
+            _drop_kept(conn, intent.chat_id)
+            conn.execute(
+                f"INSERT INTO kept_transcript (restore_id, {TRANSCRIPT_COLUMNS}) SELECT :rid, {TRANSCRIPT_COLUMNS}"
+                f" FROM transcript WHERE chat_id = :chat AND {LATER_ROWS}", p,
+            )
             conn.execute(f"DELETE FROM transcript WHERE chat_id = :chat AND {LATER_ROWS}", p)
+            conn.execute(
+                f"INSERT INTO kept_facts (restore_id, kind, {FACT_COLUMNS}) SELECT :rid, 'deleted', {FACT_COLUMNS}"
+                f" FROM facts WHERE chat_id = :chat AND {AFTER_STEP}", p,
+            )
             conn.execute(f"DELETE FROM facts WHERE chat_id = :chat AND {AFTER_STEP}", p)
+            conn.execute(
+                f"INSERT INTO kept_facts (restore_id, kind, {FACT_COLUMNS}) SELECT :rid, 'unforgotten', {FACT_COLUMNS}"
+                f" FROM facts WHERE chat_id = :chat AND {FORGOTTEN_AFTER_STEP}", p,
+            )
             conn.execute(
                 f"UPDATE facts SET forgotten_turn = NULL, forgotten_iteration = NULL WHERE chat_id = :chat AND {FORGOTTEN_AFTER_STEP}",
                 p,
             )
-            conn.execute("DELETE FROM approvals WHERE chat_id = :chat AND (turn_index > :t OR status = 'pending')", p)
+            conn.execute(
+                f"INSERT INTO kept_approvals (restore_id, {CARD_COLUMNS}) SELECT :rid, {CARD_COLUMNS}"
+                f" FROM approvals WHERE chat_id = :chat AND {LATER_CARDS}", p,
+            )
+            conn.execute(f"DELETE FROM approvals WHERE chat_id = :chat AND {LATER_CARDS}", p)
+            (last_turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = :chat", p).fetchone()
+            now = time.time()
+            conn.execute(
+                "INSERT OR REPLACE INTO undos (chat_id, restore_id, step_id, state, checkpoint_before, last_turn_before,"
+                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (intent.chat_id, intent.id, intent.step_id, READY, intent.payload.get("checkpoint_before"),
+                 last_turn, now, now + undo_seconds),
+            )
             conn.execute("UPDATE chats SET last_turn = :t WHERE id = :chat", p)
             conn.execute(
                 "INSERT OR REPLACE INTO restore_intents (id, chat_id, step_id, state, payload, created_at)"
@@ -76,6 +147,110 @@ class RewindRows:
             )
 
         return write
+
+    @staticmethod
+    def keep_rows(restore_id: str) -> Callable[[sqlite3.Connection, list[int]], None]:
+        """Keep aside, for the restore's undo, the transcript rows the conversation store takes back
+        because the restored state no longer holds their messages (it deletes them after)."""
+
+        def keep(conn: sqlite3.Connection, row_ids: list[int]) -> None:
+            conn.executemany(
+                f"INSERT INTO kept_transcript (restore_id, {TRANSCRIPT_COLUMNS}) SELECT ?, {TRANSCRIPT_COLUMNS}"
+                " FROM transcript WHERE id = ?",
+                [(restore_id, row_id) for row_id in row_ids],
+            )
+
+        return keep
+
+    def undo_writes(self, undo: Undo) -> Callable[[sqlite3.Connection], None]:
+        """Put back what the restore took from kazma.db, and mark the undo as past its kazma.db
+        part: run in the transaction that takes the restore's checkpoint away, so all commit together."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            p = {"chat": undo.chat_id, "rid": undo.restore_id, "last": undo.last_turn_before}
+            conn.execute(
+                f"INSERT INTO transcript ({TRANSCRIPT_COLUMNS}) SELECT {TRANSCRIPT_COLUMNS} FROM kept_transcript"
+                " WHERE chat_id = :chat AND restore_id = :rid ORDER BY id", p,
+            )
+            conn.execute(
+                f"INSERT INTO facts ({FACT_COLUMNS}) SELECT {FACT_COLUMNS} FROM kept_facts"
+                " WHERE chat_id = :chat AND restore_id = :rid AND kind = 'deleted' ORDER BY id", p,
+            )
+            conn.execute(
+                "UPDATE facts SET forgotten_turn = k.forgotten_turn, forgotten_iteration = k.forgotten_iteration"
+                " FROM kept_facts AS k WHERE k.chat_id = :chat AND k.restore_id = :rid AND k.kind = 'unforgotten'"
+                " AND facts.id = k.id AND facts.chat_id = :chat", p,
+            )
+            conn.execute(
+                f"INSERT INTO approvals ({CARD_COLUMNS}) SELECT {CARD_COLUMNS} FROM kept_approvals"
+                " WHERE chat_id = :chat AND restore_id = :rid", p,
+            )
+            conn.execute("UPDATE chats SET last_turn = :last WHERE id = :chat", p)
+            _drop_kept(conn, undo.chat_id)
+            conn.execute("UPDATE undos SET state = ? WHERE chat_id = ? AND restore_id = ?", (UNDOING, undo.chat_id, undo.restore_id))
+
+        return write
+
+    async def kept_counts(self, chat_id: str, restore_id: str) -> dict[str, int]:
+        """How much of each kind an undo would put back in kazma.db."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, int]:
+            def count(table: str, extra: str = "") -> int:
+                return int(conn.execute(
+                    f"SELECT count(*) FROM {table} WHERE chat_id = ? AND restore_id = ?{extra}", (chat_id, restore_id)
+                ).fetchone()[0])
+
+            return {
+                "messages": count("kept_transcript"),
+                "memories": count("kept_facts", " AND kind = 'deleted'"),
+                "forgotten_again": count("kept_facts", " AND kind = 'unforgotten'"),
+                "cards": count("kept_approvals"),
+            }
+
+        return await self.db.run(read)
+
+    async def undo_of(self, chat_id: str) -> Undo | None:
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM undos WHERE chat_id = ?", (chat_id,)).fetchone())
+        return _undo(row) if row else None
+
+    async def undoing(self) -> list[Undo]:
+        """Undos a crash interrupted after their kazma.db part."""
+        rows = await self.db.run(lambda c: c.execute("SELECT * FROM undos WHERE state = ?", (UNDOING,)).fetchall())
+        return [_undo(r) for r in rows]
+
+    async def live_restores(self) -> set[str]:
+        """The restores whose kept-aside steps must stay (an undo may still want them)."""
+        rows = await self.db.run(
+            lambda c: c.execute("SELECT restore_id FROM undos WHERE state IN (?, ?)", (READY, UNDOING)).fetchall()
+        )
+        return {r[0] for r in rows}
+
+    async def undone(self, undo: Undo) -> None:
+        await self.db.tx(
+            lambda c: c.execute(
+                "UPDATE undos SET state = ? WHERE chat_id = ? AND restore_id = ?", (UNDONE, undo.chat_id, undo.restore_id)
+            )
+        )
+
+    async def drop_undo(self, chat_id: str, why: str) -> bool:
+        """Whatever a ready undo would put back in kazma.db goes, and the row says why. Whether there was one."""
+        if await self.db.run(lambda c: c.execute("SELECT 1 FROM undos WHERE chat_id = ? AND state = ?", (chat_id, READY)).fetchone()) is None:
+            return False
+
+        def write(conn: sqlite3.Connection) -> bool:
+            changed = conn.execute(
+                "UPDATE undos SET state = ? WHERE chat_id = ? AND state = ?", (why, chat_id, READY)
+            ).rowcount
+            _drop_kept(conn, chat_id)
+            return bool(changed)
+
+        return await self.db.tx(write)
+
+    async def expired_undos(self, now: float) -> list[str]:
+        rows = await self.db.run(
+            lambda c: c.execute("SELECT chat_id FROM undos WHERE state = ? AND expires_at <= ?", (READY, now)).fetchall()
+        )
+        return [r[0] for r in rows]
 
     def fork_writes(
         self, new_chat_id: str, owner_id: str, title: str, source_chat: str, step_id: str, point: StepPoint

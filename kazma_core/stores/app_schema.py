@@ -148,4 +148,57 @@ MIGRATIONS: list[str] = [
     ALTER TABLE bindings ADD COLUMN label TEXT NOT NULL DEFAULT '';
     CREATE INDEX bindings_chat ON bindings(chat_id)
     """,
+    # 4: what a restore took back, kept aside (by the restore's id) until its undo, the chat's next
+    # turn, or a forgetting; and each chat's last restore, with what an undo needs to put back.
+    """
+    CREATE TABLE undos (
+        chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+        restore_id TEXT NOT NULL,
+        step_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        checkpoint_before TEXT,
+        last_turn_before INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    CREATE TABLE kept_transcript (
+        restore_id TEXT NOT NULL,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        id INTEGER NOT NULL,
+        turn_index INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        body_n INTEGER
+    );
+    CREATE INDEX kept_transcript_chat ON kept_transcript(chat_id, body_n);
+    CREATE TABLE kept_facts (
+        restore_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        id INTEGER NOT NULL,
+        turn_index INTEGER NOT NULL,
+        iteration INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        forgotten_turn INTEGER,
+        forgotten_iteration INTEGER,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX kept_facts_chat ON kept_facts(chat_id);
+    CREATE TABLE kept_approvals (
+        restore_id TEXT NOT NULL,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        turn_index INTEGER NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        args TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        decided_by TEXT,
+        decided_at REAL
+    );
+    CREATE INDEX kept_approvals_chat ON kept_approvals(chat_id)
+    """,
 ]

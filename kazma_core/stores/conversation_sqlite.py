@@ -70,6 +70,7 @@ CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
 
 Also = Callable[[sqlite3.Connection], None]
+TakenBack = Callable[[sqlite3.Connection, list[int]], None]  # what becomes of transcript rows a rewind takes back
 
 
 @dataclass
@@ -116,6 +117,7 @@ class _Bundle:
     source_thread: str | None = None  # a fork: the chat whose body space the new chat joins
     derive: bool = True  # False: the caller writes the transcript rows itself (`also`)
     follow: bool = False  # the transcript follows the state back: rows of messages it no longer holds go
+    taken_back: TakenBack | None = None  # where they go (deleted unless the caller keeps them)
     done: bool = False
 
 
@@ -137,6 +139,7 @@ class _PutJob:
     derive: bool = True
     joins: str | None = None  # a fork: the chat whose body space it joins
     follow: bool = False
+    taken_back: TakenBack | None = None
     runs: Runs = field(default_factory=list)
     msg_bytes: int = 0
     blob_bytes: int = 0
@@ -239,14 +242,16 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
 
     @contextlib.asynccontextmanager
     async def same_transaction(
-        self, thread_id: str, also: Also | None = None, *, fork_from: str | None = None, rewind: bool = False
+        self, thread_id: str, also: Also | None = None, *, fork_from: str | None = None, rewind: bool = False,
+        taken_back: TakenBack | None = None,
     ) -> AsyncIterator[None]:
         """Make `also` commit with the next checkpoint put of `thread_id` in this task; with
         `fork_from`, that put may take its messages from that chat's newest checkpoint by
         reference. With `rewind` (a restore, a fork), the put adds no transcript row, and the
-        rows of messages the new state no longer holds are taken back with it."""
+        rows of messages the new state no longer holds are taken back with it (given to
+        `taken_back` by id, which may keep them, in the same transaction; deleted otherwise)."""
         source = self._held.get((fork_from, "")) if fork_from is not None else None
-        bundle = _Bundle(thread_id, also, source, fork_from, derive=not rewind, follow=rewind)
+        bundle = _Bundle(thread_id, also, source, fork_from, derive=not rewind, follow=rewind, taken_back=taken_back)
         token = _BUNDLE.set(bundle)
         try:
             yield
@@ -417,7 +422,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             json.dumps(meta, ensure_ascii=False), str(meta["run_id"]) if meta.get("run_id") else None, parent_id,
             messages, base, bundle.also if bundle else None, turn if isinstance(turn, int) else None,
             bundle.derive if bundle else True, bundle.source_thread if bundle else None,
-            bundle.follow if bundle else False,
+            bundle.follow if bundle else False, bundle.taken_back if bundle else None,
         )
         if bundle is not None:
             _BUNDLE.set(None)  # the bundle goes with one put only
@@ -479,7 +484,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             if job.checkpoint_ns == "" and job.derive:
                 self._derive_rows(conn, job, new, numbers)
             if job.checkpoint_ns == "" and job.follow:
-                self._follow_rows(conn, job.thread_id, job.runs)
+                self._follow_rows(conn, job.thread_id, job.runs, job.taken_back)
         type_, blob = _packed(*self.serde.dumps_typed({**job.checkpoint, "channel_values": values}))
         job.blob_bytes = len(blob)
         conn.execute(
@@ -516,7 +521,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 conn.execute("UPDATE chats SET last_turn = max(last_turn, ?) WHERE id = ?", (turn, job.thread_id))
 
     @staticmethod
-    def _follow_rows(conn: sqlite3.Connection, thread_id: str, runs: Runs) -> None:
+    def _follow_rows(conn: sqlite3.Connection, thread_id: str, runs: Runs, taken_back: TakenBack | None) -> None:
         """Take back the transcript rows of messages the chat's state no longer holds (a restore
         or a fork wrote an earlier state). Rows from before the chat's last reset stay: the
         state forgot them on purpose, the transcript keeps them."""
@@ -525,13 +530,15 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         ).fetchone()
         held = bodies.merge(bodies.intervals(runs))
         gone = [
-            (row_id,)
+            row_id
             for row_id, n in conn.execute(
                 "SELECT id, body_n FROM transcript WHERE chat_id = ? AND id > ? AND body_n IS NOT NULL", (thread_id, floor)
             )
             if bodies.subtract([(n, n)], held)  # not among the messages the state holds
         ]
-        conn.executemany("DELETE FROM transcript WHERE id = ?", gone)
+        if taken_back is not None:
+            taken_back(conn, gone)
+        conn.executemany("DELETE FROM transcript WHERE id = ?", [(row_id,) for row_id in gone])
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
@@ -637,6 +644,30 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         await self.db.tx(write)
         self._forget(dst)
 
+    async def drop_after(self, thread_id: str, checkpoint_id: str, also: Also) -> bool:
+        """Make `checkpoint_id` the chat's newest again: the root checkpoints after it go, with their
+        writes and the bodies nothing else uses, and `also` commits with them. False (and nothing
+        changed) when that checkpoint is gone."""
+
+        def write(conn: sqlite3.Connection) -> bool:
+            if conn.execute(
+                "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+                (thread_id, checkpoint_id),
+            ).fetchone() is None:
+                return False
+            where = "thread_id = ? AND checkpoint_ns = '' AND checkpoint_id > ?"
+            args = (thread_id, checkpoint_id)
+            dropped = [s for (refs,) in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(refs)]
+            conn.execute(f"DELETE FROM checkpoints WHERE {where}", args)
+            conn.execute(f"DELETE FROM writes WHERE {where}", args)
+            also(conn)
+            self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped))
+            return True
+
+        done = await self.db.tx(write)
+        self._forget(thread_id)
+        return done
+
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         for thread_id in thread_ids:
             if strategy == "delete":
@@ -714,7 +745,10 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         for lo, hi in gone:
             conn.execute(
                 f"DELETE FROM {BODIES} WHERE chat_id = :space AND n BETWEEN :lo AND :hi AND n NOT IN"
-                f" (SELECT body_n FROM transcript WHERE chat_id IN ({SPACE_THREADS}) AND body_n BETWEEN :lo AND :hi)",
+                f" (SELECT body_n FROM transcript WHERE chat_id IN ({SPACE_THREADS}) AND body_n BETWEEN :lo AND :hi)"
+                # rows a restore kept aside for its undo refer to their bodies too
+                f" AND n NOT IN (SELECT body_n FROM kept_transcript WHERE chat_id IN ({SPACE_THREADS})"
+                " AND body_n BETWEEN :lo AND :hi)",
                 {"space": space, "lo": lo, "hi": hi},
             )
 

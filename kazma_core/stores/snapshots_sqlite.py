@@ -68,7 +68,37 @@ MIGRATIONS: list[str] = [
     # 2: a fork's steps share its source's body space (a fork refers to bodies, never copies them);
     # each body records the chat that added it, whose byte count it is.
     bodies.spaces_ddl("spaces") + "; ALTER TABLE bodies ADD COLUMN added_by TEXT",
+    # 3: the steps a restore took back, kept aside (by the restore's id) while it can be undone:
+    # out of every list and count, their bodies kept.
+    """
+    CREATE TABLE kept_steps (
+        restore_id TEXT NOT NULL,
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        chat_id TEXT NOT NULL,
+        turn_index INTEGER NOT NULL,
+        iteration INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        model TEXT NOT NULL,
+        questions TEXT NOT NULL,
+        message_count INTEGER NOT NULL,
+        state_bytes INTEGER NOT NULL,
+        msg_bytes INTEGER NOT NULL,
+        own_bytes INTEGER NOT NULL,
+        truncated INTEGER NOT NULL,
+        tail_key TEXT,
+        tail_digest BLOB,
+        refs BLOB NOT NULL,
+        fields BLOB NOT NULL,
+        extra TEXT
+    );
+    CREATE INDEX kept_steps_chat ON kept_steps(chat_id, restore_id)
+    """,
 ]
+STEP_COLUMNS = (
+    "seq, id, chat_id, turn_index, iteration, created_at, model, questions, message_count, state_bytes, msg_bytes,"
+    " own_bytes, truncated, tail_key, tail_digest, refs, fields, extra"
+)
 SPACES = "spaces"
 
 GLOBAL = ""
@@ -113,9 +143,18 @@ def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ..
         _bump(conn, v["chat_id"], -1, -v["own_bytes"])
         _bump(conn, GLOBAL, -1, -v["own_bytes"])
         chats.add(v["chat_id"])
+    _collect(conn, per_space)
+    _forget_empty(conn, chats)
+    return [v["id"] for v in victims]
+
+
+def _collect(conn: sqlite3.Connection, per_space: dict[str, list[bodies.Interval]]) -> None:
+    """Delete the bodies of each space in `dropped` that no step of the space uses, kept-aside ones included."""
     for space, dropped in per_space.items():
         kept = [
-            span for (refs,) in conn.execute(f"SELECT refs FROM steps WHERE chat_id IN ({bodies.members(SPACES)})", {"space": space})
+            span
+            for table in ("steps", "kept_steps")
+            for (refs,) in conn.execute(f"SELECT refs FROM {table} WHERE chat_id IN ({bodies.members(SPACES)})", {"space": space})
             for span in bodies.intervals(bodies.decode_runs(refs))
         ]
         # A space with no step left keeps no body at all; otherwise only unreferenced ones go.
@@ -128,11 +167,58 @@ def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ..
                 conn.execute("UPDATE counters SET bytes = bytes - ? WHERE scope = ?", (size, owner))
                 _bump(conn, GLOBAL, 0, -size)
             conn.execute("DELETE FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (space, lo, hi))
+
+
+def _forget_empty(conn: sqlite3.Connection, chats: Iterable[str]) -> None:
+    """A chat with no step left, kept aside or not, has no counters and no body space of its own."""
     for chat_id in chats:
-        if conn.execute("SELECT 1 FROM steps WHERE chat_id = ? LIMIT 1", (chat_id,)).fetchone() is None:
+        if not any(
+            conn.execute(f"SELECT 1 FROM {table} WHERE chat_id = ? LIMIT 1", (chat_id,)).fetchone()
+            for table in ("steps", "kept_steps")
+        ):
             conn.execute("DELETE FROM counters WHERE scope = ?", (chat_id,))
             conn.execute(f"DELETE FROM {SPACES} WHERE thread_id = ?", (chat_id,))
-    return [v["id"] for v in victims]
+
+
+def _keep_after(conn: sqlite3.Connection, chat_id: str, step_id: str, restore_id: str) -> int:
+    """Move the chat's steps after `step_id` aside for the restore's undo (its earlier restores' go for good).
+    Running it again changes nothing."""
+    _drop_kept(conn, "chat_id = ? AND restore_id != ?", (chat_id, restore_id))
+    where = "chat_id = ? AND seq > (SELECT seq FROM steps WHERE id = ? AND chat_id = ?)"
+    args = (chat_id, step_id, chat_id)
+    moved = conn.execute(f"SELECT own_bytes FROM steps WHERE {where}", args).fetchall()
+    conn.execute(f"INSERT INTO kept_steps (restore_id, {STEP_COLUMNS}) SELECT ?, {STEP_COLUMNS} FROM steps WHERE {where}", (restore_id, *args))
+    conn.execute(f"DELETE FROM steps WHERE {where}", args)
+    own = sum(r[0] for r in moved)
+    _bump(conn, chat_id, -len(moved), -own)
+    _bump(conn, GLOBAL, -len(moved), -own)
+    return len(moved)
+
+
+def _put_back(conn: sqlite3.Connection, chat_id: str, restore_id: str) -> int:
+    """The restore's kept-aside steps back in their places (their seq). Running it again changes nothing."""
+    where = "chat_id = ? AND restore_id = ?"
+    rows = conn.execute(f"SELECT own_bytes, created_at FROM kept_steps WHERE {where}", (chat_id, restore_id)).fetchall()
+    conn.execute(f"INSERT INTO steps ({STEP_COLUMNS}) SELECT {STEP_COLUMNS} FROM kept_steps WHERE {where}", (chat_id, restore_id))
+    conn.execute(f"DELETE FROM kept_steps WHERE {where}", (chat_id, restore_id))
+    for own, at in rows:
+        _bump(conn, chat_id, 1, own, at)
+        _bump(conn, GLOBAL, 1, own, at)
+    return len(rows)
+
+
+def _drop_kept(conn: sqlite3.Connection, where: str, params: tuple[object, ...]) -> int:
+    """Delete kept-aside steps for good, with the bodies nothing else uses."""
+    victims = conn.execute(f"SELECT seq, chat_id, refs FROM kept_steps WHERE {where}", params).fetchall()
+    if not victims:
+        return 0
+    per_space: dict[str, list[bodies.Interval]] = {}
+    for v in victims:
+        per_space.setdefault(space_of(conn, v["chat_id"]), []).extend(bodies.intervals(bodies.decode_runs(v["refs"])))
+        conn.execute("DELETE FROM kept_steps WHERE seq = ?", (v["seq"],))
+    _collect(conn, per_space)
+    _forget_empty(conn, {v["chat_id"] for v in victims})
+    return len(victims)
 
 
 def space_of(conn: sqlite3.Connection, chat_id: str) -> str:
@@ -359,7 +445,31 @@ class SqliteSnapshotStore:
         return await self._run(lambda c: _counter(c, GLOBAL if chat_id is None else chat_id))
 
     async def delete_chat(self, chat_id: str) -> int:
-        return len(await self._tx(lambda c: _delete_where(c, "chat_id = ?", (chat_id,))))
+        """Every step of the chat, kept-aside ones too; how many were listed."""
+
+        def write(conn: sqlite3.Connection) -> int:
+            _drop_kept(conn, "chat_id = ?", (chat_id,))
+            return len(_delete_where(conn, "chat_id = ?", (chat_id,)))
+
+        return await self._tx(write)
+
+    async def keep_after(self, chat_id: str, step_id: str, restore_id: str) -> int:
+        return await self._tx(lambda c: _keep_after(c, chat_id, step_id, restore_id))
+
+    async def put_back(self, chat_id: str, restore_id: str) -> int:
+        return await self._tx(lambda c: _put_back(c, chat_id, restore_id))
+
+    async def drop_kept(self, chat_id: str) -> int:
+        return await self._tx(lambda c: _drop_kept(c, "chat_id = ?", (chat_id,)))
+
+    async def drop_kept_except(self, restore_ids: set[str]) -> int:
+        """Kept-aside steps no live undo wants (left by a crash), for good."""
+
+        def write(conn: sqlite3.Connection) -> int:
+            found = {r[0] for r in conn.execute("SELECT DISTINCT restore_id FROM kept_steps")}
+            return sum(_drop_kept(conn, "restore_id = ?", (rid,)) for rid in found - restore_ids)
+
+        return await self._tx(write)
 
     async def delete_after(self, chat_id: str, step_id: str) -> int:
         return len(

@@ -162,10 +162,12 @@ class KazmaClient:
             "POST", "/api/replay/fork", json={"thread_id": chat_id, "snapshot_id": step}
         )
 
-    async def compare(self, chat_id: str, a: str, b: str) -> dict[str, Any]:
-        return await self.request(  # type: ignore[no-any-return]
-            "POST", "/api/replay/compare", json={"thread_id": chat_id, "a": a, "b": b}
-        )
+    async def compare(self, chat_id: str, a: str, b: str, b_chat_id: str | None = None) -> dict[str, Any]:
+        body = {"thread_id": chat_id, "a": a, "b": b, **({"b_thread_id": b_chat_id} if b_chat_id else {})}
+        return await self.request("POST", "/api/replay/compare", json=body)  # type: ignore[no-any-return]
+
+    async def undo(self, chat_id: str) -> dict[str, Any]:
+        return await self.request("POST", "/api/replay/undo", json={"thread_id": chat_id})  # type: ignore[no-any-return]
 
     async def clear(self, chat_id: str) -> dict[str, Any]:
         return await self.request("DELETE", f"/api/replay/threads/{_path(chat_id)}")  # type: ignore[no-any-return]

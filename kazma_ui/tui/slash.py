@@ -23,6 +23,7 @@ from commands.parser import (
     ReplayList,
     ReplayRestore,
     ReplayShow,
+    ReplayUndo,
     Reset,
     Stop,
     Usage,
@@ -77,7 +78,12 @@ class SlashRunner:
         if isinstance(cmd, ReplayShow):
             return Outcome(render.step_view(await self.client.step(chat_id, cmd.step), lang))
         if isinstance(cmd, ReplayCompare):
-            return Outcome(render.comparison(await self.client.compare(chat_id, cmd.a, cmd.b), lang))
+            other, b = cmd.other()
+            return Outcome(render.comparison(await self.client.compare(chat_id, cmd.a, b, other), lang))
+        if isinstance(cmd, ReplayUndo):
+            async with self._expecting(("undone", None)):
+                done = await self.client.undo(chat_id)
+            return Outcome(render.undone(done, lang), reload=True)
         if isinstance(cmd, ReplayRestore):
             return await self._restore(cmd, chat_id)
         if isinstance(cmd, ReplayClear):
@@ -106,8 +112,7 @@ class SlashRunner:
             return Outcome(say("cancelled", self.lang))
         async with self._expecting(("restored", step_id)):
             done = await self.client.restore(chat_id, step_id)
-        text = t("restored", self.lang, label=render.label(done["snapshot"], self.lang), removed=done["removed_steps"])
-        return Outcome(text, reload=True)
+        return Outcome(render.restored(done, self.lang), reload=True)
 
     async def _on_server(self, cmd: Reset | MemoryOff, chat_id: str, reload: tuple[str, str | None]) -> Outcome:
         """A command without a route of its own, run by the server's command route."""

@@ -1,4 +1,4 @@
-"""The seven replay routes of SPEC (plus the restore preview), each over the one rewind service."""
+"""The replay routes of SPEC (plus the restore preview and the undo), each over the one rewind service."""
 
 from __future__ import annotations
 
@@ -35,6 +35,13 @@ class CompareRef(BaseModel):
     thread_id: str = Field(min_length=1, max_length=64)
     a: str = StepId
     b: str = StepId
+    # b is a step of this chat: a fork of thread_id, its source, or another fork of one chat
+    b_thread_id: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class ThreadRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    thread_id: str = Field(min_length=1, max_length=64)
 
 
 class ThreadSummary(BaseModel):
@@ -101,11 +108,32 @@ class Preview(BaseModel):
     restorable: bool
 
 
+class UndoOffer(BaseModel):
+    snapshot_id: str
+    expires_at: float
+
+
 class Restored(BaseModel):
     thread_id: str
     snapshot: StepInfo
     turn_index: int
     removed_steps: int
+    undo: UndoOffer | None = None
+
+
+class Back(BaseModel):
+    messages: int
+    memories: int
+    forgotten_again: int
+    cards: int
+    steps: int
+
+
+class Undone(BaseModel):
+    thread_id: str
+    undone_snapshot_id: str
+    turn_index: int
+    back: Back
 
 
 class Forked(BaseModel):
@@ -160,6 +188,18 @@ async def restore(request: Request, body: StepRef, user: UserDep) -> Any:
     return await rewind_of(request).restore(user, surface_of(request), body.thread_id, body.snapshot_id)
 
 
+@router.post("/undo", response_model=Undone)
+async def undo(request: Request, body: ThreadRef, user: UserDep) -> Any:
+    return await rewind_of(request).undo(user, surface_of(request), body.thread_id)
+
+
+@router.get("/undo/{thread_id}", response_model=UndoOffer | None)
+async def undo_offer(request: Request, thread_id: str, user: UserDep) -> Any:
+    """Whether the chat's last restore can be undone now (null when not), for a page opened later."""
+    await request.app.state.core.chats.owned(user, thread_id)
+    return await rewind_of(request).undo_offer(thread_id)
+
+
 @router.post("/fork", response_model=Forked, status_code=status.HTTP_201_CREATED)
 async def fork(request: Request, body: StepRef, user: UserDep) -> Any:
     return await rewind_of(request).fork(user, surface_of(request), body.thread_id, body.snapshot_id)
@@ -167,7 +207,9 @@ async def fork(request: Request, body: StepRef, user: UserDep) -> Any:
 
 @router.post("/compare", response_model=Comparison)
 async def compare(request: Request, body: CompareRef, user: UserDep) -> Any:
-    diff = await rewind_of(request).compare(user, surface_of(request), body.thread_id, body.a, body.b)
+    diff = await rewind_of(request).compare(
+        user, surface_of(request), body.thread_id, body.a, body.b, b_chat_id=body.b_thread_id
+    )
     # The summary in the reader's language (the structured parts are the same in both).
     return {**diff, "text": comparison(diff, lang_for(user.lang, request.headers.get("accept-language"), request.headers.get("x-kazma-lang")))}
 

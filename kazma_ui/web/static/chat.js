@@ -232,8 +232,15 @@
         loadChats();
         return;
       }
-      notice(nodes.notice, t(data.reason === "restored" ? "reloaded_restored" : "reloaded"), "info");
-      if (data.reason === "restored") state.notes = []; // they spoke of steps that may be gone
+      const reloaded = { restored: "reloaded_restored", undone: "reloaded_undone" }[data.reason] || "reloaded";
+      notice(nodes.notice, t(reloaded), "info");
+      if (data.reason === "restored") {
+        state.notes = []; // they spoke of steps that may be gone
+        const thread = state.current;
+        api("GET", `/api/replay/undo/${encodeURIComponent(thread)}`).then((offer) => {
+          if (offer && thread === state.current) Kazma.offerUndo(nodes.notice, t("reloaded_restored"), thread);
+        }, () => {});
+      }
       refresh();
       loadChats();
     });

@@ -195,8 +195,25 @@ const Kazma = (() => {
     });
   }
 
+  // "Restored · Undo": a restore's confirmation offers to undo it while the server says it can.
+  function offerUndo(node, message, thread, after) {
+    notice(node, message, "ok");
+    const button = el("button", { type: "button", class: "undo-button" }, t("undo"));
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        await api("POST", "/api/replay/undo", { thread_id: thread });
+        notice(node, t("undone"), "ok");
+        if (after) await after();
+      } catch (err) {
+        notice(node, errorText(err));
+      }
+    });
+    node.append(" · ", button);
+  }
+
   setupLanguageSwitch();
   setupSignOut();
   showAlerts();
-  return { config, t, tc, tn, textDir, api, ApiError, errorText, el, fill, notice, stepLabel, shortId, number, time, size, confirmBox };
+  return { config, t, tc, tn, textDir, api, ApiError, errorText, el, fill, notice, offerUndo, stepLabel, shortId, number, time, size, confirmBox };
 })();

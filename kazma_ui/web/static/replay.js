@@ -3,13 +3,14 @@
 "use strict";
 
 (() => {
-  const { t, tc, tn, api, el, fill, errorText, notice, stepLabel, shortId, number, time, size, confirmBox } = Kazma;
+  const { t, tc, tn, api, el, fill, errorText, notice, offerUndo, stepLabel, shortId, number, time, size, confirmBox } = Kazma;
   const $ = (id) => document.getElementById(id);
   const nodes = {
     select: $("thread-select"), openChat: $("open-chat"), notice: $("notice"), noChats: $("no-chats"),
     count: $("steps-count"), turns: $("turns"), detail: $("step-detail"),
     tabSteps: $("tab-steps"), tabCompare: $("tab-compare"), panelSteps: $("panel-steps"), panelCompare: $("panel-compare"),
     compareForm: $("compare-form"), compareA: $("compare-a"), compareB: $("compare-b"), compareRun: $("compare-run"),
+    compareBThread: $("compare-b-thread"),
     compareResult: $("compare-result"), compareDiff: $("compare-diff"),
     branches: $("branches"), branchTree: $("branch-tree"),
   };
@@ -283,7 +284,9 @@
       await loadChats();
       await loadSteps();
       await openStep(info.snapshot_id);
-      notice(nodes.notice, t("restored", { label: labelOf(restored.snapshot), removed: number(restored.removed_steps) }), "ok");
+      const message = t("restored", { label: labelOf(restored.snapshot), removed: number(restored.removed_steps) });
+      if (restored.undo) offerUndo(nodes.notice, message, state.thread, loadSteps);
+      else notice(nodes.notice, message, "ok");
     } catch (err) {
       await stepGone(err);
     }
@@ -306,9 +309,42 @@
   }
 
   // -- comparing two steps --------------------------------------------------------------------------
+  // The chats a step of this one can be compared with: those of its lineage (its source, its forks).
+  function lineage() {
+    const byId = new Map(state.chats.map((chat) => [chat.thread_id, chat]));
+    const root = (id) => {
+      for (let i = 0; i < 100 && byId.get(id) && byId.get(id).forked_from; i += 1) id = byId.get(id).forked_from.thread_id;
+      return id;
+    };
+    const mine = root(state.thread);
+    return state.chats.filter((chat) => chat.thread_id === state.thread || root(chat.thread_id) === mine);
+  }
+
+  const stepOptions = (snapshots) => snapshots.map((info) =>
+    el("option", { value: info.snapshot_id }, `${labelOf(info)} · ${shortId(info.snapshot_id)}`));
+
+  async function pickCompareChat(thread) {
+    let snapshots = state.listing.snapshots;
+    if (thread !== state.thread) {
+      try {
+        snapshots = (await api("GET", stepsPath(thread))).snapshots;
+      } catch (err) {
+        showError(err);
+        snapshots = [];
+      }
+    }
+    nodes.compareB.replaceChildren(...stepOptions(snapshots));
+    if (snapshots.length) nodes.compareB.value = snapshots[snapshots.length - 1].snapshot_id;
+  }
+  if (nodes.compareBThread) nodes.compareBThread.addEventListener("change", () => pickCompareChat(nodes.compareBThread.value));
+
   function renderCompareChoices() {
-    const options = () => state.listing.snapshots.map((info) =>
-      el("option", { value: info.snapshot_id }, `${labelOf(info)} · ${shortId(info.snapshot_id)}`));
+    const options = () => stepOptions(state.listing.snapshots);
+    if (nodes.compareBThread) {
+      nodes.compareBThread.replaceChildren(...lineage().map((chat) => el("option", { value: chat.thread_id },
+        chat.thread_id === state.thread ? t("compare_this_chat", { title: chat.title }) : chat.title)));
+      nodes.compareBThread.value = state.thread || "";
+    }
     nodes.compareA.replaceChildren(...options());
     nodes.compareB.replaceChildren(...options());
     const all = state.listing.snapshots;
@@ -316,7 +352,7 @@
       nodes.compareA.value = all[0].snapshot_id;
       nodes.compareB.value = all[all.length - 1].snapshot_id;
     }
-    nodes.compareRun.disabled = all.length < 2;
+    nodes.compareRun.disabled = all.length < (lineage().length > 1 ? 1 : 2);
     nodes.compareRun.title = all.length < 2 ? t("compare_need_two") : "";
   }
 
@@ -324,8 +360,10 @@
     event.preventDefault();
     notice(nodes.notice, "");
     try {
+      const other = nodes.compareBThread ? nodes.compareBThread.value : state.thread;
       const result = await api("POST", "/api/replay/compare", {
         thread_id: state.thread, a: nodes.compareA.value, b: nodes.compareB.value,
+        ...(other && other !== state.thread ? { b_thread_id: other } : {}),
       });
       KazmaCompare.render(result, nodes.compareDiff);
       nodes.compareResult.hidden = false;

@@ -1,0 +1,141 @@
+"""Crashes during an undo: a SIGKILL at any stage leaves, after the next start, the restore whole or
+the undo whole; a kill while a turn drops an undo leaves no kept-aside step behind."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kazma_core.core import Core
+from kazma_ui.thread_rewind import RewindService
+from tests.conftest import make_settings
+
+CHILD = """
+import asyncio, os, signal, sys
+from kazma_core.core import Core
+from kazma_core.settings import load_settings
+from kazma_core.stores.app_rewind import RewindRows
+from kazma_core.stores.conversation_sqlite import SqliteConversationStore
+from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_ui.thread_rewind import RewindService
+
+stage, data_dir, user_name, chat_id, what = sys.argv[1:]
+
+def die_after(owner, name):
+    original = getattr(owner, name)
+    async def then_die(*args, **kwargs):
+        await original(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+    setattr(owner, name, then_die)
+
+STAGES = {
+    "checks": (RewindService, "_refuse_pending"),
+    # the restore's checkpoint taken away, the rows put back and the undo's state: one transaction
+    "checkpoint": (SqliteConversationStore, "drop_after"),
+    "steps": (SqliteSnapshotStore, "put_back"),
+    "done": (RewindRows, "undone"),
+    # a turn starting drops the undo: kazma.db's part, then the kept-aside steps
+    "turn": (RewindRows, "drop_undo"),
+}
+die_after(*STAGES[stage])
+
+async def main():
+    core = await Core.open(load_settings(data_dir=data_dir))
+    user = await core.store.user_by_name(user_name)
+    if what == "undo":
+        await RewindService(core).undo(user, "test", chat_id)
+    else:
+        await core.turns.send(chat_id, what)
+
+asyncio.run(main())
+"""
+
+
+async def seen(core: Core, chat_id: str) -> dict[str, Any]:
+    state = await core.turns.graph.aget_state(core.turns.config(chat_id))
+    chat = await core.store.get_chat(chat_id)
+    return {
+        "rows": [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)],
+        "facts": [f.text for f in await core.store.facts(chat_id)],
+        "steps": [s.id for s in await core.snapshots.list_steps(chat_id)],
+        "humans": [m.content for m in state.values["messages"] if m.type == "human"],
+        "last_turn": chat.last_turn if chat else None,
+    }
+
+
+async def prepared(data: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A chat of four turns restored to turn 2: what it was before, and after the restore."""
+    core = await Core.open(make_settings(data))
+    try:
+        user = await core.store.add_user("ann")
+        chat = await core.chats.create(user)
+        for text in ("hello", "remember: tea", "remember: coffee", "steps 2"):
+            await core.turns.send(chat.id, text)
+        before = await seen(core, chat.id)
+        target = [s for s in await core.snapshots.list_steps(chat.id) if s.turn_index == 2][-1]
+        await RewindService(core).restore(user, "test", chat.id, target.id)
+        return chat.id, before, await seen(core, chat.id)
+    finally:
+        await core.close()
+
+
+def kept_steps(data: Path) -> int:
+    with sqlite3.connect(data / "snapshots.db") as conn:
+        return int(conn.execute("SELECT count(*) FROM kept_steps").fetchone()[0])
+
+
+def run_child(stage: str, data: Path, chat_id: str, what: str) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, stage, str(data), "ann", chat_id, what],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert child.returncode == -9, child.stderr
+
+
+@pytest.mark.parametrize("stage", ["checks", "checkpoint", "steps", "done"])
+async def test_a_killed_undo_leaves_the_restore_or_the_undo_whole(tmp_path: Path, stage: str) -> None:
+    data = tmp_path / "data"
+    chat_id, before, restored = await prepared(data)
+    run_child(stage, data, chat_id, "undo")
+
+    core = await Core.open(make_settings(data))
+    try:
+        await core.recover()
+        rewind = RewindService(core)
+        finished = await rewind.recover()
+        user = await core.store.user_by_name("ann")
+        if stage == "checks":
+            assert finished == 0
+            assert await seen(core, chat_id) == restored
+            await rewind.undo(user, "test", chat_id)  # still offered, and it works
+        else:
+            assert finished == (0 if stage == "done" else 1)
+        assert await seen(core, chat_id) == before
+        assert kept_steps(data) == 0
+        state = await core.turns.graph.aget_state(core.turns.config(chat_id))
+        assert state.next == ()
+        assert (await core.turns.send(chat_id, "still here?")).turn_index == 5
+    finally:
+        await core.close()
+
+
+async def test_a_turn_killed_while_dropping_the_undo_leaves_no_kept_step(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    chat_id, _, restored = await prepared(data)
+    assert kept_steps(data) > 0
+    run_child("turn", data, chat_id, "hello again")
+
+    core = await Core.open(make_settings(data))
+    try:
+        await core.recover()
+        await RewindService(core).recover()
+        assert kept_steps(data) == 0
+        assert await seen(core, chat_id) == restored
+        assert (await core.turns.send(chat_id, "and now?")).turn_index == 3
+    finally:
+        await core.close()
