@@ -82,8 +82,8 @@ async def test_tui_undo_after_a_restore_shows_the_chat_as_it_was(server: Running
         await enter(pilot, "/replay undo")
         await until_shown(pilot, "Undid the last restore")
         await until(pilot, lambda: not app.slash.expected)
-        conversation = ["you: calc 1+1", "kazma: 1+1 = 2", "you: calc 2+2", "kazma: 2+2 = 4"]
-        await until(pilot, lambda: [t for t in app.view.texts() if t.startswith(("you:", "kazma:"))] == conversation)
+        conversation = ["You: calc 1+1", "Kazma: 1+1 = 2", "You: calc 2+2", "Kazma: 2+2 = 4"]
+        await until(pilot, lambda: [t for t in app.view.texts() if t.startswith(("You:", "Kazma:"))] == conversation)
     assert await transcript(ann.http, chat) == before
     audited = [(r.action, r.outcome, r.surface) for r in await server.core.audit.rows(chat)]
     assert audited == [("undo", "not_found", "tui"), ("restore", "ok", "tui"), ("undo", "ok", "tui")]
