@@ -85,7 +85,7 @@ class StockCheckpointer(AsyncSqliteSaver):
 
     @contextlib.asynccontextmanager
     async def same_transaction(self, thread_id: str, also: Any = None, *, fork_from: str | None = None,
-                               rewind: bool = False) -> AsyncIterator[None]:
+                               rewind: bool = False, taken_back: Any = None) -> AsyncIterator[None]:
         self._also[thread_id] = (also, not rewind)
         yield
 
