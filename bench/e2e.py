@@ -10,7 +10,8 @@ For each server, in a fresh data folder, default settings, the offline model:
 2. turn latency: a message to the 1,000-message chat and one to a new chat, alternated;
 3. restore (to the newest step) and fork (of it) over HTTP at 1,000 messages;
 4. 20 chats x 20 messages at once: messages/s, p50, p99;
-5. `big 2000` then 8 messages: how much the stopped data folder grew; and another user's
+5. `big 2000` then 8 messages, with tool results cut at 4 MB instead of 64 KB for this phase so
+   the 2 MB result is stored whole: how much the stopped data folder grew; and another user's
    `calc 1+1` while that runs, against the same request alone.
 
 The machine is shared and noisy: read the ratios, measured minutes apart at most.
@@ -215,6 +216,9 @@ async def run(kind: str, quick: bool, base: Path) -> Result:
 
     await server.stop()
     before = folder_bytes(data)
+    # A 2 MB tool result kept whole: the default cut (limits.max_tool_result_chars, 64 KB) would
+    # leave nothing large to store, and this phase measures how a large state is kept.
+    server.env = {**env, "KAZMA_LIMITS__MAX_TOOL_RESULT_CHARS": str(4 << 20)}
     await server.start()
     async with client(server, tokens["ann"]) as ann, client(server, tokens["bob"]) as bob:
         bob_chat = (await bob.post("/api/chats", json={})).json()["thread_id"]

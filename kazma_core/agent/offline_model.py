@@ -69,7 +69,8 @@ class OfflineChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _respond(self, messages: list[BaseMessage]) -> AIMessage:
-        last_human = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+        # From the end: the turn's question is near it, however long the conversation.
+        last_human = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), -1)
         question = _text(messages[last_human]).strip() if last_human >= 0 else ""
         results = [m for m in messages[last_human + 1 :] if isinstance(m, ToolMessage)]
         call_id = f"call_{last_human}_{len(results)}"
@@ -105,7 +106,7 @@ class OfflineChatModel(BaseChatModel):
     @staticmethod
     def _plain(question: str, messages: list[BaseMessage]) -> str:
         facts: list[str] = []
-        for m in messages:
+        for m in messages[:1]:  # the supervisor puts its system message (with the facts) first
             if isinstance(m, SystemMessage) and FACTS_HEADER in _text(m):
                 body = _text(m).split(FACTS_HEADER, 1)[1]
                 facts = [line[2:].strip() for line in body.splitlines() if line.startswith("- ")]

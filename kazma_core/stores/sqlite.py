@@ -8,6 +8,7 @@ its thread instead, and the event loop waits once.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 Migration = str
 
@@ -22,6 +24,9 @@ Migration = str
 def open_sqlite(path: Path, *, secure_delete: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
     conn.row_factory = sqlite3.Row
+    if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+        # A new file: pages freed by deletions can go back to the disk (see SqliteDB.close).
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
@@ -113,6 +118,12 @@ class SqliteDB:
     async def close(self) -> None:
         def shut(_: sqlite3.Connection) -> None:
             if self._conn is not None:
+                try:
+                    # Pages the chats freed go back to the disk when the server stops (a no-op for a
+                    # file made before Kazma set auto_vacuum; the daily clean-up compacts that one).
+                    self._conn.execute("PRAGMA incremental_vacuum").fetchall()
+                except sqlite3.Error as err:  # busy with another process's write: the pages stay in the file
+                    log.info("%s: free pages kept in the file at close (%s)", self.path.name, err)
                 self._conn.close()
                 self._conn = None
 
