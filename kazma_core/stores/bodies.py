@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 import orjson
 
 PACK_FROM = 512  # bytes: a longer body is kept compressed when that saves room,
+PROBE = 1 << 16  # a body longer than this is tried on its first 64 KB before it is compressed whole
 PACK_GAIN = 7  # in tenths: when it takes at most 7/10 of the room (prose does; random data does not)
 
 Runs = list[list[int]]
@@ -41,6 +42,8 @@ def pack(body: bytes) -> bytes:
     always a JSON object, so its first byte tells the two apart)."""
     if len(body) < PACK_FROM:
         return body
+    if len(body) > PROBE and len(zlib.compress(body[:PROBE], 1)) * 10 > PROBE * PACK_GAIN:
+        return body  # a large body whose start does not compress (random data, media): not tried whole
     packed = zlib.compress(body, 6)
     return packed if len(packed) * 10 <= len(body) * PACK_GAIN else body
 

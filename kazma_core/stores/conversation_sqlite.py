@@ -140,6 +140,7 @@ class _PutJob:
     joins: str | None = None  # a fork: the chat whose body space it joins
     follow: bool = False
     taken_back: TakenBack | None = None
+    written: dict[int, tuple[int, int, Any]] = field(default_factory=dict)
     runs: Runs = field(default_factory=list)
     msg_bytes: int = 0
     blob_bytes: int = 0
@@ -215,11 +216,13 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         self.db = db
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._held_bytes = 0
+        # Messages a task's write stored, by identity, until the chat's next checkpoint takes them in.
+        self._written: dict[str, dict[int, tuple[int, int, Any]]] = {}
 
     # the newest checkpoint of each chat, in memory ------------------------------------------
     def _keep(self, held: _Held) -> None:
         key = (held.thread_id, held.checkpoint_ns)
-        self._forget(*key)
+        self._drop(key)
         if held.size > CACHE_BYTES // 4:
             return
         self._held[key] = held
@@ -228,10 +231,16 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             _, dropped = self._held.popitem(last=False)
             self._held_bytes -= dropped.size
 
-    def _forget(self, thread_id: str, checkpoint_ns: str | None = None) -> None:
-        keys = [k for k in self._held if k[0] == thread_id and (checkpoint_ns is None or k[1] == checkpoint_ns)]
-        for key in keys:
-            self._held_bytes -= self._held.pop(key).size
+    def _drop(self, key: tuple[str, str]) -> None:
+        found = self._held.pop(key, None)
+        if found is not None:
+            self._held_bytes -= found.size
+
+    def _forget(self, thread_id: str) -> None:
+        """Nothing of the chat in memory any more (its checkpoints changed under the cache)."""
+        self._written.pop(thread_id, None)
+        for key in [k for k in self._held if k[0] == thread_id]:
+            self._drop(key)
 
     def _cached(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> _Held | None:
         held = self._held.get((thread_id, checkpoint_ns))
@@ -424,6 +433,8 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             bundle.derive if bundle else True, bundle.source_thread if bundle else None,
             bundle.follow if bundle else False, bundle.taken_back if bundle else None,
         )
+        if messages is not None and thread_id in self._written:
+            job.written = self._written.pop(thread_id)
         if bundle is not None:
             _BUNDLE.set(None)  # the bundle goes with one put only
         await self.db.tx(lambda conn: self._put(conn, job))
@@ -476,11 +487,19 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             shared, runs, shared_bytes = self._prefix(conn, job)
             interner = bodies.Interner(conn, BODIES, job.space)
             new = job.messages[shared:]
-            encoded = [encode_message(m) for m in new]
-            numbers = [interner.add(b) for b in encoded]
+            numbers, new_bytes = [], 0
+            for m in new:
+                known = job.written.get(id(m))
+                if known is not None and known[2] is m:  # a task's write stored it a moment ago
+                    numbers.append(known[0])
+                    new_bytes += known[1]
+                    continue
+                body = encode_message(m)
+                numbers.append(interner.add(body))
+                new_bytes += len(body)
             job.runs = bodies.runs_extend(runs, numbers)
             refs, count = orjson.dumps(job.runs), len(job.messages)
-            msg_bytes = job.msg_bytes = shared_bytes + sum(len(b) for b in encoded)
+            msg_bytes = job.msg_bytes = shared_bytes + new_bytes
             if job.checkpoint_ns == "" and job.derive:
                 self._derive_rows(conn, job, new, numbers)
             if job.checkpoint_ns == "" and job.follow:
@@ -549,6 +568,8 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         verb = "INSERT OR REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "INSERT OR IGNORE"
 
         held = self._held.get((thread_id, checkpoint_ns))
+        # The next checkpoint takes these messages in: it will know their bodies by identity.
+        written = self._written.setdefault(thread_id, {})
 
         def encoded(conn: sqlite3.Connection, channel: str, value: Any) -> tuple[str, bytes]:
             is_list = channel == MESSAGES and checkpoint_ns == "" and isinstance(value, list)
@@ -562,7 +583,14 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 # are known by identity and not serialised again.
                 interner = bodies.Interner(conn, BODIES, space_of(conn, thread_id))
                 known = held.numbers() if held is not None and len(messages) > 1 else {}
-                numbers = (known.get(id(m)) or interner.add(encode_message(m)) for m in messages)
+                numbers = []
+                for m in messages:
+                    n = known.get(id(m))
+                    if n is None:
+                        body = encode_message(m)
+                        n = interner.add(body)
+                        written[id(m)] = (n, len(body), m)
+                    numbers.append(n)
                 refs = {"runs": bodies.runs_extend([], numbers), "remove_all": messages is not value}
                 return REFS, orjson.dumps(refs)
             return self.serde.dumps_typed(value)
