@@ -144,9 +144,9 @@ async def check(data: Path, chats: list[ChatLog], cycle: int) -> dict[str, Any]:
 
 
 async def test_sigkill_at_random_moments_leaves_every_chat_whole(tmp_path: Path) -> None:
-    seed = int(os.environ.get("KAZMA_KILL_SEED", random.randrange(10**6)))
+    seed = int(os.environ.get("KILL_SEED") or random.randrange(10**6))  # not KAZMA_*: the fixtures clear those
     rng = random.Random(seed)
-    print(f"kill test seed {seed} (KAZMA_KILL_SEED={seed} repeats it)", file=sys.stderr)
+    print(f"kill test seed {seed} (KILL_SEED={seed} repeats it)", file=sys.stderr)
     data = tmp_path / "data"
     core = await Core.open(make_settings(data))
     chats: list[ChatLog] = []

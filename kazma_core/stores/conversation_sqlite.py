@@ -140,7 +140,7 @@ class _PutJob:
     joins: str | None = None  # a fork: the chat whose body space it joins
     follow: bool = False
     taken_back: TakenBack | None = None
-    written: dict[int, tuple[int, int, Any]] = field(default_factory=dict)
+    written: dict[int, tuple[int, int, Any, str | None]] = field(default_factory=dict)
     runs: Runs = field(default_factory=list)
     msg_bytes: int = 0
     blob_bytes: int = 0
@@ -217,7 +217,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._held_bytes = 0
         # Messages a task's write stored, by identity, until the chat's next checkpoint takes them in.
-        self._written: dict[str, dict[int, tuple[int, int, Any]]] = {}
+        self._written: dict[str, dict[int, tuple[int, int, Any, str | None]]] = {}
 
     # the newest checkpoint of each chat, in memory ------------------------------------------
     def _keep(self, held: _Held) -> None:
@@ -490,7 +490,9 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             numbers, new_bytes = [], 0
             for m in new:
                 known = job.written.get(id(m))
-                if known is not None and known[2] is m:  # a task's write stored it a moment ago
+                # A task's write stored it a moment ago, as it still is (the reducer gives a message
+                # without an id one after the write: that message is encoded again, with its id).
+                if known is not None and known[2] is m and known[3] == m.id:
                     numbers.append(known[0])
                     new_bytes += known[1]
                     continue
@@ -589,7 +591,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                     if n is None:
                         body = encode_message(m)
                         n = interner.add(body)
-                        written[id(m)] = (n, len(body), m)
+                        written[id(m)] = (n, len(body), m, m.id)
                     numbers.append(n)
                 refs = {"runs": bodies.runs_extend([], numbers), "remove_all": messages is not value}
                 return REFS, orjson.dumps(refs)
