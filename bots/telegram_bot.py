@@ -190,8 +190,13 @@ class TelegramAdapter:
         self.serving.clear()
         app, self._app = self._app, None
         if app is not None:
-            if app.updater is not None and app.updater.running:
-                await app.updater.stop()
+            try:
+                if app.updater is not None and app.updater.running:
+                    # Stopping waits for the poll in flight, which fails when Telegram just revoked
+                    # the token or went away: the reason the bot stops is the error `run` raises.
+                    await app.updater.stop()
+            except TelegramError as err:
+                log.info("telegram: polling ended with %s while stopping", self._redact(str(err)))
             if app.running:
                 await app.stop()
             if self._tasks:
