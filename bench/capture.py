@@ -49,10 +49,11 @@ from kazma_core.events import EventBus
 from kazma_core.messages import load_messages, message_dict
 from kazma_core.settings import TimeTravelSettings, load_settings
 from kazma_core.stores.app_schema import MIGRATIONS
-from kazma_core.stores.conversation_sqlite import SqliteConversationStore
-from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.sqlite import SqliteDB
 from kazma_core.time_travel import SnapshotRecorder
+from kazma_core.stores.snapshots_sql import MIGRATIONS as STEP_MIGRATIONS
 
 SIZES = (10, 100, 1000)
 CHAT = "bench-chat"
@@ -208,10 +209,10 @@ async def turn_writes(saver: BaseCheckpointSaver[Any], configs: list[Any], last:
 
 
 async def run_ours(folder: Path, job: Job) -> Result:
-    store = SqliteSnapshotStore(folder / "snapshots.db")
+    store = SqlSnapshotStore(SqliteDB(folder / "snapshots.db", STEP_MIGRATIONS, secure_delete=True))
     recorder = SnapshotRecorder(store, SETTINGS, EventBus())
     db = SqliteDB(folder / "kazma.db", MIGRATIONS, secure_delete=True)
-    conversation = SqliteConversationStore(db)
+    conversation = SqlConversationStore(db)
     configs: list[Any] = [{"configurable": {"thread_id": CHAT, "checkpoint_ns": ""}}]
     last = [empty_checkpoint()]
     ids: list[str] = []
@@ -236,7 +237,7 @@ async def run_ours(folder: Path, job: Job) -> Result:
         await db.run(lambda c: c.execute(TRUNCATE).fetchall())
 
     try:
-        return await measure([store.path, db.path], capture, checkpoint, read, job, kept)
+        return await measure([store.db.path, db.path], capture, checkpoint, read, job, kept)
     finally:
         await store.close()
         await db.close()

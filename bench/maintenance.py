@@ -23,12 +23,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.maintenance import DAY, Maintenance, megabytes
 from kazma_core.settings import load_settings
-from kazma_core.stores.app_sqlite import AppStore
-from kazma_core.stores.conversation_sqlite import SqliteConversationStore
+from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots import Budgets, NewStep
-from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.messages import encode_message
 from kazma_core.time_travel import MessageIds
+from kazma_core.stores.backends import app_db, steps_db
 
 STEPS_PER_CHAT = 20
 ROOMY = Budgets(100_000, 100_000_000, 100_000, 1 << 40, 1 << 44, 1 << 30)
@@ -37,9 +38,9 @@ ROOMY = Budgets(100_000, 100_000_000, 100_000, 1 << 40, 1 << 44, 1 << 30)
 async def one(total_steps: int, body_bytes: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(data_dir=tmp)
-        store = AppStore(settings.kazma_db)
-        snapshots = SqliteSnapshotStore(settings.snapshots_db)
-        conversation = SqliteConversationStore(store.db)
+        store = AppStore(app_db(settings))
+        snapshots = SqlSnapshotStore(steps_db(settings))
+        conversation = SqlConversationStore(store.db)
         try:
             owner = await store.add_user("bench", "owner")
             now = time.time()

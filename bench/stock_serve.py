@@ -28,7 +28,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import kazma_core.core as core_module  # noqa: E402
-from kazma_core.stores.conversation_sqlite import MESSAGES, _is_messages, transcript_role  # noqa: E402
+from kazma_core.stores.conversation_sql import MESSAGES, _is_messages, transcript_role  # noqa: E402
 from kazma_core.stores.sqlite import SqliteDB  # noqa: E402
 
 
@@ -134,7 +134,7 @@ class StockCheckpointer(AsyncSqliteSaver):
 def main() -> None:
     from kazma_ui.cli import main as kazma_main
 
-    core_module.SqliteConversationStore = StockCheckpointer  # type: ignore[misc,assignment]
+    core_module.SqlConversationStore = StockCheckpointer  # type: ignore[misc,assignment]
     sys.exit(kazma_main(["serve", *sys.argv[1:]]))
 
 

@@ -24,10 +24,11 @@ import orjson
 
 from kazma_core.errors import KazmaError
 from kazma_core.leases import holder_is_dead
-from kazma_core.stores.app_sqlite import AppStore
-from kazma_core.stores.audit_sqlite import AuditStore
+from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.audit_sql import AuditStore
 from kazma_core.stores.legacy import convert_legacy
-from kazma_core.stores.sqlite import copy_database
+from kazma_core.stores.sqlite import SqliteDB, copy_database
+from kazma_core.stores import app_schema, audit_sql
 
 FORMAT_VERSION = 2  # 2: checkpoints live in kazma.db (no checkpoints.db)
 BACKUP_KIND = "kazma-backup"
@@ -131,8 +132,8 @@ class Manifest:
 
 async def ensure_databases(data_dir: Path) -> None:
     """Create (and migrate) any of the three databases that does not exist yet, as the server would."""
-    store = AppStore(data_dir / "kazma.db")
-    audit = AuditStore(data_dir / "time_travel_audit.db")
+    store = AppStore(SqliteDB(data_dir / "kazma.db", app_schema.MIGRATIONS, secure_delete=True))
+    audit = AuditStore(SqliteDB(data_dir / "time_travel_audit.db", audit_sql.MIGRATIONS))
     try:
         await store.count_users()
         await audit.db.run(lambda conn: None)  # opening the file creates and migrates it

@@ -8,8 +8,8 @@ from kazma_core.agent.graph import write_finished_turn
 from kazma_core.errors import ApprovalPending, InvalidInput, NotFound
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
-from kazma_core.stores.app_sqlite import AppStore, Chat, User, delete_chat_row, transcript_row
-from kazma_core.stores.conversation_sqlite import SqliteConversationStore
+from kazma_core.stores.app_sql import AppStore, Chat, User, delete_chat_row, transcript_row
+from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.undo_keep import FORGOTTEN, TURN, UndoKeep
 
@@ -22,7 +22,7 @@ class ChatService:
         self,
         store: AppStore,
         snapshots: SnapshotStore,
-        conversation: SqliteConversationStore,
+        conversation: SqlConversationStore,
         events: EventBus,
         lease_seconds: float,
         *,

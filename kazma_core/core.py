@@ -11,14 +11,15 @@ from kazma_core.chats import ChatService
 from kazma_core.events import EventBus
 from kazma_core.leases import holder_is_dead
 from kazma_core.settings import Settings, ensure_data_dir
-from kazma_core.stores.app_sqlite import AppStore
-from kazma_core.stores.audit_sqlite import AuditStore
-from kazma_core.stores.conversation_sqlite import SqliteConversationStore
+from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.audit_sql import AuditStore
+from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.legacy import convert_legacy
-from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import UndoKeep
+from kazma_core.stores.backends import app_db, audit_db, steps_db
 
 
 def prepare_data_dir(settings: Settings) -> None:
@@ -32,8 +33,8 @@ def prepare_data_dir(settings: Settings) -> None:
 class Core:
     settings: Settings
     store: AppStore
-    snapshots: SqliteSnapshotStore
-    conversation: SqliteConversationStore
+    snapshots: SqlSnapshotStore
+    conversation: SqlConversationStore
     audit: AuditStore
     events: EventBus
     recorder: SnapshotRecorder
@@ -44,11 +45,11 @@ class Core:
     @classmethod
     async def open(cls, settings: Settings) -> Core:
         prepare_data_dir(settings)
-        store = AppStore(settings.kazma_db)
+        store = AppStore(app_db(settings))
         await store.count_users()  # creates and migrates kazma.db now, not on first use
-        snapshots = SqliteSnapshotStore(settings.snapshots_db)
-        conversation = SqliteConversationStore(store.db)
-        audit = AuditStore(settings.audit_db)
+        snapshots = SqlSnapshotStore(steps_db(settings))
+        conversation = SqlConversationStore(store.db)
+        audit = AuditStore(audit_db(settings))
         events = EventBus()
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)

@@ -21,7 +21,7 @@ from prometheus_client import Counter, Gauge
 from kazma_core.errors import without_paths
 from kazma_core.maintenance import raise_alert
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.app_sql import AppStore
 
 log = logging.getLogger(__name__)
 

@@ -28,14 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kazma_core.stores.conversation_sqlite import SqliteConversationStore
+from kazma_core.stores.conversation_sql import SqlConversationStore
 
 from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
 from kazma_core.settings import Settings, validate_override
 from kazma_core.stores.app_rewind import EXPIRED, RewindRows
-from kazma_core.stores.app_sqlite import Alert, AppStore
-from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores.app_sql import Alert, AppStore
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores import snapshots_upkeep as upkeep
 from kazma_core.undo_keep import UndoKeep
 
@@ -178,8 +178,8 @@ class Maintenance:
         self,
         settings: Settings,
         store: AppStore,
-        snapshots: SqliteSnapshotStore,
-        conversation: SqliteConversationStore,
+        snapshots: SqlSnapshotStore,
+        conversation: SqlConversationStore,
         *,
         now: Callable[[], float] = time.time,
         orphan_grace: float = ORPHAN_GRACE,
@@ -236,7 +236,7 @@ class Maintenance:
         started = time.perf_counter()
         report = PassReport(self.now(), by_hand, await read_live(self.store, self.settings))
         db = self.snapshots.db
-        path = self.snapshots.path
+        path = self.snapshots.db.path  # type: ignore[attr-defined]
         report.disk_bytes_before = upkeep.disk_bytes(path)
         report.step_bytes_before = (await self.snapshots.usage())[1]
         deletions: list[upkeep.Deletion] = []
@@ -333,7 +333,7 @@ class Maintenance:
         rows_left = await self.snapshots.db.run(lambda c: upkeep.steps_left(c, ids))
         samples = self._unresolved + _spread([d.samples for d in deletions], MAX_SAMPLES)
         markers = [s.marker for s in samples]
-        path = self.snapshots.path
+        path = self.snapshots.db.path  # type: ignore[attr-defined]
         found = await asyncio.to_thread(upkeep.found_in_files, [path, upkeep.wal_of(path)], markers) if markers else set()
         held: set[int] = set()
         if found:

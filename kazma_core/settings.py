@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
+import psycopg
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -92,6 +94,10 @@ class HistorySettings(_Section):
     checkpoints_per_chat: int = Field(ge=2, le=100_000, description="Chat step history kept per chat")
 
 
+class DatabaseSettings(_Section):
+    url: SecretStr = Field(description="PostgreSQL for every store (postgresql://user:password@host:5432/db); empty: SQLite files")
+
+
 class TelegramSettings(_Section):
     token: SecretStr
     base_url: str = Field(min_length=1)
@@ -133,6 +139,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KAZMA_", env_nested_delimiter="__", extra="forbid")
 
     data_dir: Path
+    database: DatabaseSettings
     server: ServerSettings
     model: ModelSettings
     agent: AgentSettings
@@ -204,7 +211,8 @@ def setting_names() -> list[str]:
     names = []
     for section, info in Settings.model_fields.items():
         ann = info.annotation
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
+        # Where the database is cannot be stored in it: read at start, from the file or the environment.
+        if isinstance(ann, type) and issubclass(ann, BaseModel) and section != "database":
             names.extend(f"{section}.{name}" for name in ann.model_fields)
     return names
 
@@ -251,17 +259,25 @@ def _describe(err: ValidationError) -> str:
     return f"invalid setting {name}{shown}: {first['msg'].lower()}{_allowed(loc)}"
 
 
-def read_overrides(kazma_db: Path) -> dict[str, Any]:
-    """The settings overrides stored in kazma.db, as a nested dict (empty when none)."""
+def _stored_rows(kazma_db: Path, url: str) -> list[tuple[str, str]]:
+    if url:
+        try:
+            with psycopg.connect(url, connect_timeout=5) as conn:
+                return list(conn.execute("SELECT key, value FROM kazma.settings_overrides").fetchall())
+        except psycopg.Error:
+            return []  # not there yet (a new database), or unreachable: opening the stores says which
     if not kazma_db.exists():
-        return {}
+        return []
     try:
         with sqlite3.connect(f"file:{kazma_db}?mode=ro", uri=True) as conn:
-            rows = conn.execute("SELECT key, value FROM settings_overrides").fetchall()
+            return list(conn.execute("SELECT key, value FROM settings_overrides").fetchall())
     except sqlite3.Error:
-        return {}
-    import orjson
+        return []
 
+
+def read_overrides(kazma_db: Path, url: str = "") -> dict[str, Any]:
+    """The settings overrides stored in kazma.db (or PostgreSQL with `url`), as a nested dict."""
+    rows = _stored_rows(kazma_db, url)
     nested: dict[str, Any] = {}
     for key, value in rows:
         section, _, name = key.partition(".")
@@ -275,7 +291,7 @@ def load_settings(**explicit: Any) -> Settings:
     explicit = {k: v for k, v in explicit.items() if v is not None}
     try:
         first = Settings(**explicit)
-        _STORED["values"] = read_overrides(first.data_dir / "kazma.db")
+        _STORED["values"] = read_overrides(first.data_dir / "kazma.db", first.database.url.get_secret_value())
         try:
             settings = Settings(**explicit)
         finally:

@@ -9,14 +9,14 @@ still means gone, so the conversation history before the restore goes too.
 from __future__ import annotations
 
 from kazma_core.stores.app_rewind import FORGOTTEN, TURN, RewindRows
-from kazma_core.stores.conversation_sqlite import SqliteConversationStore
+from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
 
 __all__ = ["FORGOTTEN", "TURN", "UndoKeep"]
 
 
 class UndoKeep:
-    def __init__(self, rows: RewindRows, snapshots: SnapshotStore, conversation: SqliteConversationStore) -> None:
+    def __init__(self, rows: RewindRows, snapshots: SnapshotStore, conversation: SqlConversationStore) -> None:
         self.rows = rows
         self.snapshots = snapshots
         self.conversation = conversation

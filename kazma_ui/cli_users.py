@@ -12,7 +12,8 @@ from kazma_core.errors import KazmaError
 from kazma_core.quota import folder_bytes
 from kazma_core.settings import Settings
 from kazma_ui.cli_data import settings_of
-from kazma_core.stores.app_sqlite import AppStore, User
+from kazma_core.stores.app_sql import AppStore, User
+from kazma_core.stores.backends import app_db
 
 
 def register(users: Any) -> None:
@@ -60,7 +61,7 @@ def cmd_users_list(args: argparse.Namespace) -> int:
 
 
 async def _new_token(settings: Settings, name: str) -> tuple[int, str]:
-    store = AppStore(settings.kazma_db)
+    store = AppStore(app_db(settings))
     try:
         user = await _user(store, name)
         revoked = await store.revoke_tokens(user.id)

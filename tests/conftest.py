@@ -16,7 +16,7 @@ from prometheus_client import REGISTRY
 
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sqlite import Chat, User
+from kazma_core.stores.app_sql import Chat, User
 from tests.http_server import RunningServer, serve_kazma
 
 

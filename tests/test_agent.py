@@ -13,7 +13,7 @@ import pytest
 from kazma_core.agent.runtime import PRUNE_EVERY
 from kazma_core.core import Core
 from kazma_core.errors import ApprovalClosed, ApprovalPending, TurnRunning
-from kazma_core.stores.app_sqlite import Chat, User
+from kazma_core.stores.app_sql import Chat, User
 from tests.conftest import make_settings
 
 

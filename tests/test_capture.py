@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 from kazma_core.core import Core
-from kazma_core.stores.app_sqlite import Chat
+from kazma_core.stores.app_sql import Chat
 from kazma_core.time_travel import CUT_MARK
 from tests.conftest import make_settings, metric
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 
 from kazma_core.stores.app_schema import MIGRATIONS
-from kazma_core.stores.conversation_sqlite import SqliteConversationStore
+from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.sqlite import SqliteDB
 
 
@@ -16,9 +16,9 @@ async def test_kazma_checkpointer_passes_langgraph_conformance(tmp_path: Path) -
     made = iter(range(1000))
 
     @checkpointer_test(name="KazmaSqlite")
-    async def kazma_saver() -> AsyncIterator[SqliteConversationStore]:
+    async def kazma_saver() -> AsyncIterator[SqlConversationStore]:
         db = SqliteDB(tmp_path / f"kazma-{next(made)}.db", MIGRATIONS, secure_delete=True)
-        yield SqliteConversationStore(db)
+        yield SqlConversationStore(db)
         await db.close()
 
     report = await validate(kazma_saver)

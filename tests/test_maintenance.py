@@ -22,7 +22,7 @@ from kazma_core.core import Core
 from kazma_core.maintenance import ALERT_TEXT_LEFT, DAY, MIN_FREE_BYTES, Maintenance, compaction_decision
 from kazma_core.schedule import FIRST_PASS_DELAY, JOB_ID, schedule_daily, start_scheduler, stop_scheduler
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sqlite import User
+from kazma_core.stores.app_sql import User
 from kazma_core.stores.snapshots import Budgets, NewStep
 from kazma_core.messages import encode_message
 from kazma_core.time_travel import MessageIds
@@ -197,11 +197,11 @@ async def test_a_quarter_free_but_under_8_mb_is_not_compacted(core: Core, owner:
     await fill(core, owner, 4, NOW - 40 * DAY)
     await fill(core, owner, 2, NOW)
     report = await upkeep.run_pass()
-    free, total = free_and_total(core.snapshots.path)
+    free, total = free_and_total(core.settings.snapshots_db)
     assert free * 4 >= total and free < MIN_FREE_BYTES
     assert not report.compacted and report.compaction is not None
     assert "waits for at least 8.0 MB" in report.compaction.reason
-    assert report.disk_bytes_after == core.snapshots.path.stat().st_size == total
+    assert report.disk_bytes_after == core.settings.snapshots_db.stat().st_size == total
 
 
 async def test_8_mb_and_a_quarter_free_is_compacted(core: Core, owner: User, upkeep: Maintenance) -> None:
@@ -210,8 +210,8 @@ async def test_8_mb_and_a_quarter_free_is_compacted(core: Core, owner: User, upk
     report = await upkeep.run_pass()
     assert report.free_bytes >= MIN_FREE_BYTES and report.free_bytes * 4 >= report.file_bytes
     assert report.compacted
-    free, total = free_and_total(core.snapshots.path)
-    assert free == 0 and total == core.snapshots.path.stat().st_size
+    free, total = free_and_total(core.settings.snapshots_db)
+    assert free == 0 and total == core.settings.snapshots_db.stat().st_size
     assert total <= report.file_bytes - report.free_bytes  # the free pages went back to the disk
     assert report.disk_bytes_freed >= MIN_FREE_BYTES
     assert report.verification is not None and report.verification.passed
@@ -221,7 +221,7 @@ async def test_8_mb_free_but_under_a_quarter_is_not_compacted(core: Core, owner:
     await fill(core, owner, 9, NOW - 40 * DAY)
     await fill(core, owner, 29, NOW)
     report = await upkeep.run_pass()
-    free, total = free_and_total(core.snapshots.path)
+    free, total = free_and_total(core.settings.snapshots_db)
     assert free >= MIN_FREE_BYTES and free * 4 < total
     assert not report.compacted and report.compaction is not None
     assert "waits for at least a quarter" in report.compaction.reason
@@ -249,9 +249,9 @@ async def test_a_deletion_held_back_by_a_reader_raises_an_operator_alert(
     chat = await new_chat(core, owner)
     await put_steps(core, chat, saved_at=NOW - 40 * DAY, steps=3, tag="secret-7f3a")
     counted = metric("kazma_time_travel_alerts_total", kind=ALERT_TEXT_LEFT)
-    with reader_holding(core.snapshots.path), caplog.at_level(logging.ERROR, logger="kazma_core.maintenance"):
+    with reader_holding(core.settings.snapshots_db), caplog.at_level(logging.ERROR, logger="kazma_core.maintenance"):
         report = await upkeep.run_pass()
-        assert b"secret-7f3a" in file_bytes(core.snapshots.path)
+        assert b"secret-7f3a" in file_bytes(core.settings.snapshots_db)
     assert report.expired_steps == 3
     check = report.verification
     assert check is not None and not check.passed and check.rows_left == 0 and check.samples_left > 0 and check.wal_busy
@@ -265,7 +265,7 @@ async def test_a_deletion_held_back_by_a_reader_raises_an_operator_alert(
     again = await upkeep.run_pass()
     assert again.verification is not None and again.verification.passed
     assert again.verification.samples >= check.samples_left and not again.alerts
-    assert b"secret-7f3a" not in file_bytes(core.snapshots.path)
+    assert b"secret-7f3a" not in file_bytes(core.settings.snapshots_db)
     # The alert stays shown until the owner acknowledges it.
     assert [a.id for a in await core.store.alerts()] == [alert.id]
     await core.store.acknowledge_alert(alert.id)
@@ -280,7 +280,7 @@ async def test_a_pass_with_nothing_held_leaves_no_deleted_text_in_the_file(
         await put_steps(core, chat, saved_at=NOW - (40 if n % 2 else 1) * DAY, steps=3, tag=f"chat-{n}-text")
     report = await upkeep.run_pass()
     assert report.expired_steps == 9 and report.verification is not None and report.verification.passed
-    data = file_bytes(core.snapshots.path)
+    data = file_bytes(core.settings.snapshots_db)
     assert [f"chat-{n}-text".encode() in data for n in range(6)] == [n % 2 == 0 for n in range(6)]
 
 

@@ -22,7 +22,7 @@ import asyncio, os, signal, sys
 import kazma_ui.thread_rewind as rewind_module
 from kazma_core.core import Core
 from kazma_core.settings import load_settings
-from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_ui.thread_rewind import RewindService
 
 stage, data_dir, user_name, chat_id, step_id = sys.argv[1:]
@@ -39,7 +39,7 @@ STAGES = {
     "messages": (RewindService, "_step_messages"),
     # the step written back, the later rows taken back and the intent commit together
     "checkpoint": (rewind_module, "write_finished_turn"),
-    "steps": (SqliteSnapshotStore, "keep_after"),
+    "steps": (SqlSnapshotStore, "keep_after"),
 }
 die_after(*STAGES[stage])
 

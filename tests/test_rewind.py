@@ -21,7 +21,7 @@ from kazma_core.errors import (
     StoreUnavailable,
     TurnRunning,
 )
-from kazma_core.stores.app_sqlite import Chat, User
+from kazma_core.stores.app_sql import Chat, User
 from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
 from kazma_ui.thread_rewind import RewindService

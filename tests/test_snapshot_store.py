@@ -11,9 +11,10 @@ import orjson
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.stores.snapshots import Budgets, NewStep
-from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores.snapshots_sql import MIGRATIONS, SqlSnapshotStore
 from kazma_core.messages import encode_message
 from kazma_core.time_travel import MessageIds
+from kazma_core.stores.sqlite import SqliteDB
 
 ROOMY = Budgets(10_000, 1_000_000, 10_000, 1 << 40, 1 << 44, 1 << 30)
 
@@ -28,7 +29,7 @@ def new_step(chat: str, messages: list[BaseMessage], turn: int = 1) -> NewStep:
 async def test_interleaved_chats_keep_each_steps_references_one_run(tmp_path: Path) -> None:
     """Regression: bodies were numbered across chats, so two chats capturing in turns
     fragmented every step's references and reads slowed with the conversation."""
-    store = SqliteSnapshotStore(tmp_path / "snapshots.db")
+    store = SqlSnapshotStore(SqliteDB(tmp_path / "snapshots.db", MIGRATIONS, secure_delete=True))
     try:
         convs: dict[str, list[BaseMessage]] = {"a": [], "b": []}
         for n in range(60):
@@ -48,7 +49,7 @@ async def test_interleaved_chats_keep_each_steps_references_one_run(tmp_path: Pa
 
 async def test_a_message_changed_under_the_same_id_is_stored_as_changed(tmp_path: Path) -> None:
     """Regression: only the tail's id was compared, so a replaced message read back stale."""
-    store = SqliteSnapshotStore(tmp_path / "snapshots.db")
+    store = SqlSnapshotStore(SqliteDB(tmp_path / "snapshots.db", MIGRATIONS, secure_delete=True))
     try:
         await store.put(new_step("c", [HumanMessage("hi", id="h1"), AIMessage("draft answer", id="a1")]), ROOMY)
         second = [HumanMessage("hi", id="h1"), AIMessage("final answer", id="a1"), HumanMessage("next", id="h2")]
@@ -61,7 +62,7 @@ async def test_a_message_changed_under_the_same_id_is_stored_as_changed(tmp_path
 
 
 async def test_messages_without_ids_are_never_taken_as_already_stored(tmp_path: Path) -> None:
-    store = SqliteSnapshotStore(tmp_path / "snapshots.db")
+    store = SqlSnapshotStore(SqliteDB(tmp_path / "snapshots.db", MIGRATIONS, secure_delete=True))
     try:
         await store.put(new_step("c", [HumanMessage("question A"), AIMessage("answer A")]), ROOMY)
         result = await store.put(new_step("c", [HumanMessage("question B"), AIMessage("answer B"), HumanMessage("more")]), ROOMY)
@@ -75,7 +76,7 @@ async def test_messages_without_ids_are_never_taken_as_already_stored(tmp_path: 
 async def test_a_copied_step_reads_back_the_same_and_its_chat_grows_from_it(tmp_path: Path) -> None:
     """A fork's first step refers to its source's bodies (none copied); the fork's later captures
     build on it, and each chat counts the bytes it added."""
-    store = SqliteSnapshotStore(tmp_path / "snapshots.db")
+    store = SqlSnapshotStore(SqliteDB(tmp_path / "snapshots.db", MIGRATIONS, secure_delete=True))
     try:
         msgs: list[BaseMessage] = []
         for n in range(30):

@@ -12,7 +12,7 @@ import pytest
 from kazma_core.core import Core
 from kazma_core.errors import InvalidInput, NotFound, TurnRunning
 from kazma_core.maintenance import Maintenance
-from kazma_core.stores.app_sqlite import Chat, User
+from kazma_core.stores.app_sql import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings, metric
 

@@ -20,8 +20,8 @@ import asyncio, os, signal, sys
 from kazma_core.core import Core
 from kazma_core.settings import load_settings
 from kazma_core.stores.app_rewind import RewindRows
-from kazma_core.stores.conversation_sqlite import SqliteConversationStore
-from kazma_core.stores.snapshots_sqlite import SqliteSnapshotStore
+from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_ui.thread_rewind import RewindService
 
 stage, data_dir, user_name, chat_id, what = sys.argv[1:]
@@ -36,8 +36,8 @@ def die_after(owner, name):
 STAGES = {
     "checks": (RewindService, "_refuse_pending"),
     # the restore's checkpoint taken away, the rows put back and the undo's state: one transaction
-    "checkpoint": (SqliteConversationStore, "drop_after"),
-    "steps": (SqliteSnapshotStore, "put_back"),
+    "checkpoint": (SqlConversationStore, "drop_after"),
+    "steps": (SqlSnapshotStore, "put_back"),
     "done": (RewindRows, "undone"),
     # a turn starting drops the undo: kazma.db's part, then the kept-aside steps
     "turn": (RewindRows, "drop_undo"),

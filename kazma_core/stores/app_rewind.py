@@ -12,7 +12,6 @@ forgetting, or the row's expiry. Only the chat's last restore can be undone.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,11 +19,12 @@ from typing import Any
 
 import orjson
 
-from kazma_core.stores.app_sqlite import AppStore
+from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.engine import Conn, Row
 
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
 FORGOTTEN_AFTER_STEP = "(forgotten_turn > :t OR (forgotten_turn = :t AND forgotten_iteration > :j))"
-LATER_ROWS = "(turn_index > :t OR (turn_index = :t AND role != 'user' AND NOT :keep_answer))"
+LATER_ROWS = "(turn_index > :t OR (turn_index = :t AND role != 'user' AND :keep_answer = 0))"
 LATER_CARDS = "(turn_index > :t OR status = 'pending')"
 TRANSCRIPT_COLUMNS = "id, chat_id, turn_index, role, text, created_at, body_n"
 FACT_COLUMNS = "id, chat_id, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at"
@@ -76,14 +76,14 @@ class Undo:
     expires_at: float
 
 
-def _undo(row: sqlite3.Row) -> Undo:
+def _undo(row: Row) -> Undo:
     return Undo(
         row["chat_id"], row["restore_id"], row["step_id"], row["state"], row["checkpoint_before"],
         row["last_turn_before"], row["created_at"], row["expires_at"],
     )
 
 
-def _drop_kept(conn: sqlite3.Connection, chat_id: str) -> None:
+def _drop_kept(conn: Conn, chat_id: str) -> None:
     for table in KEPT_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))
 
@@ -99,12 +99,12 @@ class RewindRows:
         rows = await self.db.run(lambda c: c.execute("SELECT * FROM restore_intents ORDER BY created_at").fetchall())
         return [Intent(r["id"], r["chat_id"], r["step_id"], r["state"], orjson.loads(r["payload"])) for r in rows]
 
-    def restore_writes(self, intent: Intent, point: StepPoint, undo_seconds: float) -> Callable[[sqlite3.Connection], None]:
+    def restore_writes(self, intent: Intent, point: StepPoint, undo_seconds: float) -> Callable[[Conn], None]:
         """Take back what came after the step (kept aside for an undo), and record the restore's
         intent as past its checkpoint: run inside the transaction that writes the step back (see
-        SqliteConversationStore.same_transaction), so they all commit together."""
+        SqlConversationStore.same_transaction), so they all commit together."""
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: Conn) -> None:
             p = {**point.params(), "chat": intent.chat_id, "rid": intent.id}
             # Only the last restore can be undone: what an earlier one kept goes now.
             _drop_kept(conn, intent.chat_id)
@@ -134,26 +134,31 @@ class RewindRows:
             (last_turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = :chat", p).fetchone()
             now = time.time()
             conn.execute(
-                "INSERT OR REPLACE INTO undos (chat_id, restore_id, step_id, state, checkpoint_before, last_turn_before,"
-                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO undos (chat_id, restore_id, step_id, state, checkpoint_before, last_turn_before,"
+                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET"
+                " restore_id = excluded.restore_id, step_id = excluded.step_id, state = excluded.state,"
+                " checkpoint_before = excluded.checkpoint_before, last_turn_before = excluded.last_turn_before,"
+                " created_at = excluded.created_at, expires_at = excluded.expires_at",
                 (intent.chat_id, intent.id, intent.step_id, READY, intent.payload.get("checkpoint_before"),
                  last_turn, now, now + undo_seconds),
             )
             conn.execute("UPDATE chats SET last_turn = :t WHERE id = :chat", p)
             conn.execute(
-                "INSERT OR REPLACE INTO restore_intents (id, chat_id, step_id, state, payload, created_at)"
-                " VALUES (?, ?, ?, 'rows_done', ?, ?)",
+                "INSERT INTO restore_intents (id, chat_id, step_id, state, payload, created_at)"
+                " VALUES (?, ?, ?, 'rows_done', ?, ?) ON CONFLICT (id) DO UPDATE SET chat_id = excluded.chat_id,"
+                " step_id = excluded.step_id, state = excluded.state, payload = excluded.payload,"
+                " created_at = excluded.created_at",
                 (intent.id, intent.chat_id, intent.step_id, orjson.dumps(intent.payload).decode(), time.time()),
             )
 
         return write
 
     @staticmethod
-    def keep_rows(restore_id: str) -> Callable[[sqlite3.Connection, list[int]], None]:
+    def keep_rows(restore_id: str) -> Callable[[Conn, list[int]], None]:
         """Keep aside, for the restore's undo, the transcript rows the conversation store takes back
         because the restored state no longer holds their messages (it deletes them after)."""
 
-        def keep(conn: sqlite3.Connection, row_ids: list[int]) -> None:
+        def keep(conn: Conn, row_ids: list[int]) -> None:
             conn.executemany(
                 f"INSERT INTO kept_transcript (restore_id, {TRANSCRIPT_COLUMNS}) SELECT ?, {TRANSCRIPT_COLUMNS}"
                 " FROM transcript WHERE id = ?",
@@ -162,11 +167,11 @@ class RewindRows:
 
         return keep
 
-    def undo_writes(self, undo: Undo) -> Callable[[sqlite3.Connection], None]:
+    def undo_writes(self, undo: Undo) -> Callable[[Conn], None]:
         """Put back what the restore took from kazma.db, and mark the undo as past its kazma.db
         part: run in the transaction that takes the restore's checkpoint away, so all commit together."""
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: Conn) -> None:
             p = {"chat": undo.chat_id, "rid": undo.restore_id, "last": undo.last_turn_before}
             conn.execute(
                 f"INSERT INTO transcript ({TRANSCRIPT_COLUMNS}) SELECT {TRANSCRIPT_COLUMNS} FROM kept_transcript"
@@ -194,7 +199,7 @@ class RewindRows:
     async def kept_counts(self, chat_id: str, restore_id: str) -> dict[str, int]:
         """How much of each kind an undo would put back in kazma.db."""
 
-        def read(conn: sqlite3.Connection) -> dict[str, int]:
+        def read(conn: Conn) -> dict[str, int]:
             def count(table: str, extra: str = "") -> int:
                 return int(conn.execute(
                     f"SELECT count(*) FROM {table} WHERE chat_id = ? AND restore_id = ?{extra}", (chat_id, restore_id)
@@ -237,7 +242,7 @@ class RewindRows:
         if await self.db.run(lambda c: c.execute("SELECT 1 FROM undos WHERE chat_id = ? AND state = ?", (chat_id, READY)).fetchone()) is None:
             return False
 
-        def write(conn: sqlite3.Connection) -> bool:
+        def write(conn: Conn) -> bool:
             changed = conn.execute(
                 "UPDATE undos SET state = ? WHERE chat_id = ? AND state = ?", (why, chat_id, READY)
             ).rowcount
@@ -254,12 +259,12 @@ class RewindRows:
 
     def fork_writes(
         self, new_chat_id: str, owner_id: str, title: str, source_chat: str, step_id: str, point: StepPoint
-    ) -> Callable[[sqlite3.Connection], None]:
+    ) -> Callable[[Conn], None]:
         """The fork's chat with its lineage, transcript and facts as of the step, to commit with the
         fork's first checkpoint (which puts the fork in its source's body space, where the rows'
         bodies are)."""
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: Conn) -> None:
             p = {**point.params(), "src": source_chat, "dst": new_chat_id, "now": time.time()}
             conn.execute(
                 "INSERT INTO chats (id, owner_id, title, created_at, last_turn, forked_from_chat, forked_from_step,"

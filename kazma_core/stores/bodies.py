@@ -11,11 +11,11 @@ reading bodies.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import zlib
 from collections.abc import Iterable, Sequence
 
 import orjson
+from kazma_core.stores.engine import Conn
 
 PACK_FROM = 512  # bytes: a longer body is kept compressed when that saves room,
 PROBE = 1 << 16  # a body longer than this is tried on its first 64 KB before it is compressed whole
@@ -123,7 +123,7 @@ def subtract(a: list[Interval], b: list[Interval]) -> list[Interval]:
     return out
 
 
-def space_of(conn: sqlite3.Connection, spaces: str, chat_id: str) -> str:
+def space_of(conn: Conn, spaces: str, chat_id: str) -> str:
     """The body space a chat's bodies live in: its own, or the one of the chat it was forked
     from (a fork refers to its source's bodies instead of copying them)."""
     row = conn.execute(f"SELECT space FROM {spaces} WHERE thread_id = ?", (chat_id,)).fetchone()
@@ -147,7 +147,7 @@ class Interner:
 
     With `owner`, each new body records the chat that added it (column added_by)."""
 
-    def __init__(self, conn: sqlite3.Connection, table: str, space: str, owner: str | None = None) -> None:
+    def __init__(self, conn: Conn, table: str, space: str, owner: str | None = None) -> None:
         self.conn = conn
         self.table = table
         self.chat_id = space
@@ -179,7 +179,7 @@ class Interner:
         return n
 
 
-def read(conn: sqlite3.Connection, table: str, chat_id: str, runs: Sequence[Sequence[int]]) -> list[bytes]:
+def read(conn: Conn, table: str, chat_id: str, runs: Sequence[Sequence[int]]) -> list[bytes]:
     """The bodies of the runs, in order (one range query per run)."""
     found: dict[int, bytes] = {}
     for start, length in runs:
@@ -190,6 +190,6 @@ def read(conn: sqlite3.Connection, table: str, chat_id: str, runs: Sequence[Sequ
     return [unpack(found[n]) for n in numbers(runs)]
 
 
-def digest_of(conn: sqlite3.Connection, table: str, chat_id: str, n: int) -> bytes | None:
+def digest_of(conn: Conn, table: str, chat_id: str, n: int) -> bytes | None:
     row = conn.execute(f"SELECT digest FROM {table} WHERE chat_id = ? AND n = ?", (chat_id, n)).fetchone()
     return bytes(row[0]) if row else None

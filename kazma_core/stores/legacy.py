@@ -27,7 +27,7 @@ from typing import Any
 
 from kazma_core.errors import KazmaError
 from kazma_core.stores.app_schema import MIGRATIONS
-from kazma_core.stores.conversation_sqlite import MESSAGES, SqliteConversationStore, _is_messages, _PutJob
+from kazma_core.stores.conversation_sql import MESSAGES, SqlConversationStore, _is_messages, _PutJob
 from kazma_core.stores.sqlite import copy_database, migrate, open_sqlite
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ def _whole_versions(checkpoint: Any) -> Any:
 
 def _convert(legacy: Path, work: Path) -> int:
     """Each chat's newest checkpoint and its writes, into the copy of kazma.db, in one transaction."""
-    saver = SqliteConversationStore(db=None)  # type: ignore[arg-type]  # only its put and serialiser
+    saver = SqlConversationStore(db=None)  # type: ignore[arg-type]  # only its put and serialiser
     chats = 0
     with contextlib.closing(sqlite3.connect(f"file:{legacy}?mode=ro", uri=True)) as src:
         src.row_factory = sqlite3.Row

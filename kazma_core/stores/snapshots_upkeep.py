@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kazma_core.stores.bodies import decode_runs, intervals, merge
-from kazma_core.stores.snapshots_sqlite import _delete_where, space_of
+from kazma_core.stores.snapshots_sql import _delete_where, space_of
 
 MAX_MARKER = 256
 MIN_MARKER = 16

@@ -15,10 +15,26 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from kazma_core.stores.engine import NewerSchema
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 Migration = str
+
+
+def statements(script: str) -> list[str]:
+    """A migration's statements, split where SQLite says a statement is complete (a ';' inside
+    a string or a trigger does not end one)."""
+    out: list[str] = []
+    current = ""
+    for piece in script.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):
+            out.append(current)
+            current = ""
+    out.append(current.rstrip(";"))
+    return [s for s in out if s.strip()]
 
 
 def open_sqlite(path: Path, *, secure_delete: bool = False) -> sqlite3.Connection:
@@ -35,13 +51,15 @@ def open_sqlite(path: Path, *, secure_delete: bool = False) -> sqlite3.Connectio
     return conn
 
 
-def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], label: str = "this database") -> None:
     """Apply the numbered migrations this file has not seen yet (PRAGMA user_version)."""
     (version,) = conn.execute("PRAGMA user_version").fetchone()
+    if version > len(migrations):
+        raise NewerSchema(label, version, len(migrations))
     for number, script in enumerate(migrations[version:], start=version + 1):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in filter(str.strip, script.split(";")):
+            for statement in statements(script):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version={number}")
             conn.execute("COMMIT")
@@ -73,8 +91,11 @@ def copy_database(src: Path, dst: Path) -> None:
 class SqliteDB:
     """A SQLite file served by one worker thread."""
 
+    dialect = "sqlite"
+
     def __init__(self, path: Path, migrations: Sequence[Migration], *, secure_delete: bool = False) -> None:
         self.path = path
+        self.label = path.name
         self._migrations = migrations
         self._secure_delete = secure_delete
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
@@ -84,7 +105,7 @@ class SqliteDB:
         if self._conn is None:
             conn = open_sqlite(self.path, secure_delete=self._secure_delete)
             try:
-                migrate(conn, self._migrations)
+                migrate(conn, self._migrations, self.label)
             except BaseException:
                 conn.close()
                 raise

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel
 
 from kazma_core.errors import NotFound
-from kazma_core.stores.app_sqlite import AppStore, User
+from kazma_core.stores.app_sql import AppStore, User
 from kazma_ui.web.auth import current_owner
 from kazma_ui.web.schemas import ErrorBody
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-from kazma_core.stores.sqlite import SqliteDB
+from kazma_core.stores.engine import Conn, Database
 
 MIGRATIONS: list[str] = [
     """
@@ -44,8 +42,8 @@ class AuditRow:
 
 
 class AuditStore:
-    def __init__(self, path: Path) -> None:
-        self.db = SqliteDB(path, MIGRATIONS)
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     async def record(self, row: AuditRow) -> None:
         await self.db.tx(
@@ -60,7 +58,7 @@ class AuditStore:
         )
 
     async def rows(self, chat_id: str | None = None) -> list[AuditRow]:
-        def read(conn: sqlite3.Connection) -> list[AuditRow]:
+        def read(conn: Conn) -> list[AuditRow]:
             sql = "SELECT * FROM audit" + (" WHERE chat_id = ?" if chat_id else "") + " ORDER BY id"
             return [
                 AuditRow(

@@ -27,7 +27,6 @@ import contextlib
 import contextvars
 import json
 import operator
-import sqlite3
 import time
 import zlib
 from collections import OrderedDict
@@ -57,7 +56,8 @@ from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_write
 from kazma_core.messages import decode_messages, encode_message
 from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
-from kazma_core.stores.sqlite import SqliteDB
+
+from kazma_core.stores.engine import Conn, Database, Row
 
 BODIES = "conv_bodies"
 MESSAGES = "messages"
@@ -69,8 +69,8 @@ NOTE_KEY = "kazma_note"  # additional_kwargs of an AI message that closes a turn
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
 
-Also = Callable[[sqlite3.Connection], None]
-TakenBack = Callable[[sqlite3.Connection, list[int]], None]  # what becomes of transcript rows a rewind takes back
+Also = Callable[[Conn], None]
+TakenBack = Callable[[Conn, list[int]], None]  # what becomes of transcript rows a rewind takes back
 
 
 @dataclass
@@ -151,7 +151,7 @@ SPACES = "conv_spaces"
 SPACE_THREADS = bodies.members(SPACES)
 
 
-def space_of(conn: sqlite3.Connection, thread_id: str) -> str:
+def space_of(conn: Conn, thread_id: str) -> str:
     return bodies.space_of(conn, SPACES, thread_id)
 
 
@@ -208,10 +208,10 @@ def transcript_role(message: BaseMessage) -> tuple[str, str | None] | None:
     return None
 
 
-class SqliteConversationStore(BaseCheckpointSaver[int]):
+class SqlConversationStore(BaseCheckpointSaver[int]):
     """LangGraph's checkpointer on kazma.db, with the transcript written in the same transactions."""
 
-    def __init__(self, db: SqliteDB, serde: SerializerProtocol | None = None) -> None:
+    def __init__(self, db: Database, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self.db = db
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
@@ -281,7 +281,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
     async def body_digest(self, thread_id: str, checkpoint_id: str, index: int) -> bytes | None:
         """The digest of the body of message `index` of a checkpoint (to match a step's tail)."""
 
-        def read(conn: sqlite3.Connection) -> bytes | None:
+        def read(conn: Conn) -> bytes | None:
             row = conn.execute(
                 "SELECT msg_refs FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
                 (thread_id, checkpoint_id),
@@ -303,7 +303,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         )
         return CheckpointTuple(config, copy_checkpoint(held.checkpoint), dict(held.metadata), parent, writes)  # type: ignore[arg-type]
 
-    def _load(self, conn: sqlite3.Connection, row: sqlite3.Row) -> _Held:
+    def _load(self, conn: Conn, row: Row) -> _Held:
         checkpoint = self.serde.loads_typed(_unpacked(row["type"], row["checkpoint"]))
         runs = None
         msg_bytes = 0
@@ -317,7 +317,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             row["parent_checkpoint_id"], runs, msg_bytes, len(row["checkpoint"]),
         )
 
-    def _writes(self, conn: sqlite3.Connection, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[Any]:
+    def _writes(self, conn: Conn, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[Any]:
         rows = conn.execute(pending_writes_sql(True), (thread_id, checkpoint_ns, checkpoint_id)).fetchall()
         plain = [tuple(r) for r in rows if r[2] != REFS]
         out = load_pending_writes(plain, self.serde) if plain else []
@@ -345,7 +345,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
         wanted = get_checkpoint_id(config)
 
-        def head(conn: sqlite3.Connection) -> tuple[str, list[Any]] | None:
+        def head(conn: Conn) -> tuple[str, list[Any]] | None:
             if wanted:
                 row = conn.execute(
                     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
@@ -368,7 +368,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         held = self._cached(thread_id, checkpoint_ns, checkpoint_id)
         if held is None:
 
-            def load(conn: sqlite3.Connection) -> _Held | None:
+            def load(conn: Conn) -> _Held | None:
                 row = conn.execute(
                     "SELECT * FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     (thread_id, checkpoint_ns, checkpoint_id),
@@ -382,6 +382,16 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 self._keep(held)
         return self._tuple(held, writes)
 
+    def _search_where(
+        self, config: RunnableConfig | None, filter: dict[str, Any] | None, before: RunnableConfig | None
+    ) -> tuple[str, Sequence[Any]]:
+        if self.db.dialect == "sqlite" or not filter:
+            return search_where(config, filter, before)
+        # PostgreSQL has no json_extract: the metadata contains the filter, as a JSON document.
+        where, params = search_where(config, None, before)
+        where = f"{where} AND" if where else "WHERE"
+        return f"{where} metadata::jsonb @> ?::jsonb", [*params, json.dumps(filter)]
+
     async def alist(
         self,
         config: RunnableConfig | None,
@@ -390,13 +400,13 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        where, params = search_where(config, filter, before)
+        where, params = self._search_where(config, filter, before)
         query = f"SELECT * FROM checkpoints {where} ORDER BY checkpoint_id DESC"
         if limit is not None:
             query += " LIMIT ?"
             params = (*params, limit)
 
-        def read(conn: sqlite3.Connection) -> list[CheckpointTuple]:
+        def read(conn: Conn) -> list[CheckpointTuple]:
             out = []
             for row in conn.execute(query, tuple(params)).fetchall():
                 held = self._load(conn, row)
@@ -445,7 +455,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                          job.runs if messages is not None else None, job.msg_bytes, job.blob_bytes))
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
 
-    def _prefix(self, conn: sqlite3.Connection, job: _PutJob) -> tuple[int, Runs, int]:
+    def _prefix(self, conn: Conn, job: _PutJob) -> tuple[int, Runs, int]:
         """How many leading messages are stored already, their references, and about how many
         bytes they hold (exact when the whole of the earlier list is shared)."""
         messages = job.messages or []
@@ -470,14 +480,18 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             return 0, [], 0
         return shared, bodies.runs_prefix(runs, shared), int(row["msg_bytes"] or 0) * shared // max(int(row["msg_count"]), 1)
 
-    def _put(self, conn: sqlite3.Connection, job: _PutJob) -> None:
+    def _put(self, conn: Conn, job: _PutJob) -> None:
         if job.also is not None:
             job.also(conn)
         if job.joins is not None:
             # A fork joins its source's body space: its messages and transcript rows refer to
             # the source's bodies instead of copying them.
             job.space = space_of(conn, job.joins)
-            conn.execute("INSERT OR REPLACE INTO conv_spaces (thread_id, space) VALUES (?, ?)", (job.thread_id, job.space))
+            conn.execute(
+                "INSERT INTO conv_spaces (thread_id, space) VALUES (?, ?) ON CONFLICT (thread_id) DO UPDATE SET"
+                " space = excluded.space",
+                (job.thread_id, job.space),
+            )
         else:
             job.space = space_of(conn, job.thread_id)
         values = dict(job.checkpoint["channel_values"])
@@ -509,8 +523,12 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         type_, blob = _packed(*self.serde.dumps_typed({**job.checkpoint, "channel_values": values}))
         job.blob_bytes = len(blob)
         conn.execute(
-            "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id,"
-            " type, checkpoint, metadata, msg_refs, msg_count, msg_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id,"
+            " type, checkpoint, metadata, msg_refs, msg_count, msg_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET"
+            " parent_checkpoint_id = excluded.parent_checkpoint_id, run_id = excluded.run_id, type = excluded.type,"
+            " checkpoint = excluded.checkpoint, metadata = excluded.metadata, msg_refs = excluded.msg_refs,"
+            " msg_count = excluded.msg_count, msg_bytes = excluded.msg_bytes",
             (
                 job.thread_id, job.checkpoint_ns, job.checkpoint["id"], job.parent_id, job.run_id,
                 type_, blob, job.metadata, refs, count, msg_bytes,
@@ -519,7 +537,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
 
     @staticmethod
     def _derive_rows(
-        conn: sqlite3.Connection, job: _PutJob, new: Sequence[BaseMessage], numbers: list[int]
+        conn: Conn, job: _PutJob, new: Sequence[BaseMessage], numbers: list[int]
     ) -> None:
         """The transcript rows of the messages this put added: one row per body at most, so a
         rewrite of messages already shown adds none."""
@@ -539,10 +557,10 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 (job.thread_id, turn, role, text or "", time.time(), n),
             )
             if role == "user":
-                conn.execute("UPDATE chats SET last_turn = max(last_turn, ?) WHERE id = ?", (turn, job.thread_id))
+                conn.execute("UPDATE chats SET last_turn = ? WHERE id = ? AND last_turn < ?", (turn, job.thread_id, turn))
 
     @staticmethod
-    def _follow_rows(conn: sqlite3.Connection, thread_id: str, runs: Runs, taken_back: TakenBack | None) -> None:
+    def _follow_rows(conn: Conn, thread_id: str, runs: Runs, taken_back: TakenBack | None) -> None:
         """Take back the transcript rows of messages the chat's state no longer holds (a restore
         or a fork wrote an earlier state). Rows from before the chat's last reset stay: the
         state forgot them on purpose, the transcript keeps them."""
@@ -567,13 +585,18 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         thread_id = str(config["configurable"]["thread_id"])
         checkpoint_ns = str(config["configurable"].get("checkpoint_ns", ""))
         checkpoint_id = str(config["configurable"]["checkpoint_id"])
-        verb = "INSERT OR REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "INSERT OR IGNORE"
+        on_conflict = (
+            "DO UPDATE SET task_path = excluded.task_path, channel = excluded.channel, type = excluded.type,"
+            " value = excluded.value"
+            if all(w[0] in WRITES_IDX_MAP for w in writes)
+            else "DO NOTHING"
+        )
 
         held = self._held.get((thread_id, checkpoint_ns))
         # The next checkpoint takes these messages in: it will know their bodies by identity.
         written = self._written.setdefault(thread_id, {})
 
-        def encoded(conn: sqlite3.Connection, channel: str, value: Any) -> tuple[str, bytes]:
+        def encoded(conn: Conn, channel: str, value: Any) -> tuple[str, bytes]:
             is_list = channel == MESSAGES and checkpoint_ns == "" and isinstance(value, list)
             messages = value[1:] if is_list and value and _removes_all(value[0]) else value
             if is_list and _is_messages(messages) and not any(
@@ -597,10 +620,11 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
                 return REFS, orjson.dumps(refs)
             return self.serde.dumps_typed(value)
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: Conn) -> None:
             conn.executemany(
-                f"{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)"
+                f" {on_conflict}",
                 [
                     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel,
                      *encoded(conn, channel, value))
@@ -611,7 +635,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         await self.db.tx(write)
 
     # deleting, copying, pruning ------------------------------------------------------------------
-    def _delete_thread(self, conn: sqlite3.Connection, thread_id: str, also: Also | None = None) -> None:
+    def _delete_thread(self, conn: Conn, thread_id: str, also: Also | None = None) -> None:
         """A chat's checkpoints and writes, and the bodies nothing else in its space uses."""
         space = space_of(conn, thread_id)
         conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
@@ -631,7 +655,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
             return
         ids = [str(r) for r in run_ids]
 
-        def write(conn: sqlite3.Connection) -> set[str]:
+        def write(conn: Conn) -> set[str]:
             marks = ",".join("?" * len(ids))
             doomed = conn.execute(
                 f"SELECT thread_id, checkpoint_ns, checkpoint_id, msg_refs FROM checkpoints WHERE run_id IN ({marks})", ids
@@ -654,7 +678,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         src, dst = str(source_thread_id), str(target_thread_id)
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: Conn) -> None:
             self._delete_thread(conn, dst)
             conn.execute("INSERT INTO conv_spaces (thread_id, space) VALUES (?, ?)", (dst, space_of(conn, src)))
             conn.execute(
@@ -679,7 +703,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         writes and the bodies nothing else uses, and `also` commits with them. False (and nothing
         changed) when that checkpoint is gone."""
 
-        def write(conn: sqlite3.Connection) -> bool:
+        def write(conn: Conn) -> bool:
             if conn.execute(
                 "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
                 (thread_id, checkpoint_id),
@@ -710,7 +734,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
         the root one, only the newest WRITES_KEPT keep their tasks' writes); bodies no kept
         checkpoint, write or transcript row uses are deleted."""
 
-        def write(conn: sqlite3.Connection) -> int:
+        def write(conn: Conn) -> int:
             spaces = (
                 [r[0] for r in conn.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?", (thread_id,))]
                 if per_namespace
@@ -752,7 +776,7 @@ class SqliteConversationStore(BaseCheckpointSaver[int]):
 
     @staticmethod
     def _collect(
-        conn: sqlite3.Connection, space: str, dropped: list[bodies.Interval], newest_of: str | None = None
+        conn: Conn, space: str, dropped: list[bodies.Interval], newest_of: str | None = None
     ) -> None:
         """Delete the bodies of a space in `dropped` (merged) that no checkpoint, write or
         transcript row of any chat in the space uses."""

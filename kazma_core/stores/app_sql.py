@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.bodies import unpack
-from kazma_core.stores.sqlite import SqliteDB
+from kazma_core.stores.engine import Conn, Database, Row, octets
 
 
 @dataclass(frozen=True)
@@ -117,10 +114,10 @@ def body_text(body: bytes) -> str:
     return str(content)
 
 
-def transcript_row(chat_id: str, turn_index: int, role: str, text: str) -> Callable[[sqlite3.Connection], None]:
+def transcript_row(chat_id: str, turn_index: int, role: str, text: str) -> Callable[[Conn], None]:
     """A row that is not a message of the conversation (a reset's marker), to commit with a checkpoint."""
 
-    def write(conn: sqlite3.Connection) -> None:
+    def write(conn: Conn) -> None:
         conn.execute(
             "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
             (chat_id, turn_index, role, text, time.time()),
@@ -129,16 +126,16 @@ def transcript_row(chat_id: str, turn_index: int, role: str, text: str) -> Calla
     return write
 
 
-def delete_chat_row(chat_id: str) -> Callable[[sqlite3.Connection], None]:
+def delete_chat_row(chat_id: str) -> Callable[[Conn], None]:
     """The chat's row (its transcript, facts and cards go with it), to delete with its conversation."""
 
-    def write(conn: sqlite3.Connection) -> None:
+    def write(conn: Conn) -> None:
         conn.execute("DELETE FROM chats WHERE id = ?", (chat_id,))
 
     return write
 
 
-def _chat(row: sqlite3.Row) -> Chat:
+def _chat(row: Row) -> Chat:
     forked = None
     if row["forked_from_chat"]:
         forked = {
@@ -150,7 +147,7 @@ def _chat(row: sqlite3.Row) -> Chat:
     return Chat(row["id"], row["owner_id"], row["title"], row["created_at"], row["last_turn"], forked)
 
 
-def _card(row: sqlite3.Row) -> Card:
+def _card(row: Row) -> Card:
     return Card(
         row["id"], row["chat_id"], row["turn_index"], row["tool_call_id"], row["tool"],
         orjson.loads(row["args"]), row["status"], row["created_at"], row["expires_at"],
@@ -160,9 +157,8 @@ def _card(row: sqlite3.Row) -> Card:
 class AppStore:
     """Everything in kazma.db except time-travel steps and the audit trail."""
 
-    def __init__(self, path: Path) -> None:
-        # secure_delete: a deleted or forgotten chat leaves no text behind in free pages.
-        self.db = SqliteDB(path, MIGRATIONS, secure_delete=True)
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     async def close(self) -> None:
         await self.db.close()
@@ -171,7 +167,7 @@ class AppStore:
     async def add_user(self, name: str, role: str = "user") -> User:
         user = User(uuid.uuid4().hex, name, role, "")
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: Conn) -> None:
             conn.execute(
                 "INSERT INTO users (id, name, role, lang, created_at) VALUES (?, ?, ?, '', ?)",
                 (user.id, name, role, time.time()),
@@ -216,7 +212,7 @@ class AppStore:
         token = secrets.token_urlsafe(32)
         expires = time.time() + ttl if ttl else None
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: Conn) -> None:
             conn.execute(
                 "INSERT INTO tokens (hash, user_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
                 (hash_token(token), user_id, kind, time.time(), expires),
@@ -230,7 +226,7 @@ class AppStore:
     ) -> User | None:
         """The token's user while the token lives: not past its expiry, nor older than max_age seconds."""
 
-        def read(conn: sqlite3.Connection) -> User | None:
+        def read(conn: Conn) -> User | None:
             row = conn.execute(
                 "SELECT u.* , t.expires_at, t.created_at AS issued_at FROM tokens t JOIN users u ON u.id = t.user_id "
                 "WHERE t.hash = ? AND t.kind = ?",
@@ -308,7 +304,7 @@ class AppStore:
         rows = await self.db.run(
             lambda c: c.execute(
                 "SELECT b.chat_id, b.platform_chat, b.place, b.label FROM bindings b JOIN chats c ON c.id = b.chat_id"
-                " WHERE c.owner_id = ? ORDER BY b.place = 'chat', b.rowid",
+                " WHERE c.owner_id = ? ORDER BY b.place = 'chat', b.platform_chat",
                 (owner_id,),
             ).fetchall()
         )
@@ -325,7 +321,7 @@ class AppStore:
         chat_id = chat_id or uuid.uuid4().hex
         fork = forked_from or {}
 
-        def write(conn: sqlite3.Connection) -> Chat:
+        def write(conn: Conn) -> Chat:
             conn.execute(
                 "INSERT INTO chats (id, owner_id, title, created_at, last_turn, forked_from_chat, forked_from_step,"
                 " forked_from_turn, forked_from_iteration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -341,7 +337,7 @@ class AppStore:
     async def turn_context(self, chat_id: str) -> tuple[Chat | None, list[Card]]:
         """The chat and its pending approval cards, read together (what starting a turn checks)."""
 
-        def read(conn: sqlite3.Connection) -> tuple[Chat | None, list[Card]]:
+        def read(conn: Conn) -> tuple[Chat | None, list[Card]]:
             row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
             cards = conn.execute(
                 "SELECT * FROM approvals WHERE chat_id = ? AND status = 'pending' ORDER BY created_at", (chat_id,)
@@ -370,10 +366,10 @@ class AppStore:
     async def owner_text_bytes(self, owner_id: str) -> tuple[list[str], int]:
         """A user's chats, and the bytes of their conversations, transcripts and memories."""
 
-        def read(conn: sqlite3.Connection) -> tuple[list[str], int]:
+        def read(conn: Conn) -> tuple[list[str], int]:
             chats = [r["id"] for r in conn.execute("SELECT id FROM chats WHERE owner_id = ?", (owner_id,))]
             (text,) = conn.execute(
-                "SELECT COALESCE(SUM(length(CAST(t.text AS BLOB))), 0) FROM transcript t"
+                f"SELECT COALESCE(SUM({octets(self.db, 't.text')}), 0) FROM transcript t"
                 " JOIN chats c ON c.id = t.chat_id WHERE c.owner_id = ?", (owner_id,),
             ).fetchone()
             # The conversation's messages, kept once in the body space of each chat it began
@@ -383,7 +379,7 @@ class AppStore:
                 " JOIN chats c ON c.id = b.chat_id WHERE c.owner_id = ?", (owner_id,),
             ).fetchone()
             (facts,) = conn.execute(
-                "SELECT COALESCE(SUM(length(CAST(f.text AS BLOB))), 0) FROM facts f"
+                f"SELECT COALESCE(SUM({octets(self.db, 'f.text')}), 0) FROM facts f"
                 " JOIN chats c ON c.id = f.chat_id WHERE c.owner_id = ?", (owner_id,),
             ).fetchone()
             return chats, int(text) + int(conversation) + int(facts)
@@ -397,7 +393,7 @@ class AppStore:
     async def transcript(self, chat_id: str) -> list[TranscriptRow]:
         """The chat's visible messages; a row that refers to a message body shows that body's text."""
 
-        def read(conn: sqlite3.Connection) -> list[TranscriptRow]:
+        def read(conn: Conn) -> list[TranscriptRow]:
             rows = conn.execute(
                 "SELECT t.id, t.turn_index, t.role, t.text, t.created_at, b.body FROM transcript t"
                 " LEFT JOIN conv_spaces s ON s.thread_id = t.chat_id"
@@ -439,7 +435,7 @@ class AppStore:
     async def delete_fact(self, chat_id: str, fact_id: int) -> Fact | None:
         """A person's forget: the fact is gone for good (returns it, or None when there was none)."""
 
-        def write(conn: sqlite3.Connection) -> Fact | None:
+        def write(conn: Conn) -> Fact | None:
             row = conn.execute(
                 "SELECT id, turn_index, text FROM facts WHERE chat_id = ? AND id = ?", (chat_id, fact_id)
             ).fetchone()
@@ -470,11 +466,11 @@ class AppStore:
     ) -> Card:
         """Create the card for a gated tool call, or return the one it already has."""
 
-        def write(conn: sqlite3.Connection) -> Card:
+        def write(conn: Conn) -> Card:
             now = time.time()
             conn.execute(
-                "INSERT OR IGNORE INTO approvals (id, chat_id, turn_index, tool_call_id, tool, args, status,"
-                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                "INSERT INTO approvals (id, chat_id, turn_index, tool_call_id, tool, args, status,"
+                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING",
                 (uuid.uuid4().hex[:12], chat_id, turn_index, tool_call_id, tool, orjson.dumps(args).decode(), now, now + ttl),
             )
             row = conn.execute(
@@ -508,7 +504,7 @@ class AppStore:
 
     # turn leases ----------------------------------------------------------------------
     async def acquire_lease(self, chat_id: str, holder: str, purpose: str, ttl: float) -> bool:
-        def write(conn: sqlite3.Connection) -> bool:
+        def write(conn: Conn) -> bool:
             now = time.time()
             cur = conn.execute(
                 "INSERT INTO leases (chat_id, holder, purpose, expires_at) VALUES (?, ?, ?, ?) "
@@ -570,12 +566,11 @@ class AppStore:
 
     # operator alerts ----------------------------------------------------------------
     async def add_alert(self, kind: str, message: str, at: float | None = None) -> Alert:
-        def write(conn: sqlite3.Connection) -> Alert:
-            cur = conn.execute(
-                "INSERT INTO alerts (kind, message, created_at) VALUES (?, ?, ?)",
+        def write(conn: Conn) -> Alert:
+            return _alert(conn.execute(
+                "INSERT INTO alerts (kind, message, created_at) VALUES (?, ?, ?) RETURNING *",
                 (kind, message, time.time() if at is None else at),
-            )
-            return _alert(conn.execute("SELECT * FROM alerts WHERE id = ?", (cur.lastrowid,)).fetchone())
+            ).fetchone())
 
         return await self.db.tx(write)
 
@@ -588,7 +583,7 @@ class AppStore:
     async def acknowledge_alert(self, alert_id: int, at: float | None = None) -> Alert | None:
         """Mark an alert seen (the first acknowledgement's time is kept); None when there is no such alert."""
 
-        def write(conn: sqlite3.Connection) -> Alert | None:
+        def write(conn: Conn) -> Alert | None:
             conn.execute(
                 "UPDATE alerts SET acknowledged_at = ? WHERE id = ? AND acknowledged_at IS NULL",
                 (time.time() if at is None else at, alert_id),
@@ -599,5 +594,5 @@ class AppStore:
         return await self.db.tx(write)
 
 
-def _alert(row: sqlite3.Row) -> Alert:
+def _alert(row: Row) -> Alert:
     return Alert(row["id"], row["kind"], row["message"], row["created_at"], row["acknowledged_at"])

@@ -12,9 +12,7 @@ the counters table, and freed bodies are collected at once.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TypeVar
 
 import orjson
@@ -23,7 +21,7 @@ from kazma_core.errors import StoreUnavailable
 from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
 from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
-from kazma_core.stores.sqlite import SqliteDB
+from kazma_core.stores.engine import Conn, Database, DatabaseError, Row
 
 T = TypeVar("T")
 
@@ -107,7 +105,7 @@ INFO_COLUMNS = (
     "id, chat_id, seq, turn_index, iteration, created_at, model, questions, message_count, state_bytes, truncated"
 )
 
-def _info(row: sqlite3.Row) -> StepInfo:
+def _info(row: Row) -> StepInfo:
     return StepInfo(
         id=row["id"], chat_id=row["chat_id"], seq=row["seq"], turn_index=row["turn_index"],
         iteration=row["iteration"], created_at=row["created_at"], model=row["model"],
@@ -116,20 +114,21 @@ def _info(row: sqlite3.Row) -> StepInfo:
     )
 
 
-def _bump(conn: sqlite3.Connection, scope: str, steps: int, nbytes: int, at: float = 0.0) -> None:
+def _bump(conn: Conn, scope: str, steps: int, nbytes: int, at: float = 0.0) -> None:
     conn.execute(
         "INSERT INTO counters (scope, steps, bytes, last_at) VALUES (?, ?, ?, ?) ON CONFLICT(scope) DO UPDATE SET"
-        " steps = steps + excluded.steps, bytes = bytes + excluded.bytes, last_at = max(last_at, excluded.last_at)",
+        " steps = counters.steps + excluded.steps, bytes = counters.bytes + excluded.bytes,"
+        " last_at = CASE WHEN excluded.last_at > counters.last_at THEN excluded.last_at ELSE counters.last_at END",
         (scope, steps, nbytes, at),
     )
 
 
-def _counter(conn: sqlite3.Connection, scope: str) -> tuple[int, int]:
+def _counter(conn: Conn, scope: str) -> tuple[int, int]:
     row = conn.execute("SELECT steps, bytes FROM counters WHERE scope = ?", (scope,)).fetchone()
     return (row["steps"], row["bytes"]) if row else (0, 0)
 
 
-def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ...]) -> list[str]:
+def _delete_where(conn: Conn, where: str, params: tuple[object, ...]) -> list[str]:
     """Delete the matching steps, keep the counters right, and collect bodies no step of their
     space uses (a body's bytes leave the count of the chat that added it)."""
     victims = conn.execute(f"SELECT seq, id, chat_id, own_bytes, refs FROM steps WHERE {where}", params).fetchall()
@@ -148,7 +147,7 @@ def _delete_where(conn: sqlite3.Connection, where: str, params: tuple[object, ..
     return [v["id"] for v in victims]
 
 
-def _collect(conn: sqlite3.Connection, per_space: dict[str, list[bodies.Interval]]) -> None:
+def _collect(conn: Conn, per_space: dict[str, list[bodies.Interval]]) -> None:
     """Delete the bodies of each space in `dropped` that no step of the space uses, kept-aside ones included."""
     for space, dropped in per_space.items():
         kept = [
@@ -169,7 +168,7 @@ def _collect(conn: sqlite3.Connection, per_space: dict[str, list[bodies.Interval
             conn.execute("DELETE FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (space, lo, hi))
 
 
-def _forget_empty(conn: sqlite3.Connection, chats: Iterable[str]) -> None:
+def _forget_empty(conn: Conn, chats: Iterable[str]) -> None:
     """A chat with no step left, kept aside or not, has no counters and no body space of its own."""
     for chat_id in chats:
         if not any(
@@ -180,7 +179,7 @@ def _forget_empty(conn: sqlite3.Connection, chats: Iterable[str]) -> None:
             conn.execute(f"DELETE FROM {SPACES} WHERE thread_id = ?", (chat_id,))
 
 
-def _keep_after(conn: sqlite3.Connection, chat_id: str, step_id: str, restore_id: str) -> int:
+def _keep_after(conn: Conn, chat_id: str, step_id: str, restore_id: str) -> int:
     """Move the chat's steps after `step_id` aside for the restore's undo (its earlier restores' go for good).
     Running it again changes nothing."""
     _drop_kept(conn, "chat_id = ? AND restore_id != ?", (chat_id, restore_id))
@@ -195,7 +194,7 @@ def _keep_after(conn: sqlite3.Connection, chat_id: str, step_id: str, restore_id
     return len(moved)
 
 
-def _put_back(conn: sqlite3.Connection, chat_id: str, restore_id: str) -> int:
+def _put_back(conn: Conn, chat_id: str, restore_id: str) -> int:
     """The restore's kept-aside steps back in their places (their seq). Running it again changes nothing."""
     where = "chat_id = ? AND restore_id = ?"
     rows = conn.execute(f"SELECT own_bytes, created_at FROM kept_steps WHERE {where}", (chat_id, restore_id)).fetchall()
@@ -207,7 +206,7 @@ def _put_back(conn: sqlite3.Connection, chat_id: str, restore_id: str) -> int:
     return len(rows)
 
 
-def _drop_kept(conn: sqlite3.Connection, where: str, params: tuple[object, ...]) -> int:
+def _drop_kept(conn: Conn, where: str, params: tuple[object, ...]) -> int:
     """Delete kept-aside steps for good, with the bodies nothing else uses."""
     victims = conn.execute(f"SELECT seq, chat_id, refs FROM kept_steps WHERE {where}", params).fetchall()
     if not victims:
@@ -221,19 +220,19 @@ def _drop_kept(conn: sqlite3.Connection, where: str, params: tuple[object, ...])
     return len(victims)
 
 
-def space_of(conn: sqlite3.Connection, chat_id: str) -> str:
+def space_of(conn: Conn, chat_id: str) -> str:
     return bodies.space_of(conn, SPACES, chat_id)
 
 
 class _Interner(bodies.Interner):
     """Adds to the chat's body space; each new body counts in the chat's bytes."""
 
-    def __init__(self, conn: sqlite3.Connection, chat_id: str) -> None:
+    def __init__(self, conn: Conn, chat_id: str) -> None:
         _bump(conn, chat_id, 0, 0)
         super().__init__(conn, "bodies", space_of(conn, chat_id), owner=chat_id)
 
 
-def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult:
+def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     n = len(step.message_ids)
     prev = conn.execute(
         "SELECT message_count, tail_key, tail_digest, refs, truncated, msg_bytes FROM steps WHERE chat_id = ?"
@@ -274,13 +273,13 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
         " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) VALUES"
-        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
         (
             step.id, step.chat_id, step.turn_index, step.iteration, step.created_at, step.model,
-            questions, n, state_bytes, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields,
+            questions.decode(), n, state_bytes, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields,
         ),
     )
-    seq = int(cur.lastrowid or 0)
+    (seq,) = cur.fetchone()
     _bump(conn, step.chat_id, 1, own + added, step.created_at)
     _bump(conn, GLOBAL, 1, own + added, step.created_at)
     evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets)
@@ -292,7 +291,7 @@ def _put(conn: sqlite3.Connection, step: NewStep, budgets: Budgets) -> PutResult
     return PutResult(info, evicted)
 
 
-def _enforce(conn: sqlite3.Connection, chat: str, turn_index: int, seq: int, b: Budgets) -> list[str]:
+def _enforce(conn: Conn, chat: str, turn_index: int, seq: int, b: Budgets) -> list[str]:
     """Drop what the budgets no longer allow, oldest first; the step just written (seq) stays."""
     evicted: list[str] = []
     (in_turn,) = conn.execute(
@@ -320,7 +319,7 @@ def _enforce(conn: sqlite3.Connection, chat: str, turn_index: int, seq: int, b: 
     return evicted
 
 
-def _read(conn: sqlite3.Connection, chat_id: str, step_id: str) -> Step | None:
+def _read(conn: Conn, chat_id: str, step_id: str) -> Step | None:
     row = conn.execute(
         f"SELECT {INFO_COLUMNS}, refs, fields FROM steps WHERE chat_id = ? AND id = ?", (chat_id, step_id)
     ).fetchone()
@@ -332,7 +331,7 @@ def _read(conn: sqlite3.Connection, chat_id: str, step_id: str) -> Step | None:
     return Step(_info(row), state)
 
 
-def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: str, budgets: Budgets) -> StepInfo | None:
+def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Budgets) -> StepInfo | None:
     row = conn.execute("SELECT * FROM steps WHERE chat_id = ? AND id = ?", (src, step_id)).fetchone()
     if row is None:
         return None
@@ -340,7 +339,10 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
     source_space = space_of(conn, src)
     if conn.execute("SELECT 1 FROM steps WHERE chat_id = ? LIMIT 1", (dst,)).fetchone() is None:
         # A new chat (a fork) joins the source's body space: the step refers to the same bodies.
-        conn.execute(f"INSERT OR REPLACE INTO {SPACES} (thread_id, space) VALUES (?, ?)", (dst, source_space))
+        conn.execute(
+            f"INSERT INTO {SPACES} (thread_id, space) VALUES (?, ?) ON CONFLICT (thread_id) DO UPDATE SET space = excluded.space",
+            (dst, source_space),
+        )
         _bump(conn, dst, 0, 0)
         new_ids, added = bodies.numbers(runs), 0
     else:
@@ -355,10 +357,10 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
         " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) SELECT ?, ?, turn_index,"
         " iteration, created_at, model, questions, message_count, state_bytes, msg_bytes, ?, truncated, tail_key,"
         " tail_digest, ?, fields"
-        " FROM steps WHERE seq = ?",
+        " FROM steps WHERE seq = ? RETURNING seq",
         (new_id, dst, own, refs, row["seq"]),
     )
-    seq = int(cur.lastrowid or 0)
+    (seq,) = cur.fetchone()
     _bump(conn, dst, 1, own + added, row["created_at"])
     _bump(conn, GLOBAL, 1, own + added, row["created_at"])
     copied = conn.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE seq = ?", (seq,)).fetchone()
@@ -367,28 +369,27 @@ def _copy(conn: sqlite3.Connection, src: str, step_id: str, dst: str, new_id: st
     return info
 
 
-class SqliteSnapshotStore:
+class SqlSnapshotStore:
     """The SnapshotStore contract on one SQLite file (secure_delete on: a deleted step's text is gone)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.db = SqliteDB(path, MIGRATIONS, secure_delete=True)
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
-    async def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _tx(self, fn: Callable[[Conn], T]) -> T:
         try:
             return await self.db.tx(fn)
-        except sqlite3.Error as err:
+        except DatabaseError as err:
             raise self._unavailable(err) from err
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _run(self, fn: Callable[[Conn], T]) -> T:
         try:
             return await self.db.run(fn)
-        except sqlite3.Error as err:
+        except DatabaseError as err:
             raise self._unavailable(err) from err
 
     def _unavailable(self, err: Exception) -> StoreUnavailable:
         return StoreUnavailable(
-            f"The saved steps cannot be read right now ({err}). Check the disk and {self.path.name}, then try again."
+            f"The saved steps cannot be read right now ({err}). Check the disk and {self.db.label}, then try again."
         )
 
     async def put(self, step: NewStep, budgets: Budgets) -> PutResult:
@@ -447,7 +448,7 @@ class SqliteSnapshotStore:
     async def delete_chat(self, chat_id: str) -> int:
         """Every step of the chat, kept-aside ones too; how many were listed."""
 
-        def write(conn: sqlite3.Connection) -> int:
+        def write(conn: Conn) -> int:
             _drop_kept(conn, "chat_id = ?", (chat_id,))
             return len(_delete_where(conn, "chat_id = ?", (chat_id,)))
 
@@ -465,7 +466,7 @@ class SqliteSnapshotStore:
     async def drop_kept_except(self, restore_ids: set[str]) -> int:
         """Kept-aside steps no live undo wants (left by a crash), for good."""
 
-        def write(conn: sqlite3.Connection) -> int:
+        def write(conn: Conn) -> int:
             found = {r[0] for r in conn.execute("SELECT DISTINCT restore_id FROM kept_steps")}
             return sum(_drop_kept(conn, "restore_id = ?", (rid,)) for rid in found - restore_ids)
 
@@ -488,7 +489,7 @@ class SqliteSnapshotStore:
         return len(await self._tx(lambda c: _delete_where(c, "created_at < ?", (cutoff,))))
 
     async def purge_wal(self) -> None:
-        await self._run(lambda c: c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+        await self.db.purge_wal()
 
     async def close(self) -> None:
         await self.db.close()

@@ -1,0 +1,45 @@
+"""Which engine each store runs on, chosen by one setting: ``database.url``.
+
+Empty (the default): three SQLite files in the data folder, one process. ``postgresql://``:
+three schemas of one PostgreSQL database, shared by every replica that names it.
+"""
+
+from __future__ import annotations
+
+from kazma_core.settings import Settings
+from kazma_core.stores import app_schema, audit_sql, snapshots_sql
+from kazma_core.stores.engine import Database
+from kazma_core.stores.postgres import PostgresDB
+from kazma_core.stores.sqlite import SqliteDB
+
+APP_SCHEMA = "kazma"
+STEPS_SCHEMA = "kazma_steps"
+AUDIT_SCHEMA = "kazma_audit"
+
+
+def database_url(settings: Settings) -> str:
+    return settings.database.url.get_secret_value()
+
+
+def app_db(settings: Settings) -> Database:
+    """Users, chats, transcript, the conversation store, leases, settings, alerts."""
+    url = database_url(settings)
+    if url:
+        return PostgresDB(url, APP_SCHEMA, app_schema.MIGRATIONS)
+    # secure_delete: a deleted or forgotten chat leaves no text behind in free pages.
+    return SqliteDB(settings.kazma_db, app_schema.MIGRATIONS, secure_delete=True)
+
+
+def steps_db(settings: Settings) -> Database:
+    """The saved steps: never in a backup (a copy would bring forgotten chats back)."""
+    url = database_url(settings)
+    if url:
+        return PostgresDB(url, STEPS_SCHEMA, snapshots_sql.MIGRATIONS)
+    return SqliteDB(settings.snapshots_db, snapshots_sql.MIGRATIONS, secure_delete=True)
+
+
+def audit_db(settings: Settings) -> Database:
+    url = database_url(settings)
+    if url:
+        return PostgresDB(url, AUDIT_SCHEMA, audit_sql.MIGRATIONS)
+    return SqliteDB(settings.audit_db, audit_sql.MIGRATIONS)

@@ -1,0 +1,81 @@
+"""What every store runs on: a database that runs a whole function in one transaction.
+
+Kazma's stores are written once, in the SQL that SQLite and PostgreSQL both speak
+(``?`` parameters, ``ON CONFLICT``, ``RETURNING``). The engine under them is chosen by
+one setting, ``database.url``: empty means the SQLite files of the data folder
+(``stores/sqlite.py``), ``postgresql://...`` means one PostgreSQL database shared by any
+number of replicas (``stores/postgres.py``). A store hands a whole function to
+:meth:`Database.tx`; on PostgreSQL that function may run again when a concurrent
+transaction of another replica conflicts with it, so it must not change anything
+outside the connection that a second run would not set the same way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+import psycopg
+
+T = TypeVar("T")
+Params = Sequence[Any] | Mapping[str, Any]
+Row = Any  # sqlite3.Row, or postgres.Row: by position and by column name
+
+# An error of the engine under a store (a file that cannot be read, a server gone).
+DatabaseError: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error)
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Conn(Protocol):
+    """A connection inside one transaction: rows read by position or by column name."""
+
+    def execute(self, sql: str, parameters: Params = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Any, /) -> Cursor: ...
+
+
+class Database(Protocol):
+    """One store's database (a SQLite file, or a schema of a PostgreSQL database)."""
+
+    dialect: str  # "sqlite" | "postgresql"
+    label: str  # how an operator knows it: "kazma.db", "PostgreSQL schema kazma"
+
+    async def run(self, fn: Callable[[Conn], T]) -> T:
+        """Run fn with a connection (reads; a write here commits on its own)."""
+        ...
+
+    async def tx(self, fn: Callable[[Conn], T]) -> T:
+        """Run fn in one transaction: all of it commits, or none of it."""
+        ...
+
+    async def purge_wal(self) -> None:
+        """Make deleted rows unreadable from the database's files now (secure deletion)."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def octets(db: Database, column: str) -> str:
+    """SQL for the length of a text column in bytes (UTF-8), on the database's engine."""
+    return f"length(CAST({column} AS BLOB))" if db.dialect == "sqlite" else f"octet_length({column})"
+
+
+class NewerSchema(RuntimeError):
+    """The database was made by a newer Kazma: this one would not know its tables."""
+
+    def __init__(self, label: str, found: int, known: int) -> None:
+        super().__init__(
+            f"{label} is at schema version {found}, made by a newer Kazma (this one knows {known}). "
+            "Run that newer Kazma, or restore a backup made by this version."
+        )
