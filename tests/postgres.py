@@ -45,7 +45,6 @@ class PostgresUnavailable(RuntimeError):
 class PrivateServer:
     """A PostgreSQL started for this test run; `folder` holds data/, its socket and server.log."""
 
-    bindir: Path
     folder: Path
     port: int
 
@@ -98,7 +97,7 @@ def private_server() -> Iterator[PrivateServer]:
         as_owner = _as_server_user(folder)
         _run(as_owner + [str(bindir / "initdb"), "-D", str(folder / "data"), "-A", "trust", "-U", SUPERUSER,
                          "-E", "UTF8", "--locale=C", "--no-sync"], "initdb")
-        server = PrivateServer(bindir, folder, _start(as_owner, bindir, folder))
+        server = PrivateServer(folder, _start(as_owner, bindir, folder))
         try:
             yield server
         finally:
