@@ -5,6 +5,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 # The browser tests drive Debian's chromium (playwright cannot download its own here).
 CHROMIUM := /usr/bin/chromium
+# The PostgreSQL tests start a private server from Debian's binaries (tests/postgres.py) unless
+# KAZMA_TEST_DATABASE_URL names one. Debian puts them under the major version, whichever it is;
+# the placeholder path, never a file, makes the install run when none is there.
+INITDB := $(if $(KAZMA_TEST_DATABASE_URL),,$(or $(firstword $(wildcard /usr/lib/postgresql/*/bin/initdb)),/usr/lib/postgresql/VERSION/bin/initdb))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench clean
@@ -19,10 +23,14 @@ $(CHROMIUM):
 	$(SUDO) apt-get update
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 
+$(INITDB):
+	$(SUDO) apt-get update
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
+
 run: $(STAMP)
 	$(VENV)/bin/kazma serve
 
-test: $(STAMP) | $(CHROMIUM)
+test: $(STAMP) | $(CHROMIUM) $(INITDB)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

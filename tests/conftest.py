@@ -18,6 +18,7 @@ from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sql import Chat, User
 from tests.http_server import RunningServer, serve_kazma
+from tests.postgres import ENV_URL, PostgresUnavailable, fresh_database, postgres_for_tests
 
 
 @pytest.fixture(autouse=True)
@@ -116,3 +117,27 @@ async def bob(server: RunningServer) -> AsyncIterator[Person]:
 
 def metric(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> Iterator[str]:
+    """A superuser's URL of this run's PostgreSQL: KAZMA_TEST_DATABASE_URL's server, or a private one.
+
+    Session-scoped, so it is set up before `clean_environment` hides the variable from the test.
+    """
+    try:
+        with postgres_for_tests(os.environ.get(ENV_URL)) as url:
+            yield url
+            return
+    except PostgresUnavailable as error:
+        unavailable = str(error)
+    # An error, never a skip: these tests must run. Failed outside the `except`, so the message
+    # is the whole report rather than the end of a chain of tracebacks.
+    pytest.fail(unavailable, pytrace=False)
+
+
+@pytest.fixture
+def pg_url(postgres_admin_url: str) -> Iterator[str]:
+    """A fresh, empty database of this test's own (`postgresql://...`), dropped after it."""
+    with fresh_database(postgres_admin_url) as url:
+        yield url
