@@ -21,6 +21,9 @@ LAST_RETRY = 60.0
 class Adapter(Protocol):
     name: str
     http_path: str | None  # a path the web server forwards to `http` (Slack's HTTP mode), or None
+    # True when the platform takes one connection per bot (Telegram polling, Discord's gateway, Slack's
+    # Socket Mode): among replicas sharing a database, only the leader runs it.
+    exclusive: bool
 
     async def run(self) -> None:
         """Connect and serve until cancelled; raise when the platform fails."""

@@ -210,6 +210,7 @@ class KazmaClient(discord.Client):
 class DiscordAdapter:
     name = "discord"
     http_path: str | None = None
+    exclusive = True  # one gateway session per bot
 
     def __init__(
         self, gateway: Gateway, token: str, *, api_base: str, gateway_url: str, guild_ready_timeout: float = 2.0

@@ -156,6 +156,7 @@ class SlackAdapter:
         self.app_token = settings.app_token.get_secret_value()
         self.signing_secret = settings.signing_secret.get_secret_value()
         self.http_path: str | None = None if self.app_token else HTTP_PATH
+        self.exclusive = bool(self.app_token)  # Socket Mode: one socket; HTTP mode: any replica answers
         self.client = AsyncWebClient(token=settings.bot_token.get_secret_value(), base_url=settings.api_url,
                                      retry_handlers=retry_handlers())
         self.app = AsyncApp(signing_secret=self.signing_secret, client=self.client, logger=log)

@@ -126,6 +126,8 @@ class TelegramAdapter:
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._long_actions: OrderedDict[str, str] = OrderedDict()
         self.serving = asyncio.Event()  # set while updates are taken (the webhook listens, or polling runs)
+        # Telegram answers a second poller 409; every replica may serve the webhook.
+        self.exclusive = settings.mode == "polling"
 
     # lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:

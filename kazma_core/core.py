@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 from dataclasses import dataclass
 
 from kazma_core.agent.graph import build_graph
@@ -9,7 +12,9 @@ from kazma_core.agent.models import build_model
 from kazma_core.agent.runtime import TurnRunner
 from kazma_core.chats import ChatService
 from kazma_core.events import EventBus
-from kazma_core.leases import holder_is_dead
+from kazma_core.errors import TurnRunning
+from kazma_core.leases import chat_lease, holder_is_dead
+from kazma_core.stores.engine import DatabaseError
 from kazma_core.settings import Settings, ensure_data_dir
 from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.audit_sql import AuditStore
@@ -20,6 +25,9 @@ from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import UndoKeep
 from kazma_core.stores.backends import app_db, audit_db, steps_db
+from kazma_core.events_relay import RelayedBus, shared_bus
+
+log = logging.getLogger(__name__)
 
 
 def prepare_data_dir(settings: Settings) -> None:
@@ -36,7 +44,7 @@ class Core:
     snapshots: SqlSnapshotStore
     conversation: SqlConversationStore
     audit: AuditStore
-    events: EventBus
+    events: EventBus  # or, when replicas share a database, a RelayedBus (the same calls)
     recorder: SnapshotRecorder
     turns: TurnRunner
     chats: ChatService
@@ -50,7 +58,7 @@ class Core:
         snapshots = SqlSnapshotStore(steps_db(settings))
         conversation = SqlConversationStore(store.db)
         audit = AuditStore(audit_db(settings))
-        events = EventBus()
+        events = shared_bus(settings, EventBus())
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)
         kept = UndoKeep(RewindRows(store), snapshots, conversation)
@@ -59,19 +67,49 @@ class Core:
         return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats, kept)
 
     async def recover(self) -> list[str]:
-        """At start: free the chats of processes that died holding them, and close the turns
-        they cut off, so no chat stays blocked or half-answered. Returns the chats freed."""
+        """Free the chats of replicas that died holding them, and close the turns they cut off, so
+        no chat stays blocked or half-answered: at start, and every few seconds (`sweep`). A holder
+        known dead (a process of this host gone) is freed at once; one on another host only when
+        its lease expired. Returns the chats freed."""
         freed = []
         for chat_id, holder, purpose in await self.store.lease_holders():
-            if not holder_is_dead(holder):
-                continue
-            await self.store.break_lease(chat_id, holder)
-            if purpose == "turn":
-                await self.turns.close_interrupted(chat_id)
-            freed.append(chat_id)
+            if holder_is_dead(holder):
+                await self.store.break_lease(chat_id, holder)
+                if purpose == "turn":
+                    await self._close_cut_turn(chat_id)
+                freed.append(chat_id)
+        # An expired lease of another purpose is simply taken by the next one to ask for it.
+        for chat_id, _, purpose in await self.store.expired_leases(time.time()):
+            if purpose == "turn" and await self._close_cut_turn(chat_id):
+                freed.append(chat_id)
         return freed
 
+    async def _close_cut_turn(self, chat_id: str) -> bool:
+        """Close a turn its holder left cut off, under a lease of our own (taking the expired one);
+        False when the chat was taken meanwhile (a new turn, or another replica doing the same)."""
+        try:
+            async with chat_lease(self.store, chat_id, "recover", self.settings.agent.lease_seconds):
+                await self.turns.close_interrupted(chat_id)
+        except TurnRunning:
+            return False
+        return True
+
+    async def sweep(self) -> None:
+        """Run `recover` every third of a lease's time, for ever: with replicas, one killed
+        mid-turn has its chats freed and its turns closed by the others within about
+        agent.lease_seconds and a third."""
+        every = self.settings.agent.lease_seconds / 3
+        while True:
+            await asyncio.sleep(every)
+            try:
+                if freed := await self.recover():
+                    log.info("freed %d chat(s) whose holder died or stopped renewing its lease", len(freed))
+            except DatabaseError as err:  # the database away for a moment: the next sweep tries again
+                log.warning("the sweep of dead holders' chats failed (%s)", err)
+
     async def close(self) -> None:
+        if isinstance(self.events, RelayedBus):
+            await self.events.close()
         await self.snapshots.close()
         await self.audit.close()
         await self.store.close()

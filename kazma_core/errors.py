@@ -38,6 +38,13 @@ class TurnRunning(KazmaError):
     status = 409
 
 
+class LeaseLost(KazmaError):
+    """The chat's lease expired and another server took it while this one still worked on it."""
+
+    code = "lease_lost"
+    status = 409
+
+
 class ApprovalPending(KazmaError):
     code = "approval_pending"
     status = 409

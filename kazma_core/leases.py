@@ -1,37 +1,34 @@
-"""The turn lease: a row in kazma.db that says "this chat is busy", across processes.
+"""The turn lease: a row in kazma.db that says "this chat is busy", across processes and replicas.
 
 A turn or a restore holds it; a heartbeat renews it; a crashed holder's lease expires,
-so a chat is never blocked for ever.
+so a chat is never blocked for ever. A holder id names the replica (host, pid, boot id)
+and is new at every acquisition: it is also the fencing token of the chat's writes
+(stores/fence.py), so a holder whose lease was taken cannot write as if it held it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
+import logging
 import uuid
 from collections.abc import AsyncIterator
 
 from kazma_core.errors import TurnRunning
+from kazma_core.replica import REPLICA_ID, replica_is_dead
+from kazma_core.stores import fence
 from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.engine import DatabaseError
 
-HOLDER_PREFIX = f"{socket.gethostname()}:{os.getpid()}:"
+log = logging.getLogger(__name__)
+
+HOLDER_PREFIX = f"{REPLICA_ID}:"
 
 
 def holder_is_dead(holder: str) -> bool:
-    """True when the lease's holder was a process on this machine that no longer runs."""
-    host, _, rest = holder.partition(":")
-    pid, _, _ = rest.partition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    """True when the lease's holder is known to be gone (see replica_is_dead); a holder on
+    another host is never guessed dead: only its lease's expiry frees its chats."""
+    return replica_is_dead(holder)
 
 
 @contextlib.asynccontextmanager
@@ -54,12 +51,23 @@ async def chat_lease(
     async def heartbeat() -> None:
         while True:
             await asyncio.sleep(ttl / 3)
-            await store.renew_lease(chat_id, holder, ttl)
+            try:
+                renewed = await store.renew_lease(chat_id, holder, ttl)
+            except DatabaseError as err:  # the database away for a moment: the next beat tries again
+                log.warning("chat %s: its lease could not be renewed (%s)", chat_id, err)
+                continue
+            if not renewed:
+                # Expired and taken by another replica (or freed as dead): fencing stops the writes.
+                log.warning("chat %s: its %s lease was lost; this replica no longer writes to it", chat_id, purpose)
+                return
 
+    held = fence.Fence(chat_id, holder)
+    token = fence.hold(held)
     beat = asyncio.create_task(heartbeat())
     try:
         yield holder
     finally:
+        fence.let_go(held, token)
         beat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beat

@@ -25,6 +25,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,10 @@ from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
 from kazma_core.settings import Settings, validate_override
 from kazma_core.stores.app_rewind import EXPIRED, RewindRows
+from kazma_core.replica import REPLICA_ID
 from kazma_core.stores.app_sql import Alert, AppStore
+from kazma_core.stores.backends import database_url
+from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores import snapshots_upkeep as upkeep
 from kazma_core.undo_keep import UndoKeep
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DAY = 86_400.0
+JOB_NAME = "daily-clean-up"  # its claims in job_claims
 # Compaction rewrites the whole file: worth it only for at least this much free space,
 # and at least 1/MIN_FREE_SHARE of the file.
 MIN_FREE_BYTES = 8 * 1024 * 1024
@@ -184,6 +189,7 @@ class Maintenance:
         now: Callable[[], float] = time.time,
         orphan_grace: float = ORPHAN_GRACE,
         checkpoint_wait: float = CHECKPOINT_WAIT,
+        claims: ReplicaStore | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -192,6 +198,7 @@ class Maintenance:
         self.now = now
         self.orphan_grace = orphan_grace
         self.checkpoint_wait = checkpoint_wait
+        self.claims = claims  # set when replicas share the database: one pass a day among them
         self.last_report: PassReport | None = None
         self._lock = asyncio.Lock()
         # Markers a pass found left over: the next pass looks for them again (memory only:
@@ -201,7 +208,8 @@ class Maintenance:
 
     @classmethod
     def of(cls, core: Core, **options: Any) -> Maintenance:
-        return cls(core.settings, core.store, core.snapshots, core.conversation, **options)
+        shared = ReplicaStore(core.store.db) if database_url(core.settings) else None
+        return cls(core.settings, core.store, core.snapshots, core.conversation, **{"claims": shared, **options})
 
     async def run_pass(self, *, by_hand: bool = False) -> PassReport:
         async with self._lock:
@@ -212,7 +220,13 @@ class Maintenance:
                 self._running = None
 
     async def scheduled_pass(self) -> PassReport | None:
-        """The scheduler's job: a pass that fails is an operator alert, and the schedule goes on."""
+        """The scheduler's job: a pass that fails is an operator alert, and the schedule goes on.
+        Replicas sharing a database each schedule it: the first to claim the (UTC) day runs it,
+        the others skip that day (a failed pass is not run again by them: its alert says what to do)."""
+        day = datetime.fromtimestamp(self.now(), timezone.utc).date().isoformat()
+        if self.claims is not None and not await self.claims.claim_day(JOB_NAME, day, REPLICA_ID):
+            log.info("clean-up: another replica runs the pass of %s", day)
+            return None
         try:
             return await self.run_pass()
         except Exception as err:

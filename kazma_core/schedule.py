@@ -1,4 +1,5 @@
-"""The clean-up's schedule: APScheduler on the server's event loop, first pass two minutes after start, then daily."""
+"""The clean-up's schedule: APScheduler on the server's event loop, first pass a while after start
+(server.first_cleanup_seconds, two minutes), then daily."""
 
 from __future__ import annotations
 
@@ -13,14 +14,13 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from kazma_core.maintenance import DAY, Maintenance
 
-FIRST_PASS_DELAY = 120.0
 PASS_INTERVAL = DAY
 JOB_ID = "kazma-maintenance"
 
 
-def schedule_daily(scheduler: BaseScheduler, job: Callable[[], Awaitable[Any]], start: float) -> Job:
-    """The first pass FIRST_PASS_DELAY after start (a unix time), then one every PASS_INTERVAL."""
-    first = datetime.fromtimestamp(start + FIRST_PASS_DELAY, tz=timezone.utc)
+def schedule_daily(scheduler: BaseScheduler, job: Callable[[], Awaitable[Any]], start: float, delay: float) -> Job:
+    """The first pass `delay` seconds after start (a unix time), then one every PASS_INTERVAL."""
+    first = datetime.fromtimestamp(start + delay, tz=timezone.utc)
     trigger = IntervalTrigger(seconds=PASS_INTERVAL, start_date=first, timezone=timezone.utc)
     return scheduler.add_job(
         job, trigger, id=JOB_ID, name="daily clean-up", replace_existing=True,
@@ -31,7 +31,8 @@ def schedule_daily(scheduler: BaseScheduler, job: Callable[[], Awaitable[Any]], 
 def start_scheduler(maintenance: Maintenance) -> AsyncIOScheduler:
     """APScheduler on the running event loop, holding the daily clean-up."""
     scheduler = AsyncIOScheduler(timezone=timezone.utc)
-    schedule_daily(scheduler, maintenance.scheduled_pass, maintenance.now())
+    delay = maintenance.settings.server.first_cleanup_seconds
+    schedule_daily(scheduler, maintenance.scheduled_pass, maintenance.now(), delay)
     scheduler.start()
     return scheduler
 

@@ -66,6 +66,7 @@ class ServerSettings(_Section):
     host: str = Field(min_length=1)
     port: int = Field(ge=1, le=65_535)
     public_url: str
+    first_cleanup_seconds: int = Field(ge=0, le=86_400, description="The first daily clean-up runs this long after start")
 
 
 class AgentSettings(_Section):

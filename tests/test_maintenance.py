@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.core import Core
 from kazma_core.maintenance import ALERT_TEXT_LEFT, DAY, MIN_FREE_BYTES, Maintenance, compaction_decision
-from kazma_core.schedule import FIRST_PASS_DELAY, JOB_ID, schedule_daily, start_scheduler, stop_scheduler
+from kazma_core.schedule import JOB_ID, schedule_daily, start_scheduler, stop_scheduler
 from kazma_core.settings import Settings
 from kazma_core.stores.app_sql import User
 from kazma_core.stores.snapshots import Budgets, NewStep
@@ -103,8 +103,9 @@ async def owner(core: Core) -> User:
 
 # the schedule -------------------------------------------------------------------------------------
 async def test_the_first_pass_is_two_minutes_after_start_then_one_a_day(upkeep: Maintenance, clock: Clock) -> None:
-    job = schedule_daily(AsyncIOScheduler(timezone=timezone.utc), upkeep.scheduled_pass, clock())
-    assert job.trigger.start_date == at(NOW + FIRST_PASS_DELAY) and FIRST_PASS_DELAY == 120
+    delay = upkeep.settings.server.first_cleanup_seconds
+    job = schedule_daily(AsyncIOScheduler(timezone=timezone.utc), upkeep.scheduled_pass, clock(), delay)
+    assert job.trigger.start_date == at(NOW + delay) and delay == 120
     assert job.trigger.interval == timedelta(days=1)
     first = job.trigger.get_next_fire_time(None, at(NOW))
     assert first == at(NOW + 120)

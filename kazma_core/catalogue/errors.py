@@ -20,6 +20,7 @@ ERRORS: dict[str, Text] = {
 # {placeholders} are filled from the error's parameters by commands.i18n.error_text.
 ARABIC_BY_CODE: dict[str, str] = {
     "turn_running": "دورة تجري الآن في هذه الدردشة. انتظر إجابتها (أو أوقفها)، ثم حاول مجددًا.",
+    "lease_lost": "تولّى خادم آخر لكازما هذه الدردشة أثناء هذه الدورة، فلم يُحفظ منها شيء بعد ذلك. أرسل الرسالة مجددًا.",
     "approval_pending": "موافقة تنتظر في هذه الدردشة: {gates}. وافق عليها أو ارفضها (أو دعها تنتهي صلاحيتها)، ثم حاول مجددًا.",
     "snapshot_truncated": (
         "حُفظت هذه الخطوة مقصوصة لأنها أكبر من حدّ حجم الخطوة. "

@@ -201,4 +201,28 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX kept_approvals_chat ON kept_approvals(chat_id)
     """,
+    # 5: several replicas on one database: the chat apps' leader (one replica polls Telegram, holds the
+    # Discord gateway and Slack's socket), the daily jobs each claimed by one replica for the day, and
+    # the events too big for a PostgreSQL notification, relayed by reference for a minute or so.
+    """
+    CREATE TABLE leaders (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        expires_at REAL NOT NULL,
+        since REAL NOT NULL
+    );
+    CREATE TABLE job_claims (
+        name TEXT NOT NULL,
+        day TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        claimed_at REAL NOT NULL,
+        PRIMARY KEY (name, day)
+    );
+    CREATE TABLE relayed_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        payload TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX relayed_events_age ON relayed_events(created_at)
+    """,
 ]

@@ -537,6 +537,13 @@ class AppStore:
         rows = await self.db.run(lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases").fetchall())
         return [(r["chat_id"], r["holder"], r["purpose"]) for r in rows]
 
+    async def expired_leases(self, now: float) -> list[tuple[str, str, str]]:
+        """(chat_id, holder, purpose) of the leases not renewed in time (their holders are gone or stalled)."""
+        rows = await self.db.run(
+            lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases WHERE expires_at < ?", (now,)).fetchall()
+        )
+        return [(r["chat_id"], r["holder"], r["purpose"]) for r in rows]
+
     async def lease_holder(self, chat_id: str) -> str | None:
         row = await self.db.run(lambda c: c.execute("SELECT holder FROM leases WHERE chat_id = ?", (chat_id,)).fetchone())
         return row["holder"] if row else None

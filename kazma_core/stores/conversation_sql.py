@@ -54,7 +54,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
 
 from kazma_core.messages import decode_messages, encode_message
-from kazma_core.stores import bodies
+from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
 
 from kazma_core.stores.engine import Conn, Database, Row
@@ -447,7 +447,13 @@ class SqlConversationStore(BaseCheckpointSaver[int]):
             job.written = self._written.pop(thread_id)
         if bundle is not None:
             _BUNDLE.set(None)  # the bundle goes with one put only
-        await self.db.tx(lambda conn: self._put(conn, job))
+        held = fence.fence_for(thread_id)
+
+        def put(conn: Conn) -> None:
+            fence.check(conn, held)
+            self._put(conn, job)
+
+        await self.db.tx(put)
         if bundle is not None:
             bundle.done = True
         held_checkpoint = copy_checkpoint(checkpoint)
@@ -620,7 +626,10 @@ class SqlConversationStore(BaseCheckpointSaver[int]):
                 return REFS, orjson.dumps(refs)
             return self.serde.dumps_typed(value)
 
+        lease = fence.fence_for(thread_id)
+
         def write(conn: Conn) -> None:
+            fence.check(conn, lease)
             conn.executemany(
                 "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)"

@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from bots.runner import Bots, configured
+from bots.runner import Bots, chat_apps_leadership, configured
 from kazma_core.core import Core, prepare_data_dir
 from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import KazmaError, NotFound, StoreUnavailable, without_paths
@@ -63,14 +63,15 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
         await app.state.core.recover()
         await app.state.rewind.recover()
         app.state.tasks = set()
-        app.state.bots = Bots(configured(app.state.core, app.state.rewind))
+        app.state.bots = Bots(configured(app.state.core, app.state.rewind), chat_apps_leadership(app.state.core))
         app.state.bots.start()
         app.state.maintenance = Maintenance.of(app.state.core)
         app.state.scheduler = start_scheduler(app.state.maintenance)
         app.state.health = StoreHealth(settings, app.state.core.store)
-        watch = asyncio.create_task(app.state.health.watch())
-        app.state.tasks.add(watch)
-        watch.add_done_callback(app.state.tasks.discard)
+        for duty in (app.state.health.watch(), app.state.core.sweep()):
+            task = asyncio.create_task(duty)
+            app.state.tasks.add(task)
+            task.add_done_callback(app.state.tasks.discard)
         try:
             yield
         finally:

@@ -7,7 +7,8 @@ long poll about 0.1 s. `sendMessage` is checked as Telegram checks it (HTML tags
 visible characters, 64-byte callback data) and recorded in `sent` as a person would read
 it. `flood(method, seconds)` makes the next call of that method answer 429 retry_after;
 `hiccup(method, status, body)` makes it answer an error of any shape (a proxy's HTML 502).
-`createForumTopic` works as Telegram documents it: in a supergroup with topics (`is_forum`)
+A `getUpdates` held when another comes ends with 409 Conflict, as Telegram's does (one
+poller per token); `conflicts` counts them. `createForumTopic` works as Telegram documents it: in a supergroup with topics (`is_forum`)
 where the bot may manage topics, or in a private chat when the bot has topics turned on
 (`has_topics_enabled` in getMe); it answers 400 otherwise.
 """
@@ -112,6 +113,9 @@ class FakeTelegram:
     updates: list[dict[str, Any]] = field(default_factory=list)
     topics: list[Topic] = field(default_factory=list)
     no_topic_rights: set[int] = field(default_factory=set)  # chats where the bot may not manage topics
+    conflicts: int = 0  # held getUpdates ended with 409 because another came meanwhile
+    _held: asyncio.Future[None] | None = None  # the getUpdates held right now
+    _confirmed: int = 0  # the highest offset asked for: updates below it are not handed out again
     _flood: dict[str, int] = field(default_factory=dict)
     _hiccups: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
     _stalls: dict[str, float] = field(default_factory=dict)
@@ -229,11 +233,23 @@ class FakeTelegram:
         return True
 
     async def _api_getUpdates(self, params: dict[str, Any]) -> Any:
-        offset = params.get("offset") or 0
+        if self._held is not None and not self._held.done():
+            self._held.set_result(None)  # the poll held until now ends with 409, as Telegram's does
+            self.conflicts += 1
+        # As Telegram: an update is confirmed (never handed out again) once asked for with a higher offset.
+        self._confirmed = offset = max(params.get("offset") or 0, self._confirmed)
         if params.get("timeout") and not any(u["update_id"] >= offset for u in self.updates):
+            held = self._held = asyncio.get_running_loop().create_future()
             self._pushed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._pushed.wait(), HOLD)
+            pushed = asyncio.ensure_future(self._pushed.wait())
+            try:
+                await asyncio.wait({pushed, held}, timeout=HOLD, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                pushed.cancel()
+            if held.done():
+                return _fail(409, "Conflict: terminated by other getUpdates request; "
+                                  "make sure that only one bot instance is running")
+            held.cancel()
         return [u for u in self.updates if u["update_id"] >= offset]
 
     async def _api_getChatMember(self, params: dict[str, Any]) -> Any:

@@ -1,0 +1,237 @@
+"""Events across replicas: every event published on one replica reaches the others' buses.
+
+With ``database.url`` set, several ``kazma serve`` share the database but each has its own
+in-process bus (events.py), and a person's tab may be connected to any of them. The relay
+sends each event published here as a PostgreSQL notification (NOTIFY on one channel), and
+publishes the notifications of the other replicas on this bus, never sending those again
+(each carries the replica it came from). So a restore on replica B reloads the tabs open
+on replica A, and a turn running on A streams to a client connected to B.
+
+A notification holds at most 8000 bytes. A bigger event (a long answer) is written to the
+table ``relayed_events`` and its notification carries the row's id; the rows are deleted
+after KEEP_SECONDS, long past their delivery. Notifications of one replica arrive in the
+order it sent them, and each replica handles them one at a time, so a chat's events keep
+their order.
+
+Two connections of its own, each opened again when lost: one listens, one sends. An event
+can be lost while the database is out of reach; when the listening connection comes back,
+every chat watched here gets a ``reload``, as a tab that fell behind does. Event ids
+(Last-Event-ID) are the bus's, per process: a stream resumed on another replica may get a
+``reload`` instead of the events it missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import orjson
+import psycopg
+from psycopg import sql
+
+from kazma_core.events import EventBus
+from kazma_core.replica import REPLICA_ID
+from kazma_core.settings import Settings
+from kazma_core.stores.backends import APP_SCHEMA, database_url
+from kazma_core.stores.postgres import redact
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "kazma_events"
+MAX_PAYLOAD = 7900  # bytes: PostgreSQL refuses a notification of 8000 or more
+KEEP_SECONDS = 300.0
+FLUSH_SECONDS = 2.0  # at close, how long events still queued may take to leave
+CONNECT_SECONDS = 10
+FIRST_RETRY, LAST_RETRY = 0.5, 10.0
+
+Deliver = Callable[[str, str, dict[str, Any]], None]
+
+
+class EventRelay:
+    """Sends this replica's events as notifications, and delivers the other replicas' ones."""
+
+    def __init__(self, url: str, schema: str, deliver: Deliver, on_gap: Callable[[], None]) -> None:
+        self.url = url
+        self.deliver = deliver
+        self.on_gap = on_gap  # notifications may have been missed: the listener was away
+        self._table = sql.Identifier(schema, "relayed_events")
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
+        self._talk: psycopg.AsyncConnection[Any] | None = None
+        self._talk_lock = asyncio.Lock()
+
+    # sending ------------------------------------------------------------------------------
+    def send(self, chat_id: str, type_: str, data: dict[str, Any]) -> None:
+        """Queue an event of this replica for the others (called from publish, which does not wait)."""
+        self._outbox.put_nowait(orjson.dumps({"o": REPLICA_ID, "c": chat_id, "t": type_, "d": data}))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(self._send_all(), name="events-relay-send")
+
+    async def _send_all(self) -> None:
+        while True:
+            payload = await self._outbox.get()
+            try:
+                await self._notify(payload)
+            except psycopg.Error as err:  # twice refused: this event is lost; the next ones may pass
+                log.warning("an event could not be relayed to the other replicas (%s)", err)
+            finally:
+                self._outbox.task_done()
+
+    async def _notify(self, payload: bytes) -> None:
+        for attempt in (1, 2):
+            try:
+                async with self._talk_lock:
+                    conn = await self._talking()
+                    if len(payload) <= MAX_PAYLOAD:
+                        await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload.decode()))
+                        return
+                    async with conn.transaction():
+                        now = time.time()
+                        await conn.execute(sql.SQL("DELETE FROM {} WHERE created_at < %s").format(self._table),
+                                           (now - KEEP_SECONDS,))
+                        cur = await conn.execute(
+                            sql.SQL("INSERT INTO {} (payload, created_at) VALUES (%s, %s) RETURNING id").format(self._table),
+                            (payload.decode(), now),
+                        )
+                        row = await cur.fetchone()
+                        assert row is not None
+                        ref = orjson.dumps({"o": REPLICA_ID, "r": row[0]}).decode()
+                        # Delivered at commit: the row is there when the others read it.
+                        await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, ref))
+                    return
+            except psycopg.OperationalError:
+                await self._drop_talk()
+                if attempt == 2:
+                    raise
+
+    async def _talking(self) -> psycopg.AsyncConnection[Any]:
+        if self._talk is None or self._talk.closed:
+            self._talk = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=CONNECT_SECONDS)
+        return self._talk
+
+    async def _drop_talk(self) -> None:
+        talk, self._talk = self._talk, None
+        if talk is not None:
+            with contextlib.suppress(psycopg.Error):
+                await talk.close()
+
+    # listening ----------------------------------------------------------------------------
+    async def listening(self) -> None:
+        """Start listening (once), and wait until the notifications are heard or the wait is over."""
+        if self._listener is None:
+            self._listener = asyncio.get_running_loop().create_task(self._listen(), name="events-relay-listen")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._listening.wait(), CONNECT_SECONDS)
+
+    async def _listen(self) -> None:
+        delay, lost = FIRST_RETRY, False
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self.url, autocommit=True, connect_timeout=CONNECT_SECONDS
+                ) as conn:
+                    await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+                    self._listening.set()
+                    if lost:
+                        log.info("events from the other replicas are heard again")
+                        self.on_gap()
+                    delay = FIRST_RETRY
+                    async for note in conn.notifies():
+                        await self._receive(note.payload)
+            except psycopg.Error as err:
+                self._listening.clear()
+                if not lost:
+                    log.warning("events from the other replicas are not heard (%s: %s); reconnecting to %s",
+                                type(err).__name__, str(err).strip(), redact(self.url))
+                lost = True
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, LAST_RETRY)
+
+    async def _receive(self, payload: str) -> None:
+        try:
+            message = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            log.warning("a notification on %s that is not a Kazma event was ignored", CHANNEL)
+            return
+        if message.get("o") == REPLICA_ID:
+            return  # our own, published here already
+        if "r" in message:
+            message = await self._fetch(int(message["r"]))
+            if message is None:
+                return
+        self.deliver(message["c"], message["t"], message["d"])
+
+    async def _fetch(self, ref: int) -> dict[str, Any] | None:
+        try:
+            async with self._talk_lock:
+                conn = await self._talking()
+                cur = await conn.execute(sql.SQL("SELECT payload FROM {} WHERE id = %s").format(self._table), (ref,))
+                row = await cur.fetchone()
+        except psycopg.OperationalError as err:
+            await self._drop_talk()
+            log.warning("a relayed event could not be read (%s); the chats watched here reload", err)
+            self.on_gap()
+            return None
+        return orjson.loads(row[0]) if row else None
+
+    # closing ------------------------------------------------------------------------------
+    async def close(self) -> None:
+        """Let the queued events leave (for a moment at most), then close both connections."""
+        if self._sender is not None and not self._sender.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._outbox.join(), FLUSH_SECONDS)
+        for task in (self._sender, self._listener):
+            if task is not None:
+                task.cancel()
+        await asyncio.gather(*(t for t in (self._sender, self._listener) if t is not None), return_exceptions=True)
+        await self._drop_talk()
+
+
+class RelayedBus:
+    """The process's event bus, its events also sent to the other replicas (same calls as EventBus)."""
+
+    def __init__(self, local: EventBus, url: str, schema: str) -> None:
+        self.local = local
+        self.relay = EventRelay(url, schema, local.publish, self._reload_watched)
+        self._watched: collections.Counter[str] = collections.Counter()
+
+    def publish(self, chat_id: str, type_: str, data: dict[str, Any]) -> None:
+        self.local.publish(chat_id, type_, data)
+        self.relay.send(chat_id, type_, data)
+
+    def subscribe(self, chat_id: str, *args: Any, **kwargs: Any) -> AbstractAsyncContextManager[Any]:
+        """The local bus's subscription; the first one starts listening to the other replicas."""
+        return self._subscribed(chat_id, *args, **kwargs)
+
+    @contextlib.asynccontextmanager
+    async def _subscribed(self, chat_id: str, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        await self.relay.listening()  # a subscriber told it is connected hears the other replicas too
+        self._watched[chat_id] += 1
+        try:
+            async with self.local.subscribe(chat_id, *args, **kwargs) as queue:
+                yield queue
+        finally:
+            self._watched[chat_id] -= 1
+            if self._watched[chat_id] <= 0:
+                del self._watched[chat_id]
+
+    def _reload_watched(self) -> None:
+        for chat_id in list(self._watched):
+            self.local.publish(chat_id, "reload", {"reason": "relay_gap"})
+
+    async def close(self) -> None:
+        await self.relay.close()
+
+
+def shared_bus(settings: Settings, local: EventBus) -> EventBus:
+    """The bus the core publishes on: the process's own, relayed to the other replicas when they share a database."""
+    url = database_url(settings)
+    return RelayedBus(local, url, APP_SCHEMA) if url else local  # type: ignore[return-value]

@@ -1,0 +1,85 @@
+"""A leader among the replicas sharing one database: work that must run on one of them only.
+
+The leader holds a row of `leaders` (stores/replica_sql.py) and renews it every
+RENEW_SECONDS; the row expires LEADER_SECONDS after its last renewal. Every other replica
+looks every CHECK_SECONDS and takes the row once it expired, so the work moves within
+LEADER_SECONDS + CHECK_SECONDS (25 s) of the leader's death. A leader that cannot renew
+(the row taken, or the database out of reach until the row would have expired) stops its
+work at once: two replicas never both believe they lead, as long as their clocks agree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from kazma_core.replica import REPLICA_ID
+from kazma_core.stores.engine import DatabaseError
+from kazma_core.stores.replica_sql import ReplicaStore
+
+log = logging.getLogger(__name__)
+
+LEADER_SECONDS = 20.0
+RENEW_SECONDS = 10.0
+CHECK_SECONDS = 5.0
+
+
+class Leadership:
+    def __init__(
+        self, store: ReplicaStore, name: str, *, holder: str = REPLICA_ID,
+        ttl: float = LEADER_SECONDS, renew: float = RENEW_SECONDS, check: float = CHECK_SECONDS,
+    ) -> None:
+        self.store = store
+        self.name = name
+        self.holder = holder
+        self.ttl = ttl
+        self.renew = renew
+        self.check = check
+
+    async def lead(self, work: Callable[[], Awaitable[None]]) -> None:
+        """Run `work` whenever this replica is the leader, until cancelled."""
+        while True:
+            if not await self._hold():
+                await asyncio.sleep(self.check)
+                continue
+            log.info("this replica (%s) now leads %s", self.holder, self.name)
+            task = asyncio.ensure_future(work())
+            try:
+                await self._keep(task)
+            except asyncio.CancelledError:
+                with contextlib.suppress(DatabaseError):  # a clean stop: the next leader need not wait
+                    await self.store.release_leader(self.name, self.holder)
+                raise
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def _hold(self) -> bool:
+        try:
+            return await self.store.hold_leader(self.name, self.holder, self.ttl)
+        except DatabaseError as err:
+            log.warning("%s: the database did not answer the leader check (%s)", self.name, err)
+            return False
+
+    async def _keep(self, task: asyncio.Future[None]) -> None:
+        """Renew while the work runs; return when the work ended or the leadership is lost."""
+        held_until = time.time() + self.ttl
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=self.renew)
+            if done:
+                return
+            try:
+                renewed = await self.store.hold_leader(self.name, self.holder, self.ttl)
+            except DatabaseError as err:
+                # Another replica may take the row once it expires: stop before it does.
+                if time.time() + self.renew >= held_until:
+                    log.warning("%s: the database is out of reach (%s); this replica stops leading", self.name, err)
+                    return
+                continue
+            if not renewed:
+                log.warning("%s: another replica took the leadership; this replica stops leading", self.name)
+                return
+            held_until = time.time() + self.ttl

@@ -1,0 +1,34 @@
+"""Which running Kazma process this is, as the other replicas sharing its database see it.
+
+A replica is named by its host, its process id and a random id drawn at start (the boot
+id): a process started again with the same pid (a container's pid 1 after a restart) is
+still a new replica, so what the old one held is known to be gone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+
+HOST = socket.gethostname()
+BOOT_ID = uuid.uuid4().hex[:12]
+REPLICA_ID = f"{HOST}:{os.getpid()}:{BOOT_ID}"
+
+
+def replica_is_dead(replica: str) -> bool:
+    """True only when the replica is known to be gone: a process of this host that no longer runs,
+    or an earlier life of this very process id. About other hosts it cannot know: False."""
+    host, _, rest = replica.partition(":")
+    pid, _, boot = rest.partition(":")
+    if host != HOST or not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return boot.split(":", 1)[0] != BOOT_ID
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

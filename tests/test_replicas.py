@@ -1,0 +1,268 @@
+"""Three `kazma serve` replicas on one PostgreSQL database, no sticky sessions: what a person
+sees does not depend on the replica that answers.
+
+Real processes on loopback ports, each with a data folder of its own, one fake Telegram
+(which ends a held `getUpdates` with 409 when another comes, as Telegram does). One
+SIGKILL covers two points: replica A is the chat apps' leader and runs a turn when it
+dies, so the others must free its chat and close its turn, and take Telegram polling over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from langchain_core.messages import AIMessage
+
+from kazma_core.core import Core
+from kazma_core.errors import LeaseLost
+from kazma_core.leadership import Leadership
+from kazma_core.leases import chat_lease
+from kazma_core.stores.replica_sql import ReplicaStore
+from tests.conftest import make_settings
+from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
+from tests.http_server import open_events
+from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
+
+TG_TOKEN = "5550002222:AAH-replicas-test-token"
+ANN_TG = person(5557654321, "Ann")
+LEASE_SECONDS = 4  # agent.lease_seconds: a dead replica's chats are free about this long after
+TAKEOVER_SECONDS = 30.0  # the issue's bound for another replica to take the chat apps over
+WAIT_SECONDS = 20.0
+BIG = 9000  # characters: more than a PostgreSQL notification holds
+POLLING = "is serving (polling)"
+
+
+@contextlib.asynccontextmanager
+async def replica(tmp_path: Path, name: str, env: dict[str, str]) -> AsyncIterator[Serve]:
+    """`kazma serve` with a data folder of its own and the shared database; SIGKILLed at the end."""
+    port = free_port()
+    folder = tmp_path / name
+    folder.mkdir()
+    data, out, err = folder / "data", folder / "serve.out", folder / "serve.err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            KAZMA, "serve", "--data-dir", str(data), "--port", str(port), stdout=stdout, stderr=stderr, env=env,
+        )
+    serve = Serve(f"http://127.0.0.1:{port}", data, env, process, out, err)
+    try:
+        async with httpx.AsyncClient(base_url=serve.url, trust_env=False) as http:
+
+            async def healthy() -> bool:
+                with contextlib.suppress(httpx.TransportError):
+                    return (await http.get("/healthz")).status_code == 200
+                return False
+
+            deadline = time.monotonic() + START_SECONDS
+            while not await healthy():
+                assert process.returncode is None, f"{name} exited:\n{serve.log()[-3000:]}"
+                assert time.monotonic() < deadline, f"{name} did not answer:\n{serve.log()[-3000:]}"
+                await asyncio.sleep(0.05)
+        yield serve
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGKILL)
+            await process.wait()
+
+
+def client(serve: Serve, token: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=serve.url, headers={"Authorization": f"Bearer {token}"}, trust_env=False,
+                             timeout=httpx.Timeout(60.0))
+
+
+async def until(probe: object, what: str, timeout: float = WAIT_SECONDS) -> None:
+    """Wait (bounded) until the async `probe()` is truthy."""
+    deadline = time.monotonic() + timeout
+    while not await probe():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
+        await asyncio.sleep(0.1)
+
+
+async def first_step(http: httpx.AsyncClient, chat: str) -> str:
+    steps = (await http.get(f"/api/replay/snapshots/{chat}")).json()["snapshots"]
+    assert steps, f"chat {chat} has no saved step"
+    return str(steps[-1]["snapshot_id"])
+
+
+async def running(http: httpx.AsyncClient, chat: str) -> bool:
+    return bool((await http.get(f"/api/chats/{chat}/messages")).json()["running"])
+
+
+async def telegram_turn(telegram: FakeTelegram, text: str) -> None:
+    """Ann writes to the bot on Telegram: exactly one answer comes back, whichever replica polls."""
+    before = len(telegram.to(ANN_TG["id"]))
+    telegram.message(ANN_TG, private_chat(ANN_TG), text)
+    replies = await telegram.replies(ANN_TG["id"], before, timeout=WAIT_SECONDS)
+    assert [r.text for r in replies] == [answer_to(text)]
+    await asyncio.sleep(1.0)  # a second poller would answer it again meanwhile
+    assert len(telegram.to(ANN_TG["id"])) == before + 1
+
+
+async def test_three_replicas_share_events_leases_the_clean_up_and_the_chat_apps(tmp_path: Path, pg_url: str) -> None:
+    # Ann, her token, her chats and her Telegram account, written to the shared database beforehand.
+    core = await Core.open(make_settings(tmp_path / "setup", database={"url": pg_url}))
+    try:
+        await core.store.add_user("olga", "owner")
+        ann = await core.store.add_user("ann")
+        token = await core.store.issue_token(ann.id, "api")
+        await core.store.link_identity(f"telegram:{ANN_TG['id']}", ann.id)
+        watched, busy = (await core.chats.create(ann, "watched")).id, (await core.chats.create(ann, "busy")).id
+    finally:
+        await core.close()
+
+    async with serve_fake_telegram(TG_TOKEN) as telegram:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
+        env.update(
+            PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+            KAZMA_CONFIG=str(tmp_path / "no-user-file.toml"), KAZMA_DATABASE__URL=pg_url,
+            KAZMA_AGENT__LEASE_SECONDS=str(LEASE_SECONDS), KAZMA_SERVER__FIRST_CLEANUP_SECONDS="3",
+            KAZMA_TELEGRAM__TOKEN=TG_TOKEN, KAZMA_TELEGRAM__BASE_URL=telegram.base_url, KAZMA_TELEGRAM__MODE="polling",
+        )
+        async with replica(tmp_path, "a", env) as a:
+            # A starts first, so it leads the chat apps; B and C follow.
+            await a.until(lambda: POLLING in a.log(), "replica A to poll Telegram")
+            async with replica(tmp_path, "b", env) as b, replica(tmp_path, "c", env) as c:
+                async with client(a, token) as on_a, client(b, token) as on_b, client(c, token) as on_c:
+                    # 1. A turn on B streams to a tab open on A (a big answer too), and B's restore reloads it.
+                    async with open_events(on_a, watched) as tab:
+                        text = "x" * BIG
+                        r = await on_b.post(f"/api/chats/{watched}/messages", json={"text": text})
+                        assert r.status_code == 200, r.text
+                        mine = await tab.until("message", role="user", text=text)
+                        answer = await tab.until("message", role="assistant", turn_index=mine.data["turn_index"])
+                        assert answer.data["text"] == r.json()["reply"]
+                        step = await first_step(on_c, watched)
+                        r = await on_b.post("/api/replay/restore", json={"thread_id": watched, "snapshot_id": step})
+                        assert r.status_code == 200, r.text
+                        await tab.until("reload")
+
+                    # 2. A turn running on A: a restore on B is refused with turn_running.
+                    r = await on_a.post(f"/api/chats/{busy}/messages", json={"text": "hello"})
+                    assert r.status_code == 200, r.text
+                    step = await first_step(on_b, busy)
+                    r = await on_a.post(f"/api/chats/{busy}/messages", params={"wait": "false"}, json={"text": "sleep 30"})
+                    assert r.status_code == 202, r.text
+                    await until(lambda: running(on_b, busy), "the turn on A to show on B")
+                    r = await on_b.post("/api/replay/restore", json={"thread_id": busy, "snapshot_id": step})
+                    assert r.status_code == 409 and r.json()["error"] == "turn_running", r.text
+
+                    # 3. Only one replica polls Telegram, and one answer comes per message.
+                    await asyncio.sleep(6)  # longer than a follower's look at the leader's row
+                    await telegram_turn(telegram, "hello from Telegram")
+                    assert POLLING not in b.log() and POLLING not in c.log()
+
+                    # 4. A dies mid-turn: B frees the chat and closes the cut turn; B or C takes Telegram over.
+                    a.process.send_signal(signal.SIGKILL)
+                    await a.process.wait()
+                    killed = time.monotonic()
+
+                    async def freed() -> bool:
+                        rows = (await on_b.get(f"/api/chats/{busy}/messages")).json()
+                        return not rows["running"] and rows["messages"][-1]["role"] == "error"
+
+                    await until(freed, "the dead replica's chat to be freed and its turn closed", 3 * LEASE_SECONDS + 5)
+                    r = await on_c.post(f"/api/chats/{busy}/messages", json={"text": "are you there?"})
+                    assert r.status_code == 200 and r.json()["reply"] == answer_to("are you there?"), r.text
+
+                    await until(lambda: _polls(b, c), "B or C to take Telegram over", TAKEOVER_SECONDS)
+                    assert time.monotonic() - killed < TAKEOVER_SECONDS + 1
+                    assert (POLLING in b.log()) != (POLLING in c.log())
+                    await telegram_turn(telegram, "still there?")
+                    assert telegram.conflicts == 0
+                    for serve in (a, b, c):
+                        assert "Conflict" not in serve.log()
+
+                # 5. The clean-up: every replica's first pass came 3 s after its start; one of them ran it.
+                day = datetime.now(timezone.utc).date().isoformat()
+                with psycopg.connect(pg_url) as conn:
+                    claims = conn.execute("SELECT day, holder FROM kazma.job_claims").fetchall()
+                assert [d for d, _ in claims] == [day]
+                pids = {a.process.pid, b.process.pid, c.process.pid}
+                assert int(claims[0][1].split(":")[1]) in pids
+                skipped = [s for s in (a, b, c) if "another replica runs the pass of" in s.log()]
+                assert len(skipped) == 2, [s.log()[-2000:] for s in (a, b, c)]
+
+
+async def _polls(*serves: Serve) -> bool:
+    return any(POLLING in s.log() for s in serves)
+
+
+# the pieces, in one process against the same kind of database ------------------------------------
+async def test_a_holder_whose_lease_was_taken_writes_nothing_more_to_the_chat(tmp_path: Path, pg_url: str) -> None:
+    a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
+    b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_url}))
+    try:
+        ann = await a.store.add_user("ann")
+        chat = (await a.chats.create(ann, "fenced")).id
+        await a.turns.send(chat, "hello")
+        before = await a.store.transcript(chat)
+        async with chat_lease(a.store, chat, "turn", 30) as holder:
+            # A stalls past its lease (as a paused process does); B takes the chat meanwhile.
+            await b.store.break_lease(chat, holder)
+            assert await b.store.acquire_lease(chat, "b-holder", "restore", 30)
+            with pytest.raises(LeaseLost):
+                await a.turns.graph.aupdate_state(
+                    a.turns.config(chat), {"messages": [AIMessage("written too late")]}, as_node="respond"
+                )
+        assert await b.store.transcript(chat) == before
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_lease_of_another_host_is_freed_only_once_expired(tmp_path: Path, pg_url: str) -> None:
+    core = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
+    try:
+        ann = await core.store.add_user("ann")
+        chat = (await core.chats.create(ann, "cut")).id
+        assert await core.store.acquire_lease(chat, "elsewhere:1:0123456789ab:x", "turn", 1.0)
+        assert await core.recover() == []  # another host: alive or not, nobody here can tell
+        await asyncio.sleep(1.2)
+        assert await core.recover() == [chat]
+        assert await core.store.lease(chat) is None
+    finally:
+        await core.close()
+
+
+async def test_one_leader_at_a_time_and_another_takes_over_when_it_stops(tmp_path: Path, pg_url: str) -> None:
+    core = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
+    store = ReplicaStore(core.store.db)
+    leading: list[str] = []
+
+    def candidate(holder: str) -> tuple[Leadership, asyncio.Task[None]]:
+        async def work() -> None:
+            leading.append(holder)
+            try:
+                await asyncio.Event().wait()
+            finally:
+                leading.remove(holder)
+
+        leadership = Leadership(store, "test", holder=holder, ttl=1.0, renew=0.3, check=0.2)
+        return leadership, asyncio.create_task(leadership.lead(work))
+
+    try:
+        (_, first), (_, second) = candidate("one"), candidate("two")
+        await until(lambda: _true(len(leading) == 1), "a leader")
+        await asyncio.sleep(1.5)  # renewals go on: still the same, single leader
+        assert len(leading) == 1
+        stopping = first if leading == ["one"] else second
+        stopping.cancel()
+        await asyncio.gather(stopping, return_exceptions=True)
+        await until(lambda: _true(leading == (["two"] if stopping is first else ["one"])), "the other to lead", 5)
+        (second if stopping is first else first).cancel()
+        await asyncio.gather(first, second, return_exceptions=True)
+    finally:
+        await core.close()
+
+
+async def _true(value: bool) -> bool:
+    return value
