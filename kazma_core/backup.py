@@ -24,8 +24,8 @@ import orjson
 
 from kazma_core.errors import KazmaError
 from kazma_core.leases import holder_is_dead
-from kazma_core.stores.app_sql import AppStore
-from kazma_core.stores.audit_sql import AuditStore
+from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.audit_sql import SqlAuditStore
 from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.sqlite import SqliteDB, copy_database
 from kazma_core.stores import app_schema, audit_sql
@@ -132,8 +132,8 @@ class Manifest:
 
 async def ensure_databases(data_dir: Path) -> None:
     """Create (and migrate) any of the three databases that does not exist yet, as the server would."""
-    store = AppStore(SqliteDB(data_dir / "kazma.db", app_schema.MIGRATIONS, secure_delete=True))
-    audit = AuditStore(SqliteDB(data_dir / "time_travel_audit.db", audit_sql.MIGRATIONS))
+    store = SqlAppStore(SqliteDB(data_dir / "kazma.db", app_schema.MIGRATIONS, secure_delete=True))
+    audit = SqlAuditStore(SqliteDB(data_dir / "time_travel_audit.db", audit_sql.MIGRATIONS))
     try:
         await store.count_users()
         await audit.db.run(lambda conn: None)  # opening the file creates and migrates it

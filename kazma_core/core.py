@@ -11,10 +11,12 @@ from kazma_core.chats import ChatService
 from kazma_core.events import EventBus
 from kazma_core.leases import holder_is_dead
 from kazma_core.settings import Settings, ensure_data_dir
-from kazma_core.stores.app_sql import AppStore
-from kazma_core.stores.audit_sql import AuditStore
+from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.audit_sql import SqlAuditStore
+from kazma_core.stores.interfaces import AppStore, AuditStore, ConversationStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.legacy import convert_legacy
+from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.time_travel import SnapshotRecorder
@@ -33,8 +35,8 @@ def prepare_data_dir(settings: Settings) -> None:
 class Core:
     settings: Settings
     store: AppStore
-    snapshots: SqlSnapshotStore
-    conversation: SqlConversationStore
+    snapshots: SnapshotStore
+    conversation: ConversationStore
     audit: AuditStore
     events: EventBus
     recorder: SnapshotRecorder
@@ -45,11 +47,11 @@ class Core:
     @classmethod
     async def open(cls, settings: Settings) -> Core:
         prepare_data_dir(settings)
-        store = AppStore(app_db(settings))
+        store = SqlAppStore(app_db(settings))
         await store.count_users()  # creates and migrates kazma.db now, not on first use
         snapshots = SqlSnapshotStore(steps_db(settings))
-        conversation = SqlConversationStore(store.db)
-        audit = AuditStore(audit_db(settings))
+        conversation = SqlConversationStore(store.db)  # the same database: a turn and its rows commit together
+        audit = SqlAuditStore(audit_db(settings))
         events = EventBus()
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)

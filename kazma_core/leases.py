@@ -14,8 +14,7 @@ import uuid
 from collections.abc import AsyncIterator
 
 from kazma_core.errors import TurnRunning
-from kazma_core.stores.app_sql import AppStore
-
+from kazma_core.stores.interfaces import AppStore
 HOLDER_PREFIX = f"{socket.gethostname()}:{os.getpid()}:"
 
 

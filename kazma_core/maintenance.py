@@ -34,7 +34,8 @@ from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
 from kazma_core.settings import Settings, validate_override
 from kazma_core.stores.app_rewind import EXPIRED, RewindRows
-from kazma_core.stores.app_sql import Alert, AppStore
+from kazma_core.stores.types import Alert
+from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores import snapshots_upkeep as upkeep
 from kazma_core.undo_keep import UndoKeep

@@ -14,7 +14,7 @@ from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import KazmaError, SettingsError
 from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.backends import app_db
 from kazma_ui import cli_data, cli_users
 
@@ -36,7 +36,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 async def _login_url(settings: Settings) -> str:
     """Make the owner on first start; a fresh one-time login link on every start."""
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     try:
         owner = await store.owner() or await store.add_user(
             "owner" if await store.user_by_name("owner") is None else f"owner-{secrets.token_hex(3)}", role="owner"
@@ -74,7 +74,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 async def _users_add(settings: Settings, name: str, role: str) -> str:
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     try:
         if await store.user_by_name(name) is not None:
             raise KazmaError(
@@ -102,7 +102,7 @@ async def _users_link(settings: Settings, name: str, identity: str) -> str:
         raise KazmaError(
             f"{identity!r} is not a platform identity: use telegram:<id>, discord:<id> or slack:<team>:<id>."
         )
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     try:
         user = await store.user_by_name(name)
         if user is None:

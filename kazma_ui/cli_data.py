@@ -17,7 +17,7 @@ from kazma_core.maintenance import Maintenance, PassReport, megabytes
 from kazma_core.migration import export_bundle, import_bundle
 from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.backends import app_db, steps_db
@@ -62,7 +62,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 async def _with_stores(settings: Settings, work: Callable[[Maintenance], Awaitable[T]], **options: Any) -> T:
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     snapshots = SqlSnapshotStore(steps_db(settings))
     try:
         await store.count_users()  # creates and migrates kazma.db now

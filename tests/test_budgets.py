@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kazma_core.core import Core
-from kazma_core.stores.app_sql import Chat
+from kazma_core.stores.types import Chat
 from tests.conftest import make_settings, metric
 
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
+
 import re
 from pathlib import Path
 
 
 from kazma_core.core import Core
-from kazma_core.stores.app_sql import Chat
+from kazma_core.stores.types import Chat
 from kazma_core.time_travel import CUT_MARK
 from tests.conftest import make_settings, metric
+
+# The same behaviour on both store engines.
+pytestmark = pytest.mark.engines()
 
 
 async def test_captured_step_has_every_field(core: Core, chat: Chat) -> None:

@@ -26,7 +26,7 @@ from bots.gateway import Gateway
 from commands import registry
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import written
 from tests.fakes.discord_server import ALICE, BOB, CAROL, DM, GENERAL, GUILD_ID, FakeDiscord, Sent, serve_fake_discord

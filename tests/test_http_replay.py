@@ -8,6 +8,8 @@ description (no answer may be a server error).
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import time
 import uuid
@@ -33,6 +35,9 @@ from tests.conftest import make_settings, user_file
 from tests.http_server import RunningServer, open_events, serve_kazma
 from tests.conftest import Person
 from tests.test_http_chat import chat_ids, error_of, new_chat, say, transcript
+
+# The same behaviour on both store engines.
+pytestmark = pytest.mark.engines()
 
 BAD_ADDRESSES = ("%%%%%%%%", "________", "abc")
 

@@ -23,7 +23,7 @@ import httpx
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.core import Core
-from kazma_core.stores.conversation_sql import NOTE_KEY
+from kazma_core.stores.types import NOTE_KEY
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
 from tests.test_serve_bots import KAZMA, free_port

@@ -26,7 +26,7 @@ from bots.gateway import Button, Gateway, Reply
 from commands.registry import telegram_menu
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from kazma_ui.cli import _users_link
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import written

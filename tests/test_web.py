@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_core.catalogue.errors import ERRORS
 from kazma_ui.web import i18n
 from kazma_ui.web.settings_api import EDITABLE

@@ -30,7 +30,7 @@ import operator
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -40,7 +40,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     writes_sort_key,
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -58,6 +57,8 @@ from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
 
 from kazma_core.stores.engine import Conn, Database, Row
+from kazma_core.stores.interfaces import Also, ConversationStore, TakenBack
+from kazma_core.stores.types import NOTE_KEY
 
 BODIES = "conv_bodies"
 MESSAGES = "messages"
@@ -65,12 +66,9 @@ REFS = "kazma-refs"  # the type of a write whose messages are kept as references
 PACKED = "z+"  # a checkpoint blob compressed with zlib
 PACK_FROM = 256
 WRITES_KEPT = 10  # checkpoints whose task writes Kazma's prune keeps (the newest; older ones are history)
-NOTE_KEY = "kazma_note"  # additional_kwargs of an AI message that closes a turn without an answer
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
 
-Also = Callable[[Conn], None]
-TakenBack = Callable[[Conn, list[int]], None]  # what becomes of transcript rows a rewind takes back
 
 
 @dataclass
@@ -208,7 +206,7 @@ def transcript_role(message: BaseMessage) -> tuple[str, str | None] | None:
     return None
 
 
-class SqlConversationStore(BaseCheckpointSaver[int]):
+class SqlConversationStore(ConversationStore):
     """LangGraph's checkpointer on kazma.db, with the transcript written in the same transactions."""
 
     def __init__(self, db: Database, serde: SerializerProtocol | None = None) -> None:

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
-from kazma_core.stores.app_sql import Chat, Place, User
+from kazma_core.stores.types import Chat, Place, User
 from kazma_ui.web.auth import current_user, still_signed_in
 from kazma_ui.web.schemas import (
     Accepted,
