@@ -26,7 +26,8 @@ from kazma_core.core import Core
 from kazma_core.stores.conversation_sqlite import NOTE_KEY
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
-from tests.test_serve_bots import KAZMA, free_port
+from tests.helpers import free_port
+from tests.test_serve_bots import KAZMA
 
 KILLS = 30
 CHATS_PER_USER = 2
