@@ -26,6 +26,7 @@ from kazma_ui.tui.widgets.confirm import ConfirmDialog
 from tests.conftest import Person, make_settings
 from tests.helpers import free_port, new_chat, said, say, steps_of, turn_over
 from tests.http_server import RunningServer, serve_kazma
+from tests.tcp_proxy import tcp_proxy
 
 WAIT = 10.0
 SIZE = (120, 50)
@@ -477,6 +478,25 @@ async def test_a_bad_token_is_said_on_the_banner(server: RunningServer) -> None:
             "kazma users token NAME"
         )
         assert app.chat_id is None
+
+
+async def test_a_broken_stream_resumes_and_shows_what_was_said_meanwhile_once(server: RunningServer, ann: Person) -> None:
+    chat = await new_chat(ann.http, "Resume")
+    await say(ann.http, chat, "calc 1+1")
+    async with tcp_proxy(server.url) as network, tui(network.url, ann.token) as (app, pilot):
+        await until(pilot, lambda: app.view.texts() == ["You: calc 1+1", "Kazma: 1+1 = 2"])
+        await say(ann.http, chat, "calc 2+2")  # from another device, while the TUI follows the chat
+        await until_shown(pilot, "Kazma: 2+2 = 4")
+
+        network.cut()
+        await until(pilot, lambda: app.banner.lost)
+        await say(ann.http, chat, "calc 3+3")  # while the TUI cannot hear it
+        network.mend()
+        await until(pilot, lambda: not app.banner.lost)
+        await until_shown(pilot, "Kazma: 3+3 = 6")
+        assert app.view.texts() == [
+            "You: calc 1+1", "Kazma: 1+1 = 2", "You: calc 2+2", "Kazma: 2+2 = 4", "You: calc 3+3", "Kazma: 3+3 = 6",
+        ]
 
 
 async def test_a_lost_server_shows_the_banner_and_reconnects_keeping_what_was_typed(settings: Settings) -> None:
