@@ -27,6 +27,7 @@ from discord import app_commands
 
 from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
+from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,8 @@ ANSWER_WITHIN = 2.0
 # without a session between them, end `run` so the supervisor logs it and backs off.
 MAX_DROPS = 5
 SEND_RETRIES = 3  # a message Discord answered with a 503, or not in time, is tried this many times more
-FIRST_PAUSE = 0.5  # seconds before the first of those retries; each next pause doubles
+SEND_AGAIN = Backoff(first=0.5, most=2.0)  # the pauses before those retries: 0.5, 1 and 2 s
+SEND_FAILURES = (discord.DiscordServerError, asyncio.TimeoutError, aiohttp.ClientConnectionError)
 
 CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
 
@@ -145,15 +147,11 @@ async def _patiently(send: Callable[[], Awaitable[Any]]) -> Any:
     """Post a message, trying again when Discord answers a 5xx discord.py does not retry itself
     (503) or does not answer in time: an answer is not dropped for a passing outage.
     (discord.py waits out rate limits and retries 500, 502, 504 and 524 on its own.)"""
-    pause = FIRST_PAUSE
-    for _ in range(SEND_RETRIES):
-        try:
-            return await send()
-        except (discord.DiscordServerError, asyncio.TimeoutError, aiohttp.ClientConnectionError) as err:
-            log.warning("discord: a message did not go through (%s: %s); trying again in %.1f s", type(err).__name__, err, pause)
-            await asyncio.sleep(pause)
-            pause *= 2
-    return await send()
+
+    def note(err: BaseException, pause: float) -> None:
+        log.warning("discord: a message did not go through (%s: %s); trying again in %.1f s", type(err).__name__, err, pause)
+
+    return await with_retries(SEND_AGAIN, SEND_RETRIES + 1, send, again=lambda err: isinstance(err, SEND_FAILURES), note=note)
 
 
 def _administers(permissions: discord.Permissions | None) -> bool:

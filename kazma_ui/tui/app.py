@@ -23,6 +23,7 @@ from commands import render
 from commands.i18n import error_text, step_label
 from commands.parser import parse
 from kazma_core.errors import KazmaError
+from kazma_core.retry import Backoff
 from kazma_ui.tui.client import ApiError, ConnectionLost, KazmaClient, ServerEvent
 from kazma_ui.tui.sentences import say
 from kazma_ui.tui.slash import Outcome, SlashRunner
@@ -53,8 +54,7 @@ class KazmaTui(App[None]):
         super().__init__()
         self.client = KazmaClient(url, token, lang=lang)
         self.lang = lang
-        self.retry_first = retry_first
-        self.retry_max = retry_max
+        self.backoff = Backoff(retry_first, retry_max)
         self.chat_id: str | None = None
         self.shown_chat: str | None = None  # the chat whose transcript the view shows
         self.chat_titles: dict[str, str] = {}
@@ -122,7 +122,7 @@ class KazmaTui(App[None]):
 
     async def _retry_later(self, reason: str) -> None:
         self.attempt += 1
-        delay = min(self.retry_first * 2 ** (self.attempt - 1), self.retry_max)
+        delay = self.backoff.pause(self.attempt)
         self.banner.show_lost(reason, delay, self.attempt)
         await asyncio.sleep(delay)
 

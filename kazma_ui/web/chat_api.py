@@ -47,7 +47,7 @@ UserDep = Annotated[User, Depends(current_user)]
 # A stopping server ends open streams after uvicorn's graceful timeout, as any other request.
 # sse-starlette's own drain watches process-wide state: one server stopping would end the
 # streams of every server in the process (the tests run several).
-AppStatus.disable_automatic_graceful_drain()
+AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
 SSE_KEEPALIVE = 15.0  # seconds between keep-alive comments, and between checks that the reader is still signed in
 
 
