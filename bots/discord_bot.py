@@ -17,6 +17,7 @@ import inspect
 import logging
 import re
 import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Optional
 
@@ -40,6 +41,7 @@ ANSWER_WITHIN = 2.0
 # discord.py reconnects by itself when the gateway drops the socket; this many drops in a row,
 # without a session between them, end `run` so the supervisor logs it and backs off.
 MAX_DROPS = 5
+FAILURES_KEPT = 100  # the newest handler failures named in `failures`; every one is in the log
 SEND_RETRIES = 3  # a message Discord answered with a 503, or not in time, is tried this many times more
 SEND_AGAIN = Backoff(first=0.5, most=2.0)  # the pauses before those retries: 0.5, 1 and 2 s
 SEND_FAILURES = (discord.DiscordServerError, asyncio.TimeoutError, aiohttp.ClientConnectionError)
@@ -219,7 +221,8 @@ class DiscordAdapter:
         self.guild_ready_timeout = guild_ready_timeout
         self.answer_within = ANSWER_WITHIN
         self.client: KazmaClient | None = None
-        self.failures: list[str] = []  # handler failures since start, each logged with its traceback
+        # Where handlers failed, newest last, each logged with its traceback too.
+        self.failures: deque[str] = deque(maxlen=FAILURES_KEPT)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     # -- lifecycle ------------------------------------------------------------------------
