@@ -16,14 +16,15 @@ import contextlib
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import orjson
 from httpx_sse import EventSource, aconnect_sse
 
-from kazma_core.events import Event
-from tests.http_server import RunningServer
+if TYPE_CHECKING:  # only named: the fake platform servers use this module without the app
+    from kazma_core.events import Event
+    from tests.http_server import RunningServer
 
 WAIT = 10.0
 T = TypeVar("T")

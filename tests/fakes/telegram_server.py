@@ -32,6 +32,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tests.helpers import WAIT, eventually
+
 T = TypeVar("T")
 
 HOLD = 0.1  # how long getUpdates waits for an update before answering []
@@ -171,12 +173,9 @@ class FakeTelegram:
     def to(self, chat_id: int) -> list[Sent]:
         return [s for s in self.sent if s.chat_id == chat_id]
 
-    async def wait_for(self, found: Callable[[], T], timeout: float = 10.0) -> T:
-        """The first truthy value of `found()`, checked every 10 ms for at most `timeout` seconds."""
-        async with asyncio.timeout(timeout):
-            while not (value := found()):
-                await asyncio.sleep(0.01)
-            return value
+    async def wait_for(self, found: Callable[[], T | None], timeout: float = WAIT) -> T:
+        """The first truthy value of `found()` (bounded)."""
+        return await eventually(found, lambda: f"the fake Telegram; the bot sent {[s.text[:80] for s in self.sent]}", timeout)
 
     async def replies(self, chat_id: int, after: int, count: int = 1, timeout: float = 10.0) -> list[Sent]:
         """The messages posted to a chat after the first `after` of them, once `count` have come."""
