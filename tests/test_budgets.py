@@ -1,4 +1,5 @@
-"""Budgets: each drops exactly the steps SPEC says, oldest first, checked on every save."""
+"""Budgets: each limit (steps per chat, steps in all, bytes per chat, bytes in all) drops exactly the
+oldest steps past it, of that chat or of any chat, checked on every save."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Capture: every step of a turn saved into snapshots.db by the rules of SPEC "What is saved"."""
+"""Capture: the steps of a turn saved into snapshots.db, each with its id, chat, turn, questions,
+iteration, time, model and whole state; a long turn's steps thinned; a large state stored cut;
+each new step announced on the chat stream once it is stored."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chat API of DESIGN.md's external contract: chats, messages, approvals, events."""
+"""The chat API under /api/chats, a contract HTTP clients and the TUI rely on: chats, messages, approvals, events."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A fake Telegram Bot API server on 127.0.0.1, for end-to-end tests of the Telegram bot.
 
-It serves `/bot{token}/{method}` as TESTING.md describes: form-encoded requests whose
+It serves `/bot{token}/{method}` as the Bot API does: form-encoded requests whose
 non-string values are JSON, answers `{"ok": true, "result": ...}`, 401 for another token,
 404 for a method it does not know. `getUpdates` hands out what a test pushed, holding the
 long poll about 0.1 s. `sendMessage` is checked as Telegram checks it (HTML tags, 4096
