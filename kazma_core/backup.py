@@ -2,8 +2,8 @@
 
 Each database is copied with SQLite's online backup API, which reads one consistent
 snapshot while the server keeps writing. Saved steps are never copied: a copy elsewhere
-would bring back the steps of a chat deleted or forgotten since (SPEC, "Deleting and
-forgetting"). A manifest records each file's sha256; a restore refuses any mismatch.
+would bring back the steps of a chat deleted or forgotten since, and a deleted or
+forgotten chat's steps must stay gone. A manifest records each file's sha256; a restore refuses any mismatch.
 """
 
 from __future__ import annotations

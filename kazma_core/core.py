@@ -8,7 +8,7 @@ from kazma_core.agent.graph import build_graph
 from kazma_core.agent.models import build_model
 from kazma_core.agent.runtime import TurnRunner
 from kazma_core.chats import ChatService
-from kazma_core.events import EventBus
+from kazma_core.events import EventBus, LocalEventBus
 from kazma_core.leases import holder_is_dead
 from kazma_core.settings import Settings, ensure_data_dir
 from kazma_core.stores.app_sql import SqlAppStore
@@ -52,7 +52,7 @@ class Core:
         snapshots = SqlSnapshotStore(steps_db(settings))
         conversation = SqlConversationStore(store.db)  # the same database: a turn and its rows commit together
         audit = SqlAuditStore(audit_db(settings))
-        events = EventBus()
+        events: EventBus = LocalEventBus()
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)
         kept = UndoKeep(RewindRows(store), snapshots, conversation)

@@ -14,8 +14,11 @@ import uuid
 from collections.abc import AsyncIterator
 
 from kazma_core.errors import TurnRunning
+from kazma_core.retry import Backoff, ask_until
 from kazma_core.stores.interfaces import AppStore
+
 HOLDER_PREFIX = f"{socket.gethostname()}:{os.getpid()}:"
+ASK_AGAIN = Backoff(first=0.01, most=0.2)  # a turn's end frees the lease at once: ask again soon
 
 
 def holder_is_dead(holder: str) -> bool:
@@ -39,16 +42,10 @@ async def chat_lease(
 ) -> AsyncIterator[str]:
     """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + wait
-    delay = 0.01
-    while not await store.acquire_lease(chat_id, holder, purpose, ttl):
-        if loop.time() >= deadline:
-            raise TurnRunning(
-                "A turn is running in this chat. Wait for its answer (or stop it), then try again."
-            )
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.2)
+    if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl)):
+        raise TurnRunning(
+            "A turn is running in this chat. Wait for its answer (or stop it), then try again."
+        )
 
     async def heartbeat() -> None:
         while True:

@@ -27,7 +27,8 @@ from kazma_core.core import Core
 from kazma_core.stores.types import NOTE_KEY
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
-from tests.test_serve_bots import KAZMA, free_port
+from tests.helpers import free_port
+from tests.test_serve_bots import KAZMA
 
 KILLS = {"sqlite": 30, "postgresql": 10}  # each PostgreSQL start costs more: fewer, at moments as random
 CHATS_PER_USER = 2
