@@ -55,7 +55,8 @@ def check_url(url: str) -> None:
     try:
         conninfo_to_dict(url)
     except psycopg.ProgrammingError as err:
-        raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL ({err}). Fix it and start again.") from err
+        first_line = str(err).strip().splitlines()[0]
+        raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL ({first_line}). Fix it and start again.") from err
 
 
 def redact(url: str) -> str:
@@ -235,7 +236,7 @@ def migrate(conn: psycopg.Connection[Any], schema: str, migrations: Sequence[str
         row = conn.execute(sql.SQL("SELECT version FROM {}.kazma_version").format(name)).fetchone()
         version = int(row[0]) if row else 0
         if version > len(migrations):
-            raise NewerSchema(f"PostgreSQL schema {schema}", version, len(migrations))
+            raise NewerSchema(f"PostgreSQL schema {schema} of the database {SETTING} names", version, len(migrations))
         if version == len(migrations):
             return
         conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(name))
