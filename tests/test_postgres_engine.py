@@ -4,12 +4,16 @@ share one database and the network between them and it is not perfect."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import psycopg
 import pytest
 
+from kazma_core.core import Core
 from kazma_core.stores.engine import Conn, NewerSchema
 from kazma_core.stores.postgres import DatabaseUnreachable, PostgresDB
+from kazma_ui.thread_rewind import RewindService
+from tests.conftest import make_settings
 
 COUNTER = ["CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO counter VALUES (1, 0)"]
 
@@ -83,3 +87,28 @@ async def test_an_unusable_database_url_is_one_line_naming_the_setting(url: str,
     message = str(refused.value)
     assert says in message and "KAZMA_DATABASE__URL" in message and "\n" not in message
     assert "secret" not in message  # a password never reaches a log
+
+
+async def test_a_chat_whose_turns_alternate_between_replicas_stays_one_conversation(tmp_path: Path, pg_url: str) -> None:
+    """Each replica keeps the chats it served in memory; a turn another replica ran since, or a
+    restore made there, must show up whole on this one, never as this one's stale copy."""
+    a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
+    b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_url}))
+    try:
+        user = await a.store.add_user("ann")
+        chat = await a.chats.create(user)
+        for core, text in ((a, "one"), (b, "two"), (a, "three"), (b, "four")):
+            assert (await core.turns.send(chat.id, text)).status == "done"
+        step = next(s for s in await a.snapshots.list_steps(chat.id) if s.turn_index == 2)
+        await RewindService(a).restore(user, "web", chat.id, step.id)
+        assert (await b.turns.send(chat.id, "five")).status == "done"
+        assert (await a.turns.send(chat.id, "six")).status == "done"
+        for core in (a, b):
+            state = await core.turns.graph.aget_state(core.turns.config(chat.id))
+            asked = [m.text for m in state.values["messages"] if m.type == "human"]
+            assert asked == ["one", "two", "five", "six"]
+            rows = [r.text for r in await core.store.transcript(chat.id) if r.role == "user"]
+            assert rows == asked
+    finally:
+        await a.close()
+        await b.close()
