@@ -45,7 +45,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.checkpoint.base import BaseCheckpointSaver, ChannelVersions, create_checkpoint, empty_checkpoint
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from kazma_core.events import EventBus
+from kazma_core.events import LocalEventBus
 from kazma_core.messages import load_messages, message_dict
 from kazma_core.settings import TimeTravelSettings, load_settings
 from kazma_core.stores.app_schema import MIGRATIONS
@@ -210,7 +210,7 @@ async def turn_writes(saver: BaseCheckpointSaver[Any], configs: list[Any], last:
 
 async def run_ours(folder: Path, job: Job) -> Result:
     store = SqlSnapshotStore(SqliteDB(folder / "snapshots.db", STEP_MIGRATIONS, secure_delete=True))
-    recorder = SnapshotRecorder(store, SETTINGS, EventBus())
+    recorder = SnapshotRecorder(store, SETTINGS, LocalEventBus())
     db = SqliteDB(folder / "kazma.db", MIGRATIONS, secure_delete=True)
     conversation = SqlConversationStore(db)
     configs: list[Any] = [{"configurable": {"thread_id": CHAT, "checkpoint_ns": ""}}]

@@ -14,9 +14,17 @@ For each server, in a fresh data folder, default settings, the offline model:
    the 2 MB result is stored whole: how much the stopped data folder grew; and another user's
    `calc 1+1` while that runs, against the same request alone.
 
+`kazma-pg` is the same run on PostgreSQL (KAZMA_DATABASE__URL, a fresh database), `kazma-pg2`
+with two `kazma serve` replicas on that database, each request sent to the next replica in
+turn (no stickiness: one chat's messages alternate between them). On PostgreSQL the "data
+folder" is the size of the three schemas' tables (indexes and TOAST included) plus the
+folder, and "bytes written" is the PostgreSQL cluster's WAL (pg_stat_wal) plus what the Kazma
+processes wrote. The server is the one KAZMA_TEST_DATABASE_URL names (a superuser's URL), or
+a private one started from Debian's binaries as the tests do.
+
 The machine is shared and noisy: read the ratios, measured minutes apart at most.
 
-    .venv/bin/python bench/e2e.py [--quick] [--only kazma|stock]
+    .venv/bin/python bench/e2e.py [--quick] [--only kazma stock kazma-pg kazma-pg2]
 """
 
 from __future__ import annotations
@@ -32,20 +40,29 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from itertools import cycle
 from pathlib import Path
 
 import httpx
+import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kazma_core.core import Core  # noqa: E402
-from kazma_core.settings import load_settings  # noqa: E402
+from kazma_core.settings import Settings, load_settings  # noqa: E402
+from tests.postgres import ENV_URL, fresh_database, private_server  # noqa: E402
 
 KAZMA = str(Path(sys.executable).with_name("kazma"))
-SERVERS = {"kazma": [KAZMA, "serve"], "stock": [sys.executable, str(ROOT / "bench" / "stock_serve.py")]}
+SERVERS = {"kazma": [KAZMA, "serve"], "stock": [sys.executable, str(ROOT / "bench" / "stock_serve.py")],
+           "kazma-pg": [KAZMA, "serve"], "kazma-pg2": [KAZMA, "serve"]}
+REPLICAS = {"kazma-pg": 1, "kazma-pg2": 2}  # the runs on PostgreSQL, and how many servers share it
+SCHEMA_BYTES = """
+SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname IN ('kazma', 'kazma_steps', 'kazma_audit') AND c.relkind = 'r'
+"""
 PARAGRAPH = (  # about 570 characters: a message of some substance, as pasted notes and questions are
     "I keep notes on the garden: the tomatoes need water every other day, the beans climb the fence, "
     "and the soil by the shed stays wet after rain. Last year the squash took over the path and the "
@@ -79,41 +96,96 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def wal_bytes(database_url: str) -> int:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute("SELECT wal_bytes FROM pg_stat_wal").fetchone()
+        return int(row[0]) if row else 0
+
+
 @dataclass
 class Server:
+    """One `kazma serve` (or the stock server), or several replicas sharing one PostgreSQL database."""
+
     kind: str
     data: Path
     env: dict[str, str]
-    process: asyncio.subprocess.Process | None = None
-    url: str = ""
+    database_url: str = ""
+    processes: list[asyncio.subprocess.Process] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+    wal_at_start: int = 0
+
+    @property
+    def url(self) -> str:
+        return self.urls[0]
+
+    def folders(self) -> list[Path]:
+        return [self.data, *(self.data.with_name(f"data-{n}") for n in range(2, REPLICAS.get(self.kind, 1) + 1))]
 
     async def start(self) -> None:
-        port = free_port()
-        log = (self.data.parent / f"{self.kind}.log").open("ab")
-        self.process = await asyncio.create_subprocess_exec(
-            *SERVERS[self.kind], "--data-dir", str(self.data), "--port", str(port),
-            stdout=log, stderr=log, env=self.env,
-        )
-        self.url = f"http://127.0.0.1:{port}"
-        async with httpx.AsyncClient(base_url=self.url, trust_env=False) as http:
+        if self.database_url and not self.wal_at_start:
+            self.wal_at_start = wal_bytes(self.database_url)
+        self.processes, self.urls = [], []
+        for folder in self.folders():
+            port = free_port()
+            log = (self.data.parent / f"{self.kind}-{folder.name}.log").open("ab")
+            self.processes.append(await asyncio.create_subprocess_exec(
+                *SERVERS[self.kind], "--data-dir", str(folder), "--port", str(port),
+                stdout=log, stderr=log, env=self.env,
+            ))
+            self.urls.append(f"http://127.0.0.1:{port}")
+        for url in self.urls:
+            await self._healthy(url)
+
+    async def _healthy(self, url: str) -> None:
+        async with httpx.AsyncClient(base_url=url, trust_env=False) as http:
             for _ in range(1200):
                 with contextlib.suppress(httpx.TransportError):
                     if (await http.get("/healthz")).status_code == 200:
                         return
                 await asyncio.sleep(0.05)
-        raise RuntimeError(f"{self.kind} server did not start; see {self.data.parent / f'{self.kind}.log'}")
+        raise RuntimeError(f"{self.kind} server did not start; see the logs in {self.data.parent}")
 
     async def stop(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGTERM)
-        await self.process.wait()
+        for process in self.processes:
+            process.send_signal(signal.SIGTERM)
+        for process in self.processes:
+            await process.wait()
 
     def written(self) -> int:
-        assert self.process is not None
-        for line in Path(f"/proc/{self.process.pid}/io").read_text().splitlines():
-            if line.startswith("write_bytes:"):
-                return int(line.split()[1])
-        return 0
+        total = self.wal_written()
+        for process in self.processes:
+            for line in Path(f"/proc/{process.pid}/io").read_text().splitlines():
+                if line.startswith("write_bytes:"):
+                    total += int(line.split()[1])
+        return total
+
+    def wal_written(self) -> int:
+        return wal_bytes(self.database_url) - self.wal_at_start if self.database_url else 0
+
+    def stored(self) -> int:
+        """The data folder(s), and on PostgreSQL the tables of Kazma's schemas."""
+        total = sum(folder_bytes(folder) for folder in self.folders() if folder.exists())
+        if self.database_url:
+            with psycopg.connect(self.database_url) as conn:
+                row = conn.execute(SCHEMA_BYTES).fetchone()
+                total += int(row[0]) if row else 0
+        return total
+
+
+class RoundRobin(httpx.AsyncBaseTransport):
+    """Each request to the next replica, as a load balancer without sticky sessions would."""
+
+    def __init__(self, urls: list[str]) -> None:
+        self._next: Iterator[httpx.URL] = cycle(httpx.URL(u) for u in urls)
+        self._transport = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        target = next(self._next)
+        request.url = request.url.copy_with(host=target.host, port=target.port)
+        return await self._transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()
 
 
 @dataclass
@@ -134,8 +206,8 @@ class Result:
     other_p99_ms: float = 0.0
 
 
-async def users(data: Path, names: list[str]) -> dict[str, str]:
-    core = await Core.open(load_settings(data_dir=str(data)))
+async def users(settings: Settings, names: list[str]) -> dict[str, str]:
+    core = await Core.open(settings)
     try:
         tokens = {}
         for name in names:
@@ -149,7 +221,8 @@ async def users(data: Path, names: list[str]) -> dict[str, str]:
 @contextlib.asynccontextmanager
 async def client(server: Server, token: str) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=server.url, headers={"Authorization": f"Bearer {token}"},
-                                 trust_env=False, timeout=httpx.Timeout(300.0)) as http:
+                                 transport=RoundRobin(server.urls), trust_env=False,
+                                 timeout=httpx.Timeout(300.0)) as http:
         yield http
 
 
@@ -161,12 +234,15 @@ async def send(http: httpx.AsyncClient, thread: str, text: str) -> tuple[float, 
     return took, r.json()
 
 
-async def run(kind: str, quick: bool, base: Path) -> Result:
+async def run(kind: str, quick: bool, base: Path, database_url: str = "") -> Result:
     data = base / kind / "data"
-    tokens = await users(data, ["ann", "bob", *[f"u{i}" for i in range(20)]])
+    database = {"database": {"url": database_url}} if database_url else {}
+    tokens = await users(load_settings(data_dir=str(data), **database), ["ann", "bob", *[f"u{i}" for i in range(20)]])
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
     env.update(KAZMA_CONFIG=str(base / "no-user-file.toml"), NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
-    server = Server(kind, data, env)
+    if database_url:
+        env["KAZMA_DATABASE__URL"] = database_url
+    server = Server(kind, data, env, database_url)
     out = Result()
     await server.start()
     async with client(server, tokens["ann"]) as http:
@@ -178,11 +254,11 @@ async def run(kind: str, quick: bool, base: Path) -> Result:
                 _, answer = await send(http, long_chat, text)
                 count += 2
                 raw += len(text.encode()) + len(answer["reply"].encode())
-            out.sizes[target] = (folder_bytes(data), server.written())
+            out.sizes[target] = (server.stored(), server.written())
             print(f"  {kind}: {target} messages", file=sys.stderr)
         out.raw_text = raw
     await server.stop()
-    out.stopped_folder = folder_bytes(data)
+    out.stopped_folder = server.stored()
     await server.start()
 
     async with client(server, tokens["ann"]) as http:
@@ -215,7 +291,7 @@ async def run(kind: str, quick: bool, base: Path) -> Result:
     out.p50_ms, out.p99_ms = ms(statistics.median(took)), ms(pct(took, 0.99))
 
     await server.stop()
-    before = folder_bytes(data)
+    before = server.stored()
     # A 2 MB tool result kept whole: the default cut (limits.max_tool_result_chars, 64 KB) would
     # leave nothing large to store, and this phase measures how a large state is kept.
     server.env = {**env, "KAZMA_LIMITS__MAX_TOOL_RESULT_CHARS": str(4 << 20)}
@@ -243,7 +319,7 @@ async def run(kind: str, quick: bool, base: Path) -> Result:
         _, seen = await asyncio.gather(heavy(), other())
         out.other_p50_ms, out.other_p99_ms = ms(statistics.median(seen)), ms(pct(seen, 0.99))
     await server.stop()
-    out.big_growth = folder_bytes(data) - before
+    out.big_growth = server.stored() - before
     return out
 
 
@@ -254,6 +330,11 @@ def mb(n: float) -> str:
 def report(results: dict[str, Result]) -> None:
     kinds = list(results)
     print("\nKazma end-to-end bench: kazma serve over HTTP, offline model, default settings")
+    print(f"({os.cpu_count()} cores, shared with whatever else runs on the machine: the client, every server "
+          "and PostgreSQL share them)")
+    if any(k in REPLICAS for k in kinds):
+        print("(kazma-pg, kazma-pg2: PostgreSQL with one and two replicas; their data folder is the schemas' "
+              "tables plus the folders, bytes written the cluster's WAL plus the Kazma processes')")
     print(f"{'':44}" + "".join(f"{k:>16}" for k in kinds) + ("      ratio" if len(kinds) == 2 else ""))
 
     def row(label: str, values: list[float], fmt: str, ratio: bool = True) -> None:
@@ -297,14 +378,20 @@ def report(results: dict[str, Result]) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer samples")
-    parser.add_argument("--only", choices=list(SERVERS))
+    parser.add_argument("--only", nargs="+", choices=list(SERVERS), help="these servers (default: all four)")
     args = parser.parse_args()
+    kinds = args.only or list(SERVERS)
     base = Path(tempfile.mkdtemp(prefix="kazma-e2e-"))
     try:
-        results = {}
-        for kind in [args.only] if args.only else list(SERVERS):
-            results[kind] = await run(kind, args.quick, base)
-        report(results)
+        with contextlib.ExitStack() as stack:
+            admin = ""
+            if any(kind in REPLICAS for kind in kinds):
+                admin = os.environ.get(ENV_URL) or stack.enter_context(private_server()).url
+            results = {}
+            for kind in kinds:
+                url = stack.enter_context(fresh_database(admin)) if kind in REPLICAS else ""
+                results[kind] = await run(kind, args.quick, base, url)
+            report(results)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.maintenance import DAY, Maintenance, megabytes
 from kazma_core.settings import load_settings
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots import Budgets, NewStep
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
@@ -38,7 +38,7 @@ ROOMY = Budgets(100_000, 100_000_000, 100_000, 1 << 40, 1 << 44, 1 << 30)
 async def one(total_steps: int, body_bytes: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(data_dir=tmp)
-        store = AppStore(app_db(settings))
+        store = SqlAppStore(app_db(settings))
         snapshots = SqlSnapshotStore(steps_db(settings))
         conversation = SqlConversationStore(store.db)
         try:

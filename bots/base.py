@@ -2,7 +2,7 @@
 
 An adapter connects to its platform and serves until cancelled; when the platform
 cannot be reached or rejects the token, `run` raises, the supervisor logs one line and
-tries again with backoff, and the web server and the other bots go on meanwhile.
+tries again after the retry policy's pause, and the web server and the other bots go on meanwhile.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 import logging
 from typing import Any, Protocol
+
+from kazma_core.retry import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -38,21 +40,23 @@ class Adapter(Protocol):
 async def supervise(adapter: Adapter, first_retry: float = FIRST_RETRY) -> None:
     """Run an adapter for ever: on failure one log line, then a retry after a growing pause."""
     loop = asyncio.get_running_loop()
-    delay = first_retry
+    backoff = Backoff(first_retry, LAST_RETRY)
+    failures = 0
     while True:
         started = loop.time()
         try:
             await adapter.run()
-            delay = first_retry
+            failures = 0
         except asyncio.CancelledError:
             raise
         except Exception as err:
-            if loop.time() - started > LAST_RETRY:
-                delay = first_retry  # it ran well for a while: this is a new outage, not the same one
+            # Having run well for a while, it meets a new outage, not the same one.
+            failures = 1 if loop.time() - started > LAST_RETRY else failures + 1
             # The dispatch loop's one broad except: a bot's failure must not stop the others.
-            log.error("%s bot stopped (%s: %s); retrying in %.0f s", adapter.name, type(err).__name__, err, delay)
+            log.error(
+                "%s bot stopped (%s: %s); retrying in %.0f s", adapter.name, type(err).__name__, err, backoff.pause(failures)
+            )
         finally:
             with contextlib.suppress(Exception):
                 await adapter.close()
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, LAST_RETRY)
+        await asyncio.sleep(backoff.pause(max(failures, 1)))

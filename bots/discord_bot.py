@@ -17,6 +17,7 @@ import inspect
 import logging
 import re
 import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Optional
 
@@ -27,6 +28,7 @@ from discord import app_commands
 
 from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
+from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -39,8 +41,10 @@ ANSWER_WITHIN = 2.0
 # discord.py reconnects by itself when the gateway drops the socket; this many drops in a row,
 # without a session between them, end `run` so the supervisor logs it and backs off.
 MAX_DROPS = 5
+FAILURES_KEPT = 100  # the newest handler failures named in `failures`; every one is in the log
 SEND_RETRIES = 3  # a message Discord answered with a 503, or not in time, is tried this many times more
-FIRST_PAUSE = 0.5  # seconds before the first of those retries; each next pause doubles
+SEND_AGAIN = Backoff(first=0.5, most=2.0)  # the pauses before those retries: 0.5, 1 and 2 s
+SEND_FAILURES = (discord.DiscordServerError, asyncio.TimeoutError, aiohttp.ClientConnectionError)
 
 CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
 
@@ -145,15 +149,11 @@ async def _patiently(send: Callable[[], Awaitable[Any]]) -> Any:
     """Post a message, trying again when Discord answers a 5xx discord.py does not retry itself
     (503) or does not answer in time: an answer is not dropped for a passing outage.
     (discord.py waits out rate limits and retries 500, 502, 504 and 524 on its own.)"""
-    pause = FIRST_PAUSE
-    for _ in range(SEND_RETRIES):
-        try:
-            return await send()
-        except (discord.DiscordServerError, asyncio.TimeoutError, aiohttp.ClientConnectionError) as err:
-            log.warning("discord: a message did not go through (%s: %s); trying again in %.1f s", type(err).__name__, err, pause)
-            await asyncio.sleep(pause)
-            pause *= 2
-    return await send()
+
+    def note(err: BaseException, pause: float) -> None:
+        log.warning("discord: a message did not go through (%s: %s); trying again in %.1f s", type(err).__name__, err, pause)
+
+    return await with_retries(SEND_AGAIN, SEND_RETRIES + 1, send, again=lambda err: isinstance(err, SEND_FAILURES), note=note)
 
 
 def _administers(permissions: discord.Permissions | None) -> bool:
@@ -222,7 +222,8 @@ class DiscordAdapter:
         self.guild_ready_timeout = guild_ready_timeout
         self.answer_within = ANSWER_WITHIN
         self.client: KazmaClient | None = None
-        self.failures: list[str] = []  # handler failures since start, each logged with its traceback
+        # Where handlers failed, newest last, each logged with its traceback too.
+        self.failures: deque[str] = deque(maxlen=FAILURES_KEPT)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     # -- lifecycle ------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from kazma_core.catalogue import sentence
 from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from kazma_ui.step_views import value_text
 from kazma_ui.thread_rewind import GroupGrant, RewindService
 

@@ -18,7 +18,6 @@ from bots.gateway import Gateway
 from kazma_core.core import Core
 from kazma_core.leadership import Leadership
 from kazma_core.stores.backends import database_url
-from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_ui.thread_rewind import RewindService
 
 log = logging.getLogger(__name__)
@@ -47,7 +46,7 @@ def chat_apps_leadership(core: Core) -> Leadership | None:
     """The leader lease of the exclusive bots when replicas share a database; None on SQLite."""
     if not database_url(core.settings):
         return None
-    return Leadership(ReplicaStore(core.store.db), LEADERSHIP)
+    return Leadership(core.replicas, LEADERSHIP)
 
 
 class Bots:

@@ -49,6 +49,7 @@ from bots.gateway import CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, O
 from commands.parser import ReplayClear, ReplayRestore, parse
 from commands.registry import telegram_menu
 from kazma_core.errors import KazmaError
+from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings, TelegramSettings
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ CALLBACK_BYTES = 64  # Telegram's limit on a button's callback_data
 LONG_ACTIONS_KEPT = 1024
 FLOOD_WAITS = 5  # RetryAfter answers waited out for one request before giving up on it
 NETWORK_RETRIES = 3  # a request Telegram answered with a 5xx, garbage or nothing is tried this many times more
-FIRST_PAUSE = 0.5  # seconds before the first of those retries; each next pause doubles
+SEND_AGAIN = Backoff(first=0.5, most=2.0)  # the pauses before those retries: 0.5, 1 and 2 s
 STOP_GRACE = 5.0  # seconds replies in progress may take to finish when the bot stops
 TOAST_CHARS = 200  # Telegram's limit on a callback answer's text
 GROUPS = (ChatType.GROUP, ChatType.SUPERGROUP)
@@ -79,19 +80,17 @@ class PatientLimiter(AIORateLimiter):
         self, callback: Callable[..., Coroutine[Any, Any, Any]], args: Any, kwargs: dict[str, Any],
         endpoint: str, data: dict[str, Any], rate_limit_args: int | None,
     ) -> Any:
-        pause = FIRST_PAUSE
-        for _ in range(NETWORK_RETRIES):
-            try:
-                return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
-            except BadRequest:
-                raise
-            except TelegramError as err:
-                if not isinstance(err, NetworkError) and type(err) is not TelegramError:  # plain: "Invalid server response"
-                    raise
-                log.warning("telegram %s failed (%s); trying again in %.1f s", endpoint, err, pause)
-                await asyncio.sleep(pause)
-                pause *= 2
-        return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
+        def note(err: BaseException, pause: float) -> None:
+            log.warning("telegram %s failed (%s); trying again in %.1f s", endpoint, err, pause)
+
+        request = functools.partial(super().process_request, callback, args, kwargs, endpoint, data, rate_limit_args)
+        return await with_retries(SEND_AGAIN, NETWORK_RETRIES + 1, request, again=_passing, note=note)
+
+
+def _passing(err: BaseException) -> bool:
+    """A failure that may pass: a 5xx, no answer in time, or a body that is not JSON (a plain
+    TelegramError: "Invalid server response"). A refusal (BadRequest, Forbidden) is final."""
+    return not isinstance(err, BadRequest) and (isinstance(err, NetworkError) or type(err) is TelegramError)
 
 
 class TelegramUnavailable(KazmaError):

@@ -29,7 +29,7 @@ from commands.parser import (
 )
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_ui.thread_rewind import GroupGrant, RewindService
 
 

@@ -1,9 +1,11 @@
-"""Backups of a data folder: kazma.db, checkpoints.db and time_travel_audit.db, never snapshots.db.
+"""Backups: kazma.db and time_travel_audit.db, never the saved steps.
 
-Each database is copied with SQLite's online backup API, which reads one consistent
-snapshot while the server keeps writing. Saved steps are never copied: a copy elsewhere
-would bring back the steps of a chat deleted or forgotten since (SPEC, "Deleting and
-forgetting"). A manifest records each file's sha256; a restore refuses any mismatch.
+On SQLite each database is copied with SQLite's online backup API, which reads one
+consistent snapshot while the server keeps writing. On PostgreSQL the schemas ``kazma``
+and ``kazma_audit`` are copied, from one snapshot, into the same two SQLite files
+(``stores/pg_copy.py``): one archive format for both engines, and a restore on PostgreSQL
+loads them back in one transaction. Saved steps are never copied: a copy elsewhere would
+bring back the steps of a chat deleted or forgotten since. A manifest records each file's sha256; a restore refuses any mismatch.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
@@ -24,11 +27,12 @@ import orjson
 
 from kazma_core.errors import KazmaError
 from kazma_core.leases import holder_is_dead
-from kazma_core.stores.app_sql import AppStore
-from kazma_core.stores.audit_sql import AuditStore
+from kazma_core.settings import Settings
+from kazma_core.stores import pg_copy
+from kazma_core.stores.backends import archive_schemas, database_url, ensure_ready
+from kazma_core.stores.engine import Conn
 from kazma_core.stores.legacy import convert_legacy
-from kazma_core.stores.sqlite import SqliteDB, copy_database
-from kazma_core.stores import app_schema, audit_sql
+from kazma_core.stores.sqlite import copy_database, migrate, open_sqlite
 
 FORMAT_VERSION = 2  # 2: checkpoints live in kazma.db (no checkpoints.db)
 BACKUP_KIND = "kazma-backup"
@@ -130,25 +134,21 @@ class Manifest:
             raise ArchiveDamaged(f"{where} is damaged: its manifest lacks a field. Nothing was changed.") from None
 
 
-async def ensure_databases(data_dir: Path) -> None:
-    """Create (and migrate) any of the three databases that does not exist yet, as the server would."""
-    store = AppStore(SqliteDB(data_dir / "kazma.db", app_schema.MIGRATIONS, secure_delete=True))
-    audit = AuditStore(SqliteDB(data_dir / "time_travel_audit.db", audit_sql.MIGRATIONS))
-    try:
-        await store.count_users()
-        await audit.db.run(lambda conn: None)  # opening the file creates and migrates it
-    finally:
-        await audit.close()
-        await store.close()
+async def ensure_databases(settings: Settings) -> None:
+    """Create (and migrate) any store's database that does not exist yet, as the server would."""
+    await ensure_ready(settings)
 
 
-def copy_databases(data_dir: Path, into: Path) -> dict[str, FileEntry]:
+def copy_databases(settings: Settings, into: Path) -> dict[str, FileEntry]:
+    """The databases of a backup, as SQLite files in into, from whichever engine the settings name."""
     into.mkdir(parents=True, exist_ok=True)
-    entries = {}
-    for name in DATABASES:
-        copy_database(data_dir / name, into / name)
-        entries[name] = FileEntry.of(into / name)
-    return entries
+    url = database_url(settings)
+    if url:
+        pg_copy.dump(url, archive_schemas(into))
+    else:
+        for name in DATABASES:
+            copy_database(settings.data_dir / name, into / name)
+    return {name: FileEntry.of(into / name) for name in DATABASES}
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ class BackupReport:
     manifest: Manifest
 
 
-def create_backup(data_dir: Path, out_dir: Path, now: float | None = None) -> BackupReport:
+def create_backup(settings: Settings, out_dir: Path, now: float | None = None) -> BackupReport:
     """Write a backup folder (the three databases and manifest.json) under out_dir.
 
     It is written as NAME.partial and renamed when whole, so a backup cut short never
@@ -173,7 +173,7 @@ def create_backup(data_dir: Path, out_dir: Path, now: float | None = None) -> Ba
     partial = final.with_name(final.name + ".partial")
     partial.mkdir(mode=0o700)
     try:
-        entries = copy_databases(data_dir, partial)
+        entries = copy_databases(settings, partial)
         manifest = Manifest(BACKUP_KIND, FORMAT_VERSION, kazma_version(), utc_stamp(at), entries)
         (partial / MANIFEST).write_bytes(manifest.dumps())
         _fsync_folder(partial)
@@ -223,9 +223,16 @@ def refuse_live_leases(kazma_db: Path, now: float) -> None:
         return
     try:
         with contextlib.closing(sqlite3.connect(f"file:{kazma_db}?mode=ro", uri=True)) as conn:
-            rows = conn.execute("SELECT chat_id, holder, purpose, expires_at FROM leases WHERE expires_at >= ?", (now,)).fetchall()
+            rows = conn.execute(LIVE_LEASES.format(table="leases"), (now,)).fetchall()
     except sqlite3.Error:
         return  # a kazma.db without leases (or unreadable) is about to be replaced anyway
+    refuse_live(rows, now)
+
+
+LIVE_LEASES = "SELECT chat_id, holder, purpose, expires_at FROM {table} WHERE expires_at >= ?"
+
+
+def refuse_live(rows: list[Any], now: float) -> None:
     live = [r for r in rows if not holder_is_dead(r[1])]
     if live:
         chat, holder, purpose, expires = live[0]
@@ -252,13 +259,18 @@ class RestoreReport:
     manifest: Manifest
 
 
-def restore_backup(path: Path, data_dir: Path, now: float | None = None) -> RestoreReport:
-    """Put a backup's databases back into data_dir. The caller holds DataFolderLock.exclusive.
+def restore_backup(path: Path, settings: Settings, now: float | None = None) -> RestoreReport:
+    """Put a backup's databases back. On SQLite the caller holds DataFolderLock.exclusive;
+    on PostgreSQL the schemas are replaced in one transaction, refused while a lease is live.
 
-    snapshots.db is left as it is: the steps of chats the backup does not have are swept
-    by the clean-up (kazma backup restore runs that sweep at once)."""
+    The saved steps are left as they are: the steps of chats the backup does not have are
+    swept by the clean-up (kazma backup restore runs that sweep at once)."""
     manifest = verify_backup(path)
-    refuse_live_leases(data_dir / "kazma.db", time.time() if now is None else now)
+    at = time.time() if now is None else now
+    data_dir = settings.data_dir
+    url = database_url(settings)
+    if not url:
+        refuse_live_leases(data_dir / "kazma.db", at)
     staging = data_dir / ".restore-staging"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(mode=0o700)
@@ -270,11 +282,34 @@ def restore_backup(path: Path, data_dir: Path, now: float | None = None) -> Rest
                 raise ArchiveDamaged(f"Copying {name} out of {path} changed it (a disk error?). Nothing was restored.")
             quick_check(staging / name, f"The backup {path}")
             staged[name] = staging / name
-        install(staged, data_dir)
+        if url:
+            load_into_postgres(url, staging, lambda conn: refuse_live(conn.execute(
+                LIVE_LEASES.format(table="kazma.leases"), (at,)).fetchall(), at))
+        else:
+            install(staged, data_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    convert_legacy(data_dir)
+    if not url:
+        convert_legacy(data_dir)
     return RestoreReport(path, manifest)
+
+
+def at_current_schema(folder: Path) -> None:
+    """An archive's SQLite files in today's layout and schema, as a server opening them would make them."""
+    convert_legacy(folder)
+    for schema in archive_schemas(folder):
+        conn = open_sqlite(schema.path)
+        try:
+            migrate(conn, schema.migrations, schema.path.name)
+            conn.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            conn.close()
+
+
+def load_into_postgres(url: str, folder: Path, check: Callable[[Conn], None]) -> None:
+    """An archive's files (unpacked in folder) into the PostgreSQL schemas, in one transaction."""
+    at_current_schema(folder)
+    pg_copy.load(url, archive_schemas(folder), check=check)
 
 
 def _fsync_folder(path: Path) -> None:

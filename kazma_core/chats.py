@@ -8,8 +8,8 @@ from kazma_core.agent.graph import write_finished_turn
 from kazma_core.errors import ApprovalPending, InvalidInput, NotFound
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
-from kazma_core.stores.app_sql import AppStore, Chat, User, delete_chat_row, transcript_row
-from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.types import Chat, User
+from kazma_core.stores.interfaces import AppStore, ConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.undo_keep import FORGOTTEN, TURN, UndoKeep
 
@@ -22,7 +22,7 @@ class ChatService:
         self,
         store: AppStore,
         snapshots: SnapshotStore,
-        conversation: SqlConversationStore,
+        conversation: ConversationStore,
         events: EventBus,
         lease_seconds: float,
         *,
@@ -40,7 +40,7 @@ class ChatService:
     async def _purge(self) -> None:
         """After a deletion, no copy of the deleted text stays in a WAL (secure_delete clears the files)."""
         await self.snapshots.purge_wal()
-        await self.store.db.purge_wal()  # kazma.db holds the conversation store too
+        await self.store.purge_deleted()  # kazma.db holds the conversation store too
 
     async def owned(self, user: User, chat_id: str) -> Chat:
         """The chat if it is this user's; not_found otherwise (a stranger learns nothing)."""
@@ -66,7 +66,7 @@ class ChatService:
         await self.owned(user, chat_id)
         async with chat_lease(self.store, chat_id, "delete", self.lease_seconds):
             await self.snapshots.delete_chat(chat_id)
-            await self.conversation.adelete_thread(chat_id, also=delete_chat_row(chat_id))
+            await self.conversation.adelete_thread(chat_id, also=self.store.chat_deletion(chat_id))
             await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "deleted"})
 
@@ -109,7 +109,7 @@ class ChatService:
                 )
             chat = await self.owned(user, chat_id)  # read again under the lease: a turn may have ended meanwhile
             await self.kept.drop(chat_id, TURN)  # the chat moves on, as with a turn
-            marker = transcript_row(chat_id, chat.last_turn + 1, "system", "Conversation reset")
+            marker = self.store.marker_row(chat_id, chat.last_turn + 1, "system", "Conversation reset")
             async with self.conversation.same_transaction(chat_id, marker):
                 await write_finished_turn(self.graph, chat_id, {"messages": []})
         self.events.publish(chat_id, "reload", {"reason": "reset"})

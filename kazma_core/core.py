@@ -11,15 +11,18 @@ from kazma_core.agent.graph import build_graph
 from kazma_core.agent.models import build_model
 from kazma_core.agent.runtime import TurnRunner
 from kazma_core.chats import ChatService
-from kazma_core.events import EventBus
+from kazma_core.events import EventBus, LocalEventBus
 from kazma_core.errors import TurnRunning
 from kazma_core.leases import chat_lease, holder_is_dead
 from kazma_core.stores.engine import DatabaseError
+from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.settings import Settings, ensure_data_dir
-from kazma_core.stores.app_sql import AppStore
-from kazma_core.stores.audit_sql import AuditStore
+from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.audit_sql import SqlAuditStore
+from kazma_core.stores.interfaces import AppStore, AuditStore, ConversationStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.legacy import convert_legacy
+from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.time_travel import SnapshotRecorder
@@ -41,30 +44,32 @@ def prepare_data_dir(settings: Settings) -> None:
 class Core:
     settings: Settings
     store: AppStore
-    snapshots: SqlSnapshotStore
-    conversation: SqlConversationStore
+    snapshots: SnapshotStore
+    conversation: ConversationStore
     audit: AuditStore
-    events: EventBus  # or, when replicas share a database, a RelayedBus (the same calls)
+    events: EventBus  # the process's bus, relayed to the other replicas when they share a database
     recorder: SnapshotRecorder
     turns: TurnRunner
     chats: ChatService
     kept: UndoKeep
+    replicas: ReplicaStore  # what replicas sharing the database agree on (leaders, daily claims)
 
     @classmethod
     async def open(cls, settings: Settings) -> Core:
         prepare_data_dir(settings)
-        store = AppStore(app_db(settings))
+        store = SqlAppStore(app_db(settings))
         await store.count_users()  # creates and migrates kazma.db now, not on first use
         snapshots = SqlSnapshotStore(steps_db(settings))
-        conversation = SqlConversationStore(store.db)
-        audit = AuditStore(audit_db(settings))
-        events = shared_bus(settings, EventBus())
+        conversation = SqlConversationStore(store.db)  # the same database: a turn and its rows commit together
+        audit = SqlAuditStore(audit_db(settings))
+        events = shared_bus(settings, LocalEventBus())
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)
         kept = UndoKeep(RewindRows(store), snapshots, conversation)
         turns = TurnRunner(settings, store, conversation, graph, build_model(settings.model), recorder, events, kept)
         chats = ChatService(store, snapshots, conversation, events, settings.agent.lease_seconds, graph=graph, kept=kept)
-        return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats, kept)
+        replicas = ReplicaStore(store.db)
+        return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats, kept, replicas)
 
     async def recover(self) -> list[str]:
         """Free the chats of replicas that died holding them, and close the turns they cut off, so

@@ -35,7 +35,7 @@ import orjson
 import psycopg
 from psycopg import sql
 
-from kazma_core.events import EventBus
+from kazma_core.events import Event, EventBus
 from kazma_core.replica import REPLICA_ID
 from kazma_core.settings import Settings
 from kazma_core.stores.backends import APP_SCHEMA, database_url
@@ -207,17 +207,20 @@ class RelayedBus:
         self.local.publish(chat_id, type_, data)
         self.relay.send(chat_id, type_, data)
 
-    def subscribe(self, chat_id: str, *args: Any, **kwargs: Any) -> AbstractAsyncContextManager[Any]:
-        """The local bus's subscription; the first one starts listening to the other replicas."""
-        return self._subscribed(chat_id, *args, **kwargs)
+    def subscribe(
+        self, chat_id: str, last_event_id: str | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[Event]]:
+        """The local bus's subscription; the first one starts listening to the other replicas.
+        Event ids are this process's: an id given by another replica gets a `reload`."""
+        return self._subscribed(chat_id, last_event_id)
 
     @contextlib.asynccontextmanager
-    async def _subscribed(self, chat_id: str, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+    async def _subscribed(self, chat_id: str, last_event_id: str | None) -> AsyncIterator[AsyncIterator[Event]]:
         await self.relay.listening()  # a subscriber told it is connected hears the other replicas too
         self._watched[chat_id] += 1
         try:
-            async with self.local.subscribe(chat_id, *args, **kwargs) as queue:
-                yield queue
+            async with self.local.subscribe(chat_id, last_event_id) as events:
+                yield events
         finally:
             self._watched[chat_id] -= 1
             if self._watched[chat_id] <= 0:
@@ -234,4 +237,4 @@ class RelayedBus:
 def shared_bus(settings: Settings, local: EventBus) -> EventBus:
     """The bus the core publishes on: the process's own, relayed to the other replicas when they share a database."""
     url = database_url(settings)
-    return RelayedBus(local, url, APP_SCHEMA) if url else local  # type: ignore[return-value]
+    return RelayedBus(local, url, APP_SCHEMA) if url else local

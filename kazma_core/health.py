@@ -21,8 +21,7 @@ from prometheus_client import Counter, Gauge
 from kazma_core.errors import without_paths
 from kazma_core.maintenance import raise_alert
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sql import AppStore
-
+from kazma_core.stores.interfaces import AppStore
 log = logging.getLogger(__name__)
 
 WATCH_SECONDS = 10.0

@@ -16,13 +16,15 @@ from collections.abc import AsyncIterator
 
 from kazma_core.errors import TurnRunning
 from kazma_core.replica import REPLICA_ID, replica_is_dead
+from kazma_core.retry import Backoff, ask_until
 from kazma_core.stores import fence
-from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.engine import DatabaseError
+from kazma_core.stores.interfaces import AppStore
 
 log = logging.getLogger(__name__)
 
 HOLDER_PREFIX = f"{REPLICA_ID}:"
+ASK_AGAIN = Backoff(first=0.01, most=0.2)  # a turn's end frees the lease at once: ask again soon
 
 
 def holder_is_dead(holder: str) -> bool:
@@ -37,16 +39,10 @@ async def chat_lease(
 ) -> AsyncIterator[str]:
     """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + wait
-    delay = 0.01
-    while not await store.acquire_lease(chat_id, holder, purpose, ttl):
-        if loop.time() >= deadline:
-            raise TurnRunning(
-                "A turn is running in this chat. Wait for its answer (or stop it), then try again."
-            )
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.2)
+    if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl)):
+        raise TurnRunning(
+            "A turn is running in this chat. Wait for its answer (or stop it), then try again."
+        )
 
     async def heartbeat() -> None:
         while True:

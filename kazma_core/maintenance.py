@@ -12,11 +12,15 @@ One pass, in order:
    what they kept aside;
 4. prunes the chat step history (LangGraph checkpoints) of every chat to
    ``history.checkpoints_per_chat``;
-5. compacts snapshots.db when at least a quarter of it, and 8 MB, is free pages (not when
-   auto_maintain is off: the sweep and the history pass run whatever it says);
-6. checks that what it deleted is gone: no row of a deleted step left, and no bytes of a
-   freed message body left in the file or its WAL (secure_delete zeroes them). A pass
-   whose deletion did not take raises an operator alert.
+5. compacts the steps' database when at least a quarter of it, and 8 MB, is free room (not
+   when auto_maintain is off: the sweep and the history pass run whatever it says);
+6. checks that what it deleted is gone: no row of a deleted step left, and on SQLite no
+   bytes of a freed message body left in the file or its WAL (secure_delete zeroes them).
+   A pass whose deletion did not take raises an operator alert.
+
+What is measured, compacted and scanned depends on the engine (``stores/steps_space.py``):
+snapshots.db's file, or on PostgreSQL the schema kazma_steps, VACUUMed on every pass, whose
+files are the server's and are not scanned.
 """
 
 from __future__ import annotations
@@ -36,11 +40,13 @@ from kazma_core.metrics import ALERTS_TOTAL
 from kazma_core.settings import Settings, validate_override
 from kazma_core.stores.app_rewind import EXPIRED, RewindRows
 from kazma_core.replica import REPLICA_ID
-from kazma_core.stores.app_sql import Alert, AppStore
+from kazma_core.stores.types import Alert
+from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.backends import database_url
 from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores import snapshots_upkeep as upkeep
+from kazma_core.stores.steps_space import steps_space
 from kazma_core.undo_keep import UndoKeep
 
 if TYPE_CHECKING:
@@ -88,6 +94,7 @@ class Verification:
     samples_left: int
     samples_shared: int
     wal_busy: bool
+    scanned: bool  # False on PostgreSQL: rows checked, files not readable by Kazma
 
     @property
     def passed(self) -> bool:
@@ -108,6 +115,7 @@ class PassReport:
     started_at: float
     by_hand: bool
     live: LiveSettings
+    where: str = ""  # "snapshots.db", or "PostgreSQL schema kazma_steps"
     cutoff: float | None = None
     expired_steps: int = 0
     orphan_chats: int = 0
@@ -208,7 +216,7 @@ class Maintenance:
 
     @classmethod
     def of(cls, core: Core, **options: Any) -> Maintenance:
-        shared = ReplicaStore(core.store.db) if database_url(core.settings) else None
+        shared = core.replicas if database_url(core.settings) else None
         return cls(core.settings, core.store, core.snapshots, core.conversation, **{"claims": shared, **options})
 
     async def run_pass(self, *, by_hand: bool = False) -> PassReport:
@@ -234,7 +242,7 @@ class Maintenance:
             await raise_alert(
                 self.store, ALERT_FAILED,
                 f"The daily clean-up of saved steps failed ({type(err).__name__}: {err}). "
-                "Check the disk and snapshots.db, then run `kazma maintain` to try again.",
+                f"Check the disk and {steps_space(self.snapshots.db).label}, then run `kazma maintain` to try again.",
                 self.now(),
             )
             return None
@@ -250,15 +258,16 @@ class Maintenance:
         started = time.perf_counter()
         report = PassReport(self.now(), by_hand, await read_live(self.store, self.settings))
         db = self.snapshots.db
-        path = self.snapshots.db.path  # type: ignore[attr-defined]
-        report.disk_bytes_before = upkeep.disk_bytes(path)
+        space = steps_space(db)
+        report.where = space.label
+        report.disk_bytes_before = await space.disk_bytes()
         report.step_bytes_before = (await self.snapshots.usage())[1]
         deletions: list[upkeep.Deletion] = []
         cleaning = report.live.auto_maintain or by_hand
         if cleaning:
             cutoff = report.started_at - report.live.retention_days * DAY
             report.cutoff = cutoff
-            expired = await db.tx(lambda c: upkeep.delete_recording(c, "created_at < ?", (cutoff,)))
+            expired = await db.tx(lambda c: upkeep.delete_recording(c, "created_at < ?", (cutoff,), sample=space.scans_bytes))
             report.expired_steps = len(expired.step_ids)
             deletions.append(expired)
         swept = await self.sweep_orphans()
@@ -268,17 +277,17 @@ class Maintenance:
         report.orphan_steps = sum(len(d.step_ids) for d in swept.deletions)
         report.checkpoints_per_chat = self.settings.history.checkpoints_per_chat
         report.checkpoints_pruned = await self.prune_history()
-        stats = await db.run(upkeep.file_stats)
-        report.free_bytes, report.file_bytes = stats.free_bytes, stats.total_bytes
+        room = await space.room()
+        report.free_bytes, report.file_bytes = room.free_bytes, room.total_bytes
         if cleaning:
-            report.compaction = compaction_decision(stats.free_bytes, stats.total_bytes)
+            report.compaction = compaction_decision(room.free_bytes, room.total_bytes)
             if report.compaction.wanted:
-                await db.run(upkeep.vacuum)
+                await space.compact()
                 report.compacted = True
-        final = await db.run(lambda c: upkeep.checkpoint(c, self.checkpoint_wait))
-        check = report.verification = await self._verify(deletions, final)
+        settled = await space.settle(self.checkpoint_wait)
+        check = report.verification = await self._verify(deletions, settled)
         report.step_bytes_after = (await self.snapshots.usage())[1]
-        report.disk_bytes_after = upkeep.disk_bytes(path)
+        report.disk_bytes_after = await space.disk_bytes()
         report.alerts = await self._alerts_for(report)
         report.seconds = time.perf_counter() - started
         self.last_report = report
@@ -298,6 +307,7 @@ class Maintenance:
             # Not a data folder in use (a kazma.db that is missing or new): every step would
             # look orphaned, so nothing is swept.
             return swept
+        space = steps_space(self.snapshots.db)
         first_seen = asyncio.get_running_loop().time()
         steps, threads = await self._orphans()
         if not steps and not threads:
@@ -307,7 +317,9 @@ class Maintenance:
             await asyncio.sleep(wait)
         again_steps, again_threads = await self._orphans()
         for chat_id in sorted(steps & again_steps):
-            deletion = await self.snapshots.db.tx(lambda c, chat=chat_id: upkeep.delete_recording(c, "chat_id = ?", (chat,)))
+            deletion = await self.snapshots.db.tx(
+                lambda c, chat=chat_id: upkeep.delete_recording(c, "chat_id = ?", (chat,), sample=space.scans_bytes)
+            )
             swept.deletions.append(deletion)
             swept.chats.add(chat_id)
         for thread_id in sorted(threads & again_threads):
@@ -342,13 +354,13 @@ class Maintenance:
         return sum([await self.conversation.prune(chat_id, keep) for chat_id in sorted(chats)])
 
     # the check ----------------------------------------------------------------------------
-    async def _verify(self, deletions: list[upkeep.Deletion], final: upkeep.Checkpoint) -> Verification:
+    async def _verify(self, deletions: list[upkeep.Deletion], settled: bool) -> Verification:
         ids = [i for d in deletions for i in d.step_ids]
+        space = steps_space(self.snapshots.db)
         rows_left = await self.snapshots.db.run(lambda c: upkeep.steps_left(c, ids))
         samples = self._unresolved + _spread([d.samples for d in deletions], MAX_SAMPLES)
         markers = [s.marker for s in samples]
-        path = self.snapshots.db.path  # type: ignore[attr-defined]
-        found = await asyncio.to_thread(upkeep.found_in_files, [path, upkeep.wal_of(path)], markers) if markers else set()
+        found = await space.found(markers) if markers else set()
         held: set[int] = set()
         if found:
             hits = sorted(found)
@@ -358,7 +370,8 @@ class Maintenance:
         self._unresolved = [samples[i] for i in sorted(left)][:MAX_SAMPLES]
         return Verification(
             steps_deleted=len(ids), rows_left=rows_left, bodies_freed=sum(d.bodies_freed for d in deletions),
-            samples=len(samples), samples_left=len(left), samples_shared=len(held), wal_busy=not final.complete,
+            samples=len(samples), samples_left=len(left), samples_shared=len(held), wal_busy=not settled,
+            scanned=space.scans_bytes,
         )
 
     async def _alerts_for(self, report: PassReport) -> list[Alert]:
@@ -370,7 +383,7 @@ class Maintenance:
             raised.append(await raise_alert(
                 self.store, ALERT_ROWS_LEFT,
                 f"The clean-up deleted {check.steps_deleted} saved steps, but {check.rows_left} of them are still "
-                "in snapshots.db. Check the disk and snapshots.db, then run `kazma maintain` again.",
+                f"in {report.where}. Check the disk and {report.where}, then run `kazma maintain` again.",
                 report.started_at,
             ))
         if check.samples_left:

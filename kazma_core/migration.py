@@ -1,10 +1,13 @@
-"""Migration bundles: one archive that moves a Kazma to another machine.
+"""Migration bundles: one archive that moves a Kazma to another machine, or another engine.
 
 A gzip'd tar holding manifest.json (kind, format version, Kazma version, created time,
-each file's sha256), the three databases of a backup and settings.json (the settings
-overrides). Saved steps never travel: a chat deleted or forgotten since its steps were
-saved is not brought back. An import goes into an empty data folder only, and takes
-nothing from a bundle that is damaged or newer than this Kazma reads.
+each file's sha256), the databases of a backup and settings.json (the settings
+overrides). The databases are SQLite files whichever engine wrote them, so a bundle
+exported from SQLite imports into PostgreSQL and back: export reads the engine the
+settings name, import writes into the engine the settings name. Saved steps never
+travel: a chat deleted or forgotten since its steps were saved is not brought back. An
+import goes into an empty data folder (SQLite) or an empty database (PostgreSQL) only,
+and takes nothing from a bundle that is damaged or newer than this Kazma reads.
 """
 
 from __future__ import annotations
@@ -36,12 +39,17 @@ from kazma_core.backup import (
     databases_in,
     install,
     kazma_version,
+    load_into_postgres,
     quick_check,
     utc_stamp,
 )
 from kazma_core.errors import KazmaError, SettingsError
-from kazma_core.settings import validate_override
+from kazma_core.settings import Settings, validate_override
+from kazma_core.stores import pg_copy
+from kazma_core.stores.backends import APP_SCHEMA, AUDIT_SCHEMA, STEPS_SCHEMA, database_url
+from kazma_core.stores.engine import Conn
 from kazma_core.stores.legacy import convert_legacy
+from kazma_core.stores.postgres import SETTING
 
 BUNDLE_KIND = "kazma-migration"
 SETTINGS_FILE = "settings.json"
@@ -53,6 +61,11 @@ READ_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error)
 
 class FolderNotEmpty(KazmaError):
     code = "data_folder_not_empty"
+    status = 409
+
+
+class DatabaseNotEmpty(KazmaError):
+    code = "database_not_empty"
     status = 409
 
 
@@ -78,14 +91,14 @@ def read_overrides_flat(kazma_db: Path) -> dict[str, Any]:
         return {key: orjson.loads(value) for key, value in conn.execute("SELECT key, value FROM settings_overrides ORDER BY key")}
 
 
-def export_bundle(data_dir: Path, file: Path, now: float | None = None) -> ExportReport:
+def export_bundle(settings: Settings, file: Path, now: float | None = None) -> ExportReport:
     """Write the bundle to file (through FILE.partial, so a cut-short export never looks whole)."""
     at = time.time() if now is None else now
     file.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=file.parent, prefix=".kazma-export-"))
     partial = file.with_name(file.name + ".partial")
     try:
-        entries = copy_databases(data_dir, staging)
+        entries = copy_databases(settings, staging)
         overrides = read_overrides_flat(staging / "kazma.db")
         (staging / SETTINGS_FILE).write_bytes(orjson.dumps(overrides, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
         entries[SETTINGS_FILE] = FileEntry.of(staging / SETTINGS_FILE)
@@ -123,10 +136,36 @@ def refuse_non_empty(data_dir: Path) -> None:
             )
 
 
-def import_bundle(file: Path, data_dir: Path) -> ImportReport:
-    """Load a bundle into an empty data folder. The caller holds DataFolderLock.exclusive."""
+def refuse_non_empty_database(counts: dict[str, int]) -> None:
+    filled = sorted(table for table, rows in counts.items() if rows)
+    if filled:
+        raise DatabaseNotEmpty(
+            f"The database of {SETTING} already holds a Kazma ({counts[filled[0]]} rows in {filled[0]}). An import "
+            f"goes into an empty database only: name a new one, or drop its schemas {APP_SCHEMA}, {STEPS_SCHEMA} "
+            f"and {AUDIT_SCHEMA} first. Nothing was changed."
+        )
+
+
+def _still_empty(conn: Conn) -> None:
+    """Inside the load's transaction: nothing was written since the first check (a server started meanwhile)."""
+    counts = {}
+    for schema in (APP_SCHEMA, AUDIT_SCHEMA):
+        for (table,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = ? AND tablename <> ?",
+                                     (schema, pg_copy.VERSION_TABLE)).fetchall():
+            counts[f"{schema}.{table}"] = int(conn.execute(f'SELECT count(*) FROM {schema}."{table}"').fetchone()[0])
+    refuse_non_empty_database(counts)
+
+
+def import_bundle(file: Path, settings: Settings) -> ImportReport:
+    """Load a bundle into an empty data folder (the caller holds DataFolderLock.exclusive), or into
+    an empty PostgreSQL database when the settings name one."""
     where = f"The bundle {file}"
-    refuse_non_empty(data_dir)
+    data_dir = settings.data_dir
+    url = database_url(settings)
+    if url:
+        refuse_non_empty_database(pg_copy.row_counts(url, (APP_SCHEMA, STEPS_SCHEMA, AUDIT_SCHEMA)))
+    else:
+        refuse_non_empty(data_dir)
     if not file.is_file():
         raise KazmaError(f"There is no file {file}. Give the path of a bundle written by `kazma migrate export`.")
     staging = Path(tempfile.mkdtemp(dir=data_dir, prefix=".import-"))
@@ -139,11 +178,17 @@ def import_bundle(file: Path, data_dir: Path) -> ImportReport:
             quick_check(staging / name, where)
         overrides, dropped = _valid_overrides(staging / SETTINGS_FILE, where)
         _write_overrides(staging / "kazma.db", overrides, time.time())
-        install({name: staging / name for name in databases_in(manifest)}, data_dir)
+        if url:
+            load_into_postgres(url, staging, _still_empty)
+            counts = _counts(staging)
+        else:
+            install({name: staging / name for name in databases_in(manifest)}, data_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    convert_legacy(data_dir)
-    return ImportReport(manifest, *_counts(data_dir), overrides=overrides, dropped=dropped)
+    if not url:
+        convert_legacy(data_dir)
+        counts = _counts(data_dir)
+    return ImportReport(manifest, *counts, overrides=overrides, dropped=dropped)
 
 
 def _unpack(file: Path, staging: Path, where: str) -> Manifest:

@@ -17,7 +17,7 @@ from pathlib import Path
 from kazma_core.agent.tools import Room, ToolLimits
 from kazma_core.errors import MessageTooLong, NotFound, QuotaExceeded, StoreUnavailable
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.snapshots import SnapshotStore
 
 log = logging.getLogger(__name__)

@@ -9,14 +9,14 @@ still means gone, so the conversation history before the restore goes too.
 from __future__ import annotations
 
 from kazma_core.stores.app_rewind import FORGOTTEN, TURN, RewindRows
-from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
 
 __all__ = ["FORGOTTEN", "TURN", "UndoKeep"]
 
 
 class UndoKeep:
-    def __init__(self, rows: RewindRows, snapshots: SnapshotStore, conversation: SqlConversationStore) -> None:
+    def __init__(self, rows: RewindRows, snapshots: SnapshotStore, conversation: ConversationStore) -> None:
         self.rows = rows
         self.snapshots = snapshots
         self.conversation = conversation

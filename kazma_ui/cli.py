@@ -14,8 +14,10 @@ from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import KazmaError, SettingsError
 from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import AppStore
-from kazma_core.stores.backends import app_db
+from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.backends import app_db, ensure_ready
+from kazma_core.stores.engine import NewerSchema
+from kazma_core.stores.postgres import DatabaseUnreachable
 from kazma_ui import cli_data, cli_users
 
 LOGIN_TTL = 86_400
@@ -36,7 +38,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 async def _login_url(settings: Settings) -> str:
     """Make the owner on first start; a fresh one-time login link on every start."""
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     try:
         owner = await store.owner() or await store.add_user(
             "owner" if await store.user_by_name("owner") is None else f"owner-{secrets.token_hex(3)}", role="owner"
@@ -59,22 +61,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     serving = DataFolderLock.serving(settings.data_dir)
     for chatty in ("httpx", "httpcore", "apscheduler.scheduler", "apscheduler.executors.default"):
         logging.getLogger(chatty).setLevel(logging.WARNING)  # request lines would carry bot tokens
-    url = asyncio.run(_login_url(settings))
-    print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
-    print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
-    # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
-    config = uvicorn.Config(
-        create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
-        proxy_headers=False,  # X-Forwarded-Proto is Kazma's to believe or not (security.trust_proxy)
-    )
-    with serving:
+    with serving:  # released however start-up ends, so a failed start leaves no lock to take over
+        asyncio.run(ensure_ready(settings))  # a database that cannot be used stops here, in one line
+        url = asyncio.run(_login_url(settings))
+        print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
+        print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
+        # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
+        config = uvicorn.Config(
+            create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",
+            timeout_graceful_shutdown=SHUTDOWN_GRACE,
+            proxy_headers=False,  # X-Forwarded-Proto is Kazma's to believe or not (security.trust_proxy)
+        )
         uvicorn.Server(config).run()
     return 0
 
 
 async def _users_add(settings: Settings, name: str, role: str) -> str:
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     try:
         if await store.user_by_name(name) is not None:
             raise KazmaError(
@@ -102,7 +105,7 @@ async def _users_link(settings: Settings, name: str, identity: str) -> str:
         raise KazmaError(
             f"{identity!r} is not a platform identity: use telegram:<id>, discord:<id> or slack:<team>:<id>."
         )
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     try:
         user = await store.user_by_name(name)
         if user is None:
@@ -183,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except SettingsError as err:
         print(f"kazma: {err.message}", file=sys.stderr)
+        return 2
+    except (DatabaseUnreachable, NewerSchema) as err:
+        # The database named by the settings cannot be used: one line that says which and why.
+        print(f"kazma: {err}", file=sys.stderr)
         return 2
     except KazmaError as err:
         print(f"kazma: {err.message}", file=sys.stderr)

@@ -17,10 +17,11 @@ from kazma_core.maintenance import Maintenance, PassReport, megabytes
 from kazma_core.migration import export_bundle, import_bundle
 from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
-from kazma_core.stores.backends import app_db, steps_db
+from kazma_core.stores.backends import APP_SCHEMA, AUDIT_SCHEMA, STEPS_SCHEMA, app_db, database_url, steps_db
+from kazma_core.stores.postgres import SETTING, redact
 
 T = TypeVar("T")
 
@@ -54,6 +55,18 @@ def register(sub: Any) -> None:
     load.set_defaults(func=cmd_migrate_import)
 
 
+def stored_in(settings: Settings) -> str:
+    """Where the settings keep the chats: what an operator reads to know which deployment a command touched."""
+    url = database_url(settings)
+    if url:
+        return f"the PostgreSQL database {redact(url)} (schemas {APP_SCHEMA}, {AUDIT_SCHEMA})"
+    return str(settings.data_dir)
+
+
+def steps_in(settings: Settings) -> str:
+    return f"the schema {STEPS_SCHEMA}" if database_url(settings) else NEVER_COPIED
+
+
 def settings_of(args: argparse.Namespace) -> Settings:
     """The settings a data command runs with (its --data-dir), the folder ready in today's layout."""
     settings = load_settings(data_dir=args.data_dir)
@@ -62,7 +75,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 async def _with_stores(settings: Settings, work: Callable[[Maintenance], Awaitable[T]], **options: Any) -> T:
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     snapshots = SqlSnapshotStore(steps_db(settings))
     try:
         await store.count_users()  # creates and migrates kazma.db now
@@ -93,8 +106,9 @@ def _when(at: float) -> str:
 
 def describe_pass(report: PassReport, settings: Settings) -> list[str]:
     live = report.live
+    url = database_url(settings)
     lines = [
-        f"Clean-up of {settings.snapshots_db}",
+        f"Clean-up of {report.where} in {redact(url)}" if url else f"Clean-up of {settings.snapshots_db}",
         f"  settings now: time_travel.retention_days = {live.retention_days}, "
         f"time_travel.auto_maintain = {'on' if live.auto_maintain else 'off'}",
     ]
@@ -125,19 +139,27 @@ def describe_pass(report: PassReport, settings: Settings) -> list[str]:
     if report.compaction is None:
         lines.append("  Not compacted: auto_maintain is off")
     else:
-        lines.append(f"  {'Compacted' if report.compacted else 'Not compacted'}: {report.compaction.reason}")
+        how = " (VACUUM FULL)" if url and report.compacted else ""
+        lines.append(f"  {'Compacted' if report.compacted else 'Not compacted'}{how}: {report.compaction.reason}")
     lines.append(
-        f"  snapshots.db on disk: {megabytes(report.disk_bytes_before)} -> {megabytes(report.disk_bytes_after)} "
+        f"  {report.where} on disk: {megabytes(report.disk_bytes_before)} -> {megabytes(report.disk_bytes_after)} "
         f"({megabytes(report.disk_bytes_freed)} given back)"
     )
     check = report.verification
     if check is not None:
         verdict = "Checks passed" if check.passed else "Checks FAILED"
-        lines.append(
-            f"  {verdict}: {check.rows_left} of {check.steps_deleted} deleted steps left; "
-            f"{check.samples_left} of {check.samples} text samples of {check.bodies_freed} freed messages "
-            f"left in the file or its WAL ({check.samples_shared} also held by steps kept)"
-        )
+        if not check.scanned:
+            lines.append(
+                f"  {verdict}: {check.rows_left} of {check.steps_deleted} deleted steps left, "
+                f"{counted(check.bodies_freed, 'freed message')} gone with them, and VACUUM ran. The text of "
+                "deleted messages is not looked for in the files: they are the PostgreSQL server's"
+            )
+        else:
+            lines.append(
+                f"  {verdict}: {check.rows_left} of {check.steps_deleted} deleted steps left; "
+                f"{check.samples_left} of {check.samples} text samples of {check.bodies_freed} freed messages "
+                f"left in the file or its WAL ({check.samples_shared} also held by steps kept)"
+            )
     lines.append(f"  Took {report.seconds:.2f} s")
     return lines
 
@@ -147,12 +169,13 @@ def cmd_backup_create(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     out = Path(args.out).expanduser().resolve() if args.out else settings.data_dir / "backups"
     with DataFolderLock.shared(settings.data_dir):
-        asyncio.run(ensure_databases(settings.data_dir))
-        report = create_backup(settings.data_dir, out)
+        asyncio.run(ensure_databases(settings))
+        report = create_backup(settings, out)
     print(f"Backup written to {report.path}")
+    print(f"  from {stored_in(settings)}")
     for name, entry in report.manifest.files.items():
         print(f"  {name}: {megabytes(entry.bytes)}, sha256 {entry.sha256}")
-    print(f"  {NEVER_COPIED} is not in it: saved steps are never backed up.")
+    print(f"  {steps_in(settings)} is not in it: saved steps are never backed up.")
     print(f"Restore it with: kazma backup restore {report.path}")
     return 0
 
@@ -162,10 +185,10 @@ def cmd_backup_restore(args: argparse.Namespace) -> int:
     path = Path(args.path).expanduser().resolve()
     verify_backup(path)  # a damaged backup is refused before anything else is looked at
     with DataFolderLock.exclusive(settings.data_dir, "restore"):
-        report = restore_backup(path, settings.data_dir)
+        report = restore_backup(path, settings)
         swept = asyncio.run(_with_stores(settings, lambda m: m.sweep_orphans(), orphan_grace=0.0))
     print(f"Restored {path} (written {report.manifest.created_at} by Kazma {report.manifest.kazma_version}) "
-          f"into {settings.data_dir}")
+          f"into {stored_in(settings)}")
     steps = sum(len(d.step_ids) for d in swept.deletions)
     print(f"  Saved steps of chats the backup does not have: {counted(steps, 'step')} of "
           f"{counted(len(swept.chats), 'chat')} deleted")
@@ -179,15 +202,17 @@ def cmd_migrate_export(args: argparse.Namespace) -> int:
     if file.exists():
         raise KazmaError(f"{file} already exists. Choose another file name, or remove it first.")
     with DataFolderLock.shared(settings.data_dir):
-        asyncio.run(ensure_databases(settings.data_dir))
-        report = export_bundle(settings.data_dir, file)
+        asyncio.run(ensure_databases(settings))
+        report = export_bundle(settings, file)
     print(f"Migration bundle written to {file} ({megabytes(file.stat().st_size)})")
+    print(f"  from {stored_in(settings)}")
     for name, entry in report.manifest.files.items():
         print(f"  {name}: {megabytes(entry.bytes)}, sha256 {entry.sha256}")
-    print(f"  {counted(len(report.overrides), 'settings override')}; {NEVER_COPIED} is not in it "
+    print(f"  {counted(len(report.overrides), 'settings override')}; {steps_in(settings)} is not in it "
           "(saved steps never travel)")
     print("  It holds your chats and token hashes: keep it private.")
-    print(f"Load it on the new machine with: kazma migrate import {file.name} --data-dir EMPTY_FOLDER")
+    print(f"Load it with: kazma migrate import {file.name} --data-dir EMPTY_FOLDER (SQLite), or with "
+          f"{SETTING} naming an empty database (PostgreSQL)")
     return 0
 
 
@@ -195,10 +220,10 @@ def cmd_migrate_import(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     file = Path(args.file).expanduser().resolve()
     with DataFolderLock.exclusive(settings.data_dir, "import"):
-        report = import_bundle(file, settings.data_dir)
+        report = import_bundle(file, settings)
     manifest = report.manifest
     print(f"Imported {file} (written {manifest.created_at} by Kazma {manifest.kazma_version}, "
-          f"format {manifest.format_version}) into {settings.data_dir}")
+          f"format {manifest.format_version}) into {stored_in(settings)}")
     print(f"  {counted(report.chats, 'chat')}, {counted(report.checkpoints, 'checkpoint')}, "
           f"{counted(report.audit_rows, 'audit row')}, {counted(len(report.overrides), 'settings override')}")
     for why in report.dropped.values():

@@ -12,7 +12,9 @@ from kazma_core.errors import KazmaError
 from kazma_core.quota import folder_bytes
 from kazma_core.settings import Settings
 from kazma_ui.cli_data import settings_of
-from kazma_core.stores.app_sql import AppStore, User
+from kazma_core.stores.types import User
+from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.backends import app_db
 
 
@@ -61,7 +63,7 @@ def cmd_users_list(args: argparse.Namespace) -> int:
 
 
 async def _new_token(settings: Settings, name: str) -> tuple[int, str]:
-    store = AppStore(app_db(settings))
+    store = SqlAppStore(app_db(settings))
     try:
         user = await _user(store, name)
         revoked = await store.revoke_tokens(user.id)

@@ -37,8 +37,8 @@ from kazma_core.errors import (
 from kazma_core.leases import chat_lease
 from kazma_core.metrics import REWIND_TOTAL
 from kazma_core.stores.app_rewind import EXPIRED, FORGOTTEN, READY, TURN, UNDONE, Intent, RewindRows, StepPoint, Undo
-from kazma_core.stores.app_sql import Chat, User
-from kazma_core.stores.audit_sql import AuditRow
+from kazma_core.stores.types import Chat, User
+from kazma_core.stores.types import AuditRow
 from kazma_core.stores.snapshots import StepHead, StepInfo
 from kazma_core.messages import load_messages
 from kazma_core.time_travel import strip_platform_ids

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from prometheus_client import REGISTRY
 
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from tests.http_server import RunningServer, serve_kazma
 from tests.postgres import ENV_URL, PostgresUnavailable, fresh_database, postgres_for_tests
 
@@ -34,9 +35,14 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
 
 
 def user_file(settings: Settings, name: str, relative: str) -> Path:
-    """Where a user's file is kept: in their own folder of the workspace (read off kazma.db by name)."""
-    with sqlite3.connect(settings.kazma_db) as conn:
-        row = conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
+    """Where a user's file is kept: in their own folder of the workspace (read off the database by name)."""
+    url = settings.database.url.get_secret_value()
+    if url:
+        with psycopg.connect(url) as pg:
+            row = pg.execute("SELECT id FROM kazma.users WHERE name = %s", (name,)).fetchone()
+    else:
+        with sqlite3.connect(settings.kazma_db) as conn:
+            row = conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
     return settings.files_of(row[0] if row else "no-such-user") / relative
 
 
@@ -56,8 +62,32 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     return load_settings(data_dir=str(data_dir), **overrides)
 
 
+ENGINES = ("sqlite", "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "engines(*names): run the test on each store engine (both when none is named)"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test or module marked `engines` runs once per engine: the same contract on SQLite and PostgreSQL."""
+    marker = metafunc.definition.get_closest_marker("engines")
+    if marker is not None and "engine" in metafunc.fixturenames:
+        metafunc.parametrize("engine", marker.args or ENGINES, indirect=True)
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def engine(request: pytest.FixtureRequest) -> str:
+    """The store engine of this test's settings: sqlite unless the test is marked `engines`."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def settings(tmp_path: Path, engine: str, request: pytest.FixtureRequest) -> Settings:
+    if engine == "postgresql":
+        return make_settings(tmp_path / "data", database={"url": request.getfixturevalue("pg_url")})
     return make_settings(tmp_path / "data")
 
 

@@ -7,8 +7,7 @@ Tests of every HTTP surface (chat API, replay routes, TUI) reuse it:
         async with server.client(token) as http:
             await http.post("/api/chats")
 
-Also here: a small reader of the chat stream (server-sent events) whose every wait is
-bounded, so a test can never hang on a stream that stays silent.
+What tests then do with it (chats, messages, the chat's event stream) is in tests/helpers.py.
 """
 
 from __future__ import annotations
@@ -21,17 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 import uvicorn
 from fastapi import FastAPI
 
 from kazma_core.core import Core
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_ui.web.app import create_app
 
 START_TIMEOUT = 10.0
-EVENT_TIMEOUT = 10.0
 
 
 @dataclass
@@ -85,63 +82,3 @@ async def serve_kazma(
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, START_TIMEOUT + 5)
-
-
-@dataclass(frozen=True)
-class SseEvent:
-    type: str
-    data: dict[str, Any]
-
-
-class EventReader:
-    """Reads `event:`/`data:` blocks off an open text/event-stream response."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        self._lines = response.aiter_lines()
-        self.seen: list[SseEvent] = []
-
-    async def _next(self) -> SseEvent:
-        kind, data = "message", b""
-        async for line in self._lines:
-            if line == "":
-                if data:
-                    event = SseEvent(kind, orjson.loads(data))
-                    self.seen.append(event)
-                    return event
-                kind, data = "message", b""  # a comment block (": keep-alive") ends here
-            elif line.startswith(":"):
-                continue
-            elif line.startswith("event:"):
-                kind = line[len("event:"):].strip()
-            elif line.startswith("data:"):
-                data += line[len("data:"):].strip().encode()
-        raise EOFError("the event stream ended")
-
-    async def next(self, timeout: float = EVENT_TIMEOUT) -> SseEvent:
-        return await asyncio.wait_for(self._next(), timeout)
-
-    async def until(self, type_: str, timeout: float = EVENT_TIMEOUT, **fields: Any) -> SseEvent:
-        """The next event of this type whose data has these field values (others are kept in `seen`)."""
-
-        async def find() -> SseEvent:
-            while True:
-                event = await self._next()
-                if event.type == type_ and all(event.data.get(k) == v for k, v in fields.items()):
-                    return event
-
-        return await asyncio.wait_for(find(), timeout)
-
-
-@contextlib.asynccontextmanager
-async def open_events(http: httpx.AsyncClient, thread_id: str) -> AsyncIterator[EventReader]:
-    """Open a chat's event stream and wait until the server has subscribed it."""
-    async with http.stream("GET", f"/api/chats/{thread_id}/events") as response:
-        if response.status_code != 200:
-            await response.aread()
-            raise AssertionError(f"events: {response.status_code} {response.text}")
-        reader = EventReader(response)
-        # The server writes ": connected" once it listens; events published before it are lost.
-        first = await asyncio.wait_for(reader._lines.__anext__(), EVENT_TIMEOUT)
-        if first != ": connected":
-            raise AssertionError(f"events: unexpected first line {first!r}")
-        yield reader

@@ -2,8 +2,9 @@
 
 The private server runs Debian's `postgresql` binaries (`make test` installs them when
 missing) on a free port of 127.0.0.1, with trust authentication, in a temporary folder that
-is removed when it stops. PostgreSQL refuses to run as root, so as root the binaries run as
-the user `postgres` (which Debian's package creates) on a folder that user owns.
+is removed when it stops, even when the test run is killed. PostgreSQL refuses to run as
+root, so as root the binaries run as the user `postgres` (which Debian's package creates) on a
+folder that user owns.
 
 Each test that asks for one gets a fresh, empty database (`fresh_database`), dropped after it
 with whatever connections it left open. Nothing here skips: no server is an error saying why.
@@ -15,7 +16,7 @@ import contextlib
 import os
 import pwd
 import secrets
-import shutil
+import shlex
 import socket
 import subprocess
 import tempfile
@@ -89,21 +90,27 @@ def check_reachable(url: str) -> None:
 
 @contextlib.contextmanager
 def private_server() -> Iterator[PrivateServer]:
-    """Start a PostgreSQL of our own from Debian's binaries, and stop and remove it afterwards."""
+    """Start a PostgreSQL of our own from Debian's binaries. It is stopped and its folder removed
+    when the block ends, or when this process dies, however it dies (see `_watch`)."""
     bindir = find_bindir()
+    owner = _server_owner()
     # Not pytest's tmp_path: it is private to root, and the server's user must reach the folder.
     folder = Path(tempfile.mkdtemp(prefix="kazma-pg-"))
+    as_owner: list[str] = []
+    if owner is not None:
+        os.chown(folder, owner.pw_uid, owner.pw_gid)
+        as_owner = ["runuser", "-u", SUPERUSER, "--"]
+    watchdog = _watch(as_owner, bindir, folder)
     try:
-        as_owner = _as_server_user(folder)
         _run(as_owner + [str(bindir / "initdb"), "-D", str(folder / "data"), "-A", "trust", "-U", SUPERUSER,
                          "-E", "UTF8", "--locale=C", "--no-sync"], "initdb")
-        server = PrivateServer(folder, _start(as_owner, bindir, folder))
-        try:
-            yield server
-        finally:
-            _run(as_owner + [str(bindir / "pg_ctl"), "-D", str(folder / "data"), "-m", "fast", "-w", "stop"], "pg_ctl stop")
+        yield PrivateServer(folder, _start(as_owner, bindir, folder))
     finally:
-        shutil.rmtree(folder)
+        watchdog.communicate(timeout=120)  # closes its pipe: it stops the server and removes the folder
+        if folder.exists():
+            stop_log = folder / "stop.log"
+            said = stop_log.read_text(errors="replace") if stop_log.exists() else "no stop.log"
+            raise PostgresUnavailable(f"The private PostgreSQL in {folder} did not stop: {said}")
 
 
 @contextlib.contextmanager
@@ -160,19 +167,31 @@ def _start(as_owner: list[str], bindir: Path, folder: Path) -> int:
     raise PostgresUnavailable(f"The private PostgreSQL in {folder} did not start ({START_ATTEMPTS} ports tried):\n{tail}")
 
 
-def _as_server_user(folder: Path) -> list[str]:
-    """The prefix that runs a command as the server's user, who then owns `folder`."""
+def _server_owner() -> pwd.struct_passwd | None:
+    """The user the server runs as when we are root (PostgreSQL refuses root); None otherwise."""
     if os.geteuid() != 0:
-        return []
+        return None
     try:
-        owner = pwd.getpwnam(SUPERUSER)
+        return pwd.getpwnam(SUPERUSER)
     except KeyError:
         raise PostgresUnavailable(
             f"PostgreSQL will not run as root, and there is no user `{SUPERUSER}` to run it as "
             f"(Debian's `postgresql` package creates it); or set {ENV_URL}."
         ) from None
-    os.chown(folder, owner.pw_uid, owner.pw_gid)
-    return ["runuser", "-u", SUPERUSER, "--"]
+
+
+def _watch(as_owner: list[str], bindir: Path, folder: Path) -> subprocess.Popen[bytes]:
+    """A process, in a session of its own, that waits for its end of a pipe from us to close,
+    then stops the server and removes its folder. The pipe closes when we close it, and also
+    when this process dies: a test run killed by a timeout or SIGKILL runs no teardown, and
+    would otherwise leave a server holding a port and a folder for good."""
+    stop = shlex.join(as_owner + [str(bindir / "pg_ctl"), "-D", str(folder / "data"), "-m", "immediate", "-w", "stop"])
+    quoted = shlex.quote(str(folder))
+    # A server that never started makes pg_ctl complain: what counts is that no server is left.
+    script = (f"cat >/dev/null; {stop} >{quoted}/stop.log 2>&1; "
+              f"[ -e {quoted}/data/postmaster.pid ] || rm -rf {quoted}")
+    return subprocess.Popen(["sh", "-c", script], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
 
 
 def _run(command: list[str], what: str) -> None:

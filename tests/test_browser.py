@@ -18,7 +18,7 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from tests.conftest import make_settings, written
 from tests.fakes.telegram_server import group_chat, person, serve_fake_telegram
 from tests.http_server import RunningServer, serve_kazma

@@ -1,4 +1,5 @@
-"""Budgets: each drops exactly the steps SPEC says, oldest first, checked on every save."""
+"""Budgets: each limit (steps per chat, steps in all, bytes per chat, bytes in all) drops exactly the
+oldest steps past it, of that chat or of any chat, checked on every save."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from kazma_core.core import Core
-from kazma_core.stores.app_sql import Chat
+from kazma_core.stores.types import Chat
 from tests.conftest import make_settings, metric
+from tests.helpers import announced
 
 
 async def open_core(tmp_path: Path, **time_travel: Any) -> Core:
@@ -122,7 +124,7 @@ async def test_unreadable_store_counts_failed_announces_nothing_and_the_turn_ans
         failed_before = metric("kazma_time_travel_capture_total", result="failed")
         async with core.events.subscribe(chat.id) as events:
             result = await core.turns.send(chat.id, "calc 1+1")
-            kinds = [events.get_nowait().type for _ in range(events.qsize())]
+            kinds = [e.type for e in await announced(events)]
         assert result.reply == "1+1 = 2"
         assert "snapshot" not in kinds and "message" in kinds
         assert metric("kazma_time_travel_capture_total", result="failed") - failed_before == 2

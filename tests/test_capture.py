@@ -1,21 +1,29 @@
-"""Capture: every step of a turn saved into snapshots.db by the rules of SPEC "What is saved"."""
+"""Capture: the steps of a turn saved into snapshots.db, each with its id, chat, turn, questions,
+iteration, time, model and whole state; a long turn's steps thinned; a large state stored cut;
+each new step announced on the chat stream once it is stored."""
 
 from __future__ import annotations
+
+import pytest
 
 import re
 from pathlib import Path
 
 
 from kazma_core.core import Core
-from kazma_core.stores.app_sql import Chat
+from kazma_core.stores.types import Chat
 from kazma_core.time_travel import CUT_MARK
 from tests.conftest import make_settings, metric
+from tests.helpers import announced
+
+# The same behaviour on both store engines.
+pytestmark = pytest.mark.engines()
 
 
 async def test_captured_step_has_every_field(core: Core, chat: Chat) -> None:
     async with core.events.subscribe(chat.id) as events:
         await core.turns.send(chat.id, "calc 6*7")
-        announced = [events.get_nowait() for _ in range(events.qsize())]
+        seen = await announced(events)
     steps = await core.snapshots.list_steps(chat.id)
     assert [(s.turn_index, s.iteration) for s in steps] == [(1, 0), (1, 1)]
     first = steps[0]
@@ -34,7 +42,7 @@ async def test_captured_step_has_every_field(core: Core, chat: Chat) -> None:
     assert state["cost"]["model_calls"] == 2
     assert state["routing"]["next"] == "done"
     # Announced only after the write, one snapshot event per stored step, with its id.
-    snapshot_ids = [e.data["snapshot_id"] for e in announced if e.type == "snapshot"]
+    snapshot_ids = [e.data["snapshot_id"] for e in seen if e.type == "snapshot"]
     assert snapshot_ids == [s.id for s in steps]
 
 

@@ -9,7 +9,7 @@ from kazma_core.catalogue import ALL, sentence
 from kazma_core.chats import NOT_YOURS
 from kazma_core.errors import NotFound
 from tests.conftest import Person
-from tests.test_http_chat import error_of, new_chat
+from tests.helpers import error_of, new_chat
 
 ARABIC = re.compile(r"[\u0600-\u06FF]")
 PLACEHOLDER = re.compile(r"{(\w+)}")

@@ -9,6 +9,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 
 from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.postgres import PostgresDB
 from kazma_core.stores.sqlite import SqliteDB
 
 
@@ -25,3 +26,18 @@ async def test_kazma_checkpointer_passes_langgraph_conformance(tmp_path: Path) -
     report.print_report()
     assert report.passed_all_base()
     assert report.passed_all()  # the optional ones too: copy_thread, prune, delete_for_runs
+
+
+async def test_kazma_checkpointer_passes_langgraph_conformance_on_postgresql(pg_url: str) -> None:
+    made = iter(range(1000))
+
+    @checkpointer_test(name="KazmaPostgres")
+    async def kazma_saver() -> AsyncIterator[SqlConversationStore]:
+        db = PostgresDB(pg_url, f"conformance_{next(made)}", MIGRATIONS)  # a fresh schema each time
+        yield SqlConversationStore(db)
+        await db.close()
+
+    report = await validate(kazma_saver)
+    report.print_report()
+    assert report.passed_all_base()
+    assert report.passed_all()

@@ -33,7 +33,7 @@ from commands.parser import (
 )
 from kazma_core import errors
 from kazma_core.core import Core
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
 from kazma_ui.thread_rewind import GroupGrant, RewindService

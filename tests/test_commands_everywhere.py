@@ -10,7 +10,6 @@ routes wrongly gets no answer, or the wrong one, and the test names it.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
@@ -18,6 +17,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlencode
 
 import discord
@@ -30,10 +30,13 @@ from tests.conftest import make_settings
 from tests.fakes.discord_server import ALICE, GENERAL, GUILD_ID, FakeDiscord, serve_fake_discord
 from tests.fakes.slack_server import FakeSlack, serve_fake_slack
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
+from tests.helpers import eventually
 from tests.http_server import RunningServer, serve_kazma
 
 TG_TOKEN = "5550001111:AAH-everywhere-token"
 DISCORD_TOKEN = "fake-discord-everywhere-token"
+ANSWER_WAIT = 15.0  # a command answered through a bot and the server, on a busy machine
+T = TypeVar("T")
 SLACK_TOKEN, SLACK_SECRET = "xoxb-kazma-everywhere", "kazma-everywhere-secret"
 ANN = person(5551234987, "Ann")
 SLACK_ANN, SLACK_DM, SLACK_TEAM = "U0ANN00001", "D0ANNDM001", "T0KAZMA01"
@@ -63,13 +66,8 @@ def restore_discord_globals(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY)
 
 
-async def until(found: Callable[[], object], what: str, timeout: float = 15.0) -> object:
-    deadline = time.monotonic() + timeout
-    while not (value := found()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no answer to {what}")
-        await asyncio.sleep(0.02)
-    return value
+async def until(found: Callable[[], T | None], what: str) -> T:
+    return await eventually(found, f"an answer to {what}", ANSWER_WAIT)
 
 
 def telegram_sender(fake: FakeTelegram) -> Send:
@@ -78,7 +76,7 @@ def telegram_sender(fake: FakeTelegram) -> Send:
         before = len(fake.to(ANN["id"]))
         fake.message(ANN, private_chat(ANN), text)
         answers = await until(lambda: fake.to(ANN["id"])[before:], f"Telegram's {text}")
-        return answers[0].text  # type: ignore[index]
+        return answers[0].text
 
     return send
 
@@ -88,7 +86,7 @@ def discord_sender(fake: FakeDiscord) -> Send:
         words = (leaf.cmd.name, *args) if leaf.parent else args
         iid = await fake.slash(ALICE, (leaf.parent or leaf.cmd).name, *words)
         answers = await until(lambda: fake.answers(iid), f"Discord's /{leaf.path}")
-        return answers[0].content  # type: ignore[index]
+        return answers[0].content
 
     return send
 
@@ -113,7 +111,7 @@ def slack_sender(fake: FakeSlack, http: httpx.AsyncClient) -> Send:
         response = await to_slack(http, body, "application/x-www-form-urlencoded")
         assert response.status_code == 200, f"Slack {command}: {response.status_code} {response.text}"
         answers = await until(lambda: fake.answers(url), f"Slack's {command} {text}")
-        return "\n".join(b["text"]["text"] for b in answers[0]["blocks"] if b["type"] == "section")  # type: ignore[index]
+        return "\n".join(b["text"]["text"] for b in answers[0]["blocks"] if b["type"] == "section")
 
     return send
 

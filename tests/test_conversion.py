@@ -20,7 +20,7 @@ from kazma_core.agent.graph import TurnDeps, build_graph
 from kazma_core.agent.offline_model import OfflineChatModel
 from kazma_core.core import Core
 from kazma_core.stores.app_schema import MIGRATIONS
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.legacy import ConversionFailed
 from kazma_core.stores.sqlite import SqliteDB
 from tests.conftest import make_settings
@@ -33,7 +33,7 @@ async def old_layout(data: Path) -> tuple[str, list[str], list[tuple[int, str, s
     data.mkdir(parents=True)
     old = SqliteDB(data / "kazma.db", MIGRATIONS[:1], secure_delete=True)
     chat_id, user_id = uuid.uuid4().hex, uuid.uuid4().hex
-    scratch = AppStore(SqliteDB(data.parent / "scratch.db", MIGRATIONS, secure_delete=True))  # the tools' facts, as the first Kazma kept them
+    scratch = SqlAppStore(SqliteDB(data.parent / "scratch.db", MIGRATIONS, secure_delete=True))  # the tools' facts, as the first Kazma kept them
     await scratch.count_users()
     conn = await aiosqlite.connect(data / "checkpoints.db")
     saver = AsyncSqliteSaver(conn)

@@ -26,7 +26,7 @@ from bots.gateway import Gateway
 from commands import registry
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import written
 from tests.fakes.discord_server import ALICE, BOB, CAROL, DM, GENERAL, GUILD_ID, FakeDiscord, Sent, serve_fake_discord
@@ -133,7 +133,7 @@ async def bot(kazma: Core, fake: FakeDiscord, caplog: pytest.LogCaptureFixture) 
         with contextlib.suppress(asyncio.CancelledError):
             await task
         await adapter.close()
-    assert adapter.failures == []  # no handler raised (each is logged with its traceback)
+    assert list(adapter.failures) == []  # no handler raised (each is logged with its traceback)
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert fake.unknown_routes == []
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import sys
 import uuid
 from pathlib import Path
@@ -19,7 +18,8 @@ import httpx
 
 from kazma_core.settings import Settings
 from tests.conftest import Person, user_file, written
-from tests.http_server import RunningServer, open_events
+from tests.helpers import chat_ids, error_of, free_port, new_chat, open_events, say, transcript, turn_over
+from tests.http_server import RunningServer
 
 VENV_BIN = Path(sys.executable).parent
 ROUTES = {
@@ -33,39 +33,6 @@ ROUTES = {
     ("/api/chats/{thread_id}/forget", "post"),
     ("/api/chats/{thread_id}/events", "get"),
 }
-
-
-def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    """The error body, checked for its status, its code and a sentence for a person."""
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["error"] == code, body
-    assert isinstance(body["message"], str) and body["message"].strip(), body
-    return body  # type: ignore[no-any-return]
-
-
-async def new_chat(http: httpx.AsyncClient, title: str | None = None) -> str:
-    response = await http.post("/api/chats", json={"title": title} if title else None)
-    assert response.status_code == 201, response.text
-    return response.json()["thread_id"]  # type: ignore[no-any-return]
-
-
-async def say(http: httpx.AsyncClient, chat: str, text: str) -> dict[str, Any]:
-    response = await http.post(f"/api/chats/{chat}/messages", json={"text": text})
-    assert response.status_code == 200, response.text
-    return response.json()  # type: ignore[no-any-return]
-
-
-async def transcript(http: httpx.AsyncClient, chat: str) -> list[tuple[int, str, str]]:
-    response = await http.get(f"/api/chats/{chat}/messages")
-    assert response.status_code == 200, response.text
-    return [(m["turn_index"], m["role"], m["text"]) for m in response.json()["messages"]]
-
-
-async def chat_ids(http: httpx.AsyncClient) -> list[str]:
-    response = await http.get("/api/chats")
-    assert response.status_code == 200, response.text
-    return [c["thread_id"] for c in response.json()["chats"]]
 
 
 # -- chats ---------------------------------------------------------------------------
@@ -369,16 +336,6 @@ async def test_a_deleted_chat_is_gone_with_its_steps(server: RunningServer, ann:
     assert len(await transcript(ann.http, kept)) == 2
 
 
-async def turn_over(server: RunningServer, chat: str) -> None:
-    """Wait (bounded) until no turn holds the chat's lease."""
-
-    async def released() -> None:
-        while await server.core.store.lease(chat) is not None:
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(released(), 10)
-
-
 async def test_deleting_a_chat_while_its_turn_runs_leaves_none_of_its_steps(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http)
     async with server.client(ann.token) as listener, open_events(listener, chat) as events:
@@ -469,12 +426,6 @@ async def test_the_openapi_document_lists_every_chat_route(server: RunningServer
 
 
 # -- kazma serve -------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def read_login_url(stdout: asyncio.StreamReader) -> str:

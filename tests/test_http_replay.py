@@ -8,6 +8,8 @@ description (no answer may be a server error).
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import time
 import uuid
@@ -30,9 +32,12 @@ from kazma_core.settings import Settings
 from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
 from tests.conftest import make_settings, user_file
-from tests.http_server import RunningServer, open_events, serve_kazma
+from tests.http_server import RunningServer, serve_kazma
 from tests.conftest import Person
-from tests.test_http_chat import chat_ids, error_of, new_chat, say, transcript
+from tests.helpers import chat_ids, error_of, new_chat, open_events, say, transcript, turn_over
+
+# The same behaviour on both store engines.
+pytestmark = pytest.mark.engines()
 
 BAD_ADDRESSES = ("%%%%%%%%", "________", "abc")
 
@@ -42,30 +47,20 @@ def ok(response: httpx.Response, status: int = 200) -> Any:
     return response.json()
 
 
-async def steps_of(http: httpx.AsyncClient, chat: str) -> dict[str, Any]:
+async def listing(http: httpx.AsyncClient, chat: str) -> dict[str, Any]:
     return ok(await http.get(f"/api/replay/snapshots/{chat}"))  # type: ignore[no-any-return]
 
 
 async def step_ids(http: httpx.AsyncClient, chat: str) -> list[str]:
-    return [s["snapshot_id"] for s in (await steps_of(http, chat))["snapshots"]]
+    return [s["snapshot_id"] for s in (await listing(http, chat))["snapshots"]]
 
 
 async def last_step_of_turn(http: httpx.AsyncClient, chat: str, turn: int) -> str:
-    return [s["snapshot_id"] for s in (await steps_of(http, chat))["snapshots"] if s["turn_index"] == turn][-1]
+    return [s["snapshot_id"] for s in (await listing(http, chat))["snapshots"] if s["turn_index"] == turn][-1]
 
 
 async def threads_of(http: httpx.AsyncClient) -> list[dict[str, Any]]:
     return ok(await http.get("/api/replay/threads"))["threads"]  # type: ignore[no-any-return]
-
-
-async def turn_over(server: RunningServer, chat: str) -> None:
-    """Wait (bounded) until no turn holds the chat's lease."""
-
-    async def released() -> None:
-        while await server.core.store.lease(chat) is not None:
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(released(), 10)
 
 
 async def put_step(server: RunningServer, chat: str, step_id: str, turn: int) -> None:
@@ -103,7 +98,7 @@ async def test_a_chats_steps_come_in_capture_order_and_each_turn_once_with_numbe
     await say(ann.http, chat, "steps 2")
     await say(ann.http, chat, "calc 1+2")
 
-    body = await steps_of(ann.http, chat)
+    body = await listing(ann.http, chat)
     assert body["thread_id"] == chat
     snapshots = body["snapshots"]
     assert [s["snapshot_id"] for s in snapshots] == [s.id for s in await server.core.snapshots.list_steps(chat)]
@@ -203,7 +198,7 @@ async def test_a_fork_answers_201_and_the_new_chat_is_listed_with_its_lineage(se
     await say(ann.http, chat, "remember: coffee is better")
     before = (await transcript(ann.http, chat), await step_ids(ann.http, chat))
     target = await last_step_of_turn(ann.http, chat, 1)
-    iteration = next(s["iteration"] for s in (await steps_of(ann.http, chat))["snapshots"] if s["snapshot_id"] == target)
+    iteration = next(s["iteration"] for s in (await listing(ann.http, chat))["snapshots"] if s["snapshot_id"] == target)
 
     forked = ok(await ann.http.post("/api/replay/fork", json={"thread_id": chat, "snapshot_id": target[:8]}), 201)
     fork = forked["thread_id"]
@@ -259,7 +254,7 @@ async def test_clearing_a_chats_steps_answers_how_many_and_leaves_none(ann: Pers
     kept_steps = await step_ids(ann.http, kept)
 
     assert ok(await ann.http.delete(f"/api/replay/threads/{chat}")) == {"thread_id": chat, "deleted": count}
-    assert await steps_of(ann.http, chat) == {"thread_id": chat, "snapshots": [], "turns": []}
+    assert await listing(ann.http, chat) == {"thread_id": chat, "snapshots": [], "turns": []}
     assert [t["thread_id"] for t in await threads_of(ann.http)] == [kept]
     assert await step_ids(ann.http, kept) == kept_steps
     assert len(await transcript(ann.http, chat)) == 2  # the chat itself stays
@@ -331,7 +326,7 @@ async def test_a_step_saved_cut_can_be_read_but_restore_and_fork_are_snapshot_tr
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "calc 1+1")
     assert (await say(ann.http, chat, "big 3000"))["reply"] == "Received 3000 KB of text."
-    body = await steps_of(ann.http, chat)
+    body = await listing(ann.http, chat)
     cut = [s["snapshot_id"] for s in body["snapshots"] if s["truncated"]]
     assert cut, body["snapshots"]
     assert any(st["truncated"] for t in body["turns"] for st in t["steps"] if st["snapshot_id"] in cut)
@@ -514,7 +509,7 @@ async def test_another_users_chat_and_step_are_not_found_on_every_replay_route_a
     async def state() -> tuple[Any, ...]:
         return (
             ok(await ann.http.get(f"/api/chats/{chat}/messages")),
-            await steps_of(ann.http, chat),
+            await listing(ann.http, chat),
             await server.core.store.facts(chat),
             await chat_ids(ann.http),
         )
@@ -657,6 +652,7 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
     return failures
 
 
+@pytest.mark.engines("sqlite")  # the routes and their schema are the same on either engine
 async def test_schemathesis_with_every_check_passes_on_every_documented_route(server: RunningServer) -> None:
     _, token = await server.add_user("olga", role="owner")  # the owner reaches the settings and alerts too
     async with server.client(token) as http:

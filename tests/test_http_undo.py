@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from tests.conftest import Person
-from tests.http_server import RunningServer, open_events
-from tests.test_http_chat import error_of, new_chat, say, transcript
+from tests.helpers import error_of, new_chat, open_events, say, transcript
+from tests.http_server import RunningServer
 from tests.test_http_replay import counters, last_step_of_turn, ok, step_ids
 
 UNDONE = ("kazma_time_travel_rewind_total", (("action", "undo"), ("outcome", "ok")))

@@ -20,7 +20,7 @@ import pytest
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings, person, user_file
 from tests.http_server import RunningServer, serve_kazma
-from tests.test_http_chat import error_of, new_chat, say, transcript
+from tests.helpers import error_of, new_chat, say, transcript
 
 
 async def approve(who: Person, chat: str, turn: dict[str, Any]) -> dict[str, Any]:

@@ -20,15 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.core import Core
-from kazma_core.stores.conversation_sql import NOTE_KEY
+from kazma_core.stores.types import NOTE_KEY
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
-from tests.test_serve_bots import KAZMA, free_port
+from tests.helpers import free_port
+from tests.test_serve_bots import KAZMA
 
-KILLS = 30
+KILLS = {"sqlite": 30, "postgresql": 10}  # each PostgreSQL start costs more: fewer, at moments as random
 CHATS_PER_USER = 2
 USERS = ("ann", "bob", "cem")
 START_SECONDS = 60.0
@@ -115,9 +117,9 @@ async def start_serve(data: Path, env: dict[str, str], log: Path) -> tuple[async
             await asyncio.sleep(0.05)
 
 
-async def check(data: Path, chats: list[ChatLog], cycle: int) -> dict[str, Any]:
+async def check(data: Path, chats: list[ChatLog], cycle: int, database: dict[str, str]) -> dict[str, Any]:
     """Open the folder as the next start does (recovery included), and compare every chat."""
-    core = await Core.open(make_settings(data))
+    core = await Core.open(make_settings(data, database=database))
     try:
         await core.recover()
         await RewindService(core).recover()
@@ -143,12 +145,16 @@ async def check(data: Path, chats: list[ChatLog], cycle: int) -> dict[str, Any]:
         await core.close()
 
 
-async def test_sigkill_at_random_moments_leaves_every_chat_whole(tmp_path: Path) -> None:
+@pytest.mark.engines()
+async def test_sigkill_at_random_moments_leaves_every_chat_whole(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
+    database = {"url": request.getfixturevalue("pg_url") if engine == "postgresql" else ""}
     seed = int(os.environ.get("KILL_SEED") or random.randrange(10**6))  # not KAZMA_*: the fixtures clear those
     rng = random.Random(seed)
     print(f"kill test seed {seed} (KILL_SEED={seed} repeats it)", file=sys.stderr)
     data = tmp_path / "data"
-    core = await Core.open(make_settings(data))
+    core = await Core.open(make_settings(data, database=database))
     chats: list[ChatLog] = []
     try:
         for name in USERS:
@@ -160,10 +166,11 @@ async def test_sigkill_at_random_moments_leaves_every_chat_whole(tmp_path: Path)
         await core.close()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
     env.update(PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
-               KAZMA_CONFIG=str(tmp_path / "no-user-file.toml"), KAZMA_AGENT__APPROVAL_TTL_SECONDS="5")
+               KAZMA_CONFIG=str(tmp_path / "no-user-file.toml"), KAZMA_AGENT__APPROVAL_TTL_SECONDS="5",
+               KAZMA_DATABASE__URL=database["url"])
     log = tmp_path / "serve.log"
     rows = 0
-    for cycle in range(KILLS):
+    for cycle in range(KILLS[engine]):
         process, url = await start_serve(data, env, log)
         workers = [asyncio.create_task(keep_busy(url, chat, random.Random(rng.random()), cycle)) for chat in chats]
         await asyncio.sleep(rng.uniform(0.05, 1.5))
@@ -172,7 +179,7 @@ async def test_sigkill_at_random_moments_leaves_every_chat_whole(tmp_path: Path)
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        rows = (await check(data, chats, cycle))["rows"]
+        rows = (await check(data, chats, cycle, database))["rows"]
         for chat in chats:
             if chat.restore_in_doubt:  # it may have taken back what was answered before it
                 chat.answered.clear()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psycopg
@@ -86,6 +87,23 @@ def test_a_private_server_leaves_no_folder_behind() -> None:
     with private_server() as server:
         assert (server.folder / "data" / "PG_VERSION").exists()
     assert not server.folder.exists()
+
+
+def test_a_private_server_goes_when_the_test_run_is_killed() -> None:
+    """A killed run (a timeout, SIGKILL) runs no teardown: its server was left holding a port and a folder."""
+    run = ("import time\nfrom tests.postgres import private_server\n"
+           "with private_server() as server:\n    print(server.folder, server.port, flush=True)\n    time.sleep(300)")
+    child = subprocess.Popen([sys.executable, "-c", run], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    folder, port = child.stdout.readline().split()
+    child.kill()
+    child.wait()
+    deadline = time.monotonic() + 30
+    while Path(folder).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(folder).exists()
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/postgres", connect_timeout=5)
 
 
 def test_the_named_server_is_used_as_it_is(postgres_admin_url: str) -> None:

@@ -30,7 +30,7 @@ from kazma_core.leases import chat_lease
 from kazma_core.stores.replica_sql import ReplicaStore
 from tests.conftest import make_settings
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
-from tests.http_server import open_events
+from tests.helpers import open_events
 from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
 
 TG_TOKEN = "5550002222:AAH-replicas-test-token"
@@ -144,6 +144,9 @@ async def test_three_replicas_share_events_leases_the_clean_up_and_the_chat_apps
                         r = await on_b.post("/api/replay/restore", json={"thread_id": watched, "snapshot_id": step})
                         assert r.status_code == 200, r.text
                         await tab.until("reload")
+                    # Event ids are each replica's own: resumed on another replica, the stream reloads.
+                    async with open_events(on_c, watched, last_event_id=tab.last_id) as resumed:
+                        assert (await resumed.next()).type == "reload"
 
                     # 2. A turn running on A: a restore on B is refused with turn_running.
                     r = await on_a.post(f"/api/chats/{busy}/messages", json={"text": "hello"})

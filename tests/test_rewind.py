@@ -21,11 +21,14 @@ from kazma_core.errors import (
     StoreUnavailable,
     TurnRunning,
 )
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings, metric
+
+# The same behaviour on both store engines.
+pytestmark = pytest.mark.engines()
 
 
 @pytest.fixture

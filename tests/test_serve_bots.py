@@ -18,7 +18,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sys
 import time
 import uuid
@@ -29,6 +28,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from tests.helpers import free_port
 from tests.fakes.discord_server import ALICE, DM, GENERAL, FakeDiscord, serve_fake_discord
 from tests.fakes.slack_server import FakeSlack, serve_fake_slack
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
@@ -50,12 +50,6 @@ STOP_SECONDS = 15.0
 def answer_to(text: str) -> str:
     """What the offline model answers to a plain message."""
     return f'You said: "{text}". I know no facts yet.'
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

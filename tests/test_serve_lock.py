@@ -12,7 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from tests.test_serve_bots import KAZMA, free_port, kazma_serve
+from tests.helpers import free_port
+from tests.test_serve_bots import KAZMA, kazma_serve
 
 REFUSED_SECONDS = 30.0
 

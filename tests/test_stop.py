@@ -6,8 +6,8 @@ import httpx
 from langchain_core.messages import AIMessage, ToolMessage
 
 from tests.conftest import Person
-from tests.http_server import RunningServer, open_events
-from tests.test_http_chat import error_of, new_chat, say, transcript
+from tests.helpers import error_of, new_chat, open_events, say, transcript
+from tests.http_server import RunningServer
 
 STOPPED = "Stopped before Kazma answered, as you asked. Send a message to go on."
 

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kazma_core.settings import Settings
 from tests.conftest import Person
 from tests.http_server import RunningServer
-from tests.test_http_chat import new_chat, say
+from tests.helpers import new_chat, say
 
 
 def gauge(text: str, name: str, **labels: str) -> float | None:

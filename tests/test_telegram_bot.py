@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import re
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +25,12 @@ from bots.gateway import Button, Gateway, Reply
 from commands.registry import telegram_menu
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from kazma_ui.cli import _users_link
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import written
 from tests.fakes.telegram_server import FakeTelegram, Sent, group_chat, person, private_chat, serve_fake_telegram
+from tests.helpers import free_port
 from tests.http_server import serve_kazma
 
 TOKEN = "5550001111:AAH-fake-token-for-tests"
@@ -79,12 +79,6 @@ class Bot:
 
     async def step_ids(self, chat: dict[str, Any], turn: int) -> list[str]:
         return [s.id for s in await self.core.snapshots.list_steps((await self.chat(chat)).id) if s.turn_index == turn]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def telegram_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fake: FakeTelegram, **env: str) -> Settings:

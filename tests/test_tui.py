@@ -11,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-import socket
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from textual.pilot import Pilot
 
@@ -26,7 +24,9 @@ from kazma_ui.tui.app import KazmaTui
 from kazma_ui.tui.widgets.chat_list import ChatList
 from kazma_ui.tui.widgets.confirm import ConfirmDialog
 from tests.conftest import Person, make_settings
+from tests.helpers import free_port, new_chat, said, say, steps_of, turn_over
 from tests.http_server import RunningServer, serve_kazma
+from tests.tcp_proxy import tcp_proxy
 
 WAIT = 10.0
 SIZE = (120, 50)
@@ -34,30 +34,6 @@ SHORT_ID = re.compile(r"· ([0-9a-f]{8})\b")
 
 
 # -- helpers: the scene over HTTP, and what the app shows ------------------------------------
-
-
-async def new_chat(http: httpx.AsyncClient, title: str) -> str:
-    response = await http.post("/api/chats", json={"title": title})
-    assert response.status_code == 201, response.text
-    return response.json()["thread_id"]  # type: ignore[no-any-return]
-
-
-async def say(http: httpx.AsyncClient, chat: str, text: str) -> dict[str, Any]:
-    response = await http.post(f"/api/chats/{chat}/messages", json={"text": text})
-    assert response.status_code == 200, response.text
-    return response.json()  # type: ignore[no-any-return]
-
-
-async def steps_of(http: httpx.AsyncClient, chat: str) -> list[dict[str, Any]]:
-    response = await http.get(f"/api/replay/snapshots/{chat}")
-    assert response.status_code == 200, response.text
-    return response.json()["snapshots"]  # type: ignore[no-any-return]
-
-
-async def transcript(http: httpx.AsyncClient, chat: str) -> list[tuple[str, str]]:
-    response = await http.get(f"/api/chats/{chat}/messages")
-    assert response.status_code == 200, response.text
-    return [(m["role"], m["text"]) for m in response.json()["messages"]]
 
 
 def shown(app: KazmaTui) -> str:
@@ -116,14 +92,6 @@ async def tui(url: str, token: str, **kwargs: Any) -> AsyncIterator[tuple[KazmaT
         yield app, pilot
 
 
-async def turn_over(server: RunningServer, chat: str) -> None:
-    async def released() -> None:
-        while await server.core.store.lease(chat) is not None:
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(released(), WAIT)
-
-
 # -- chatting ----------------------------------------------------------------------------------
 
 
@@ -140,7 +108,7 @@ async def test_a_message_is_sent_and_its_reply_streams_into_the_view(server: Run
         last = (await steps_of(ann.http, chat))[-1]
         await until(pilot, lambda: last["snapshot_id"][:8] in app.sub_title)
         assert "turn 1, step" in app.sub_title
-    assert await transcript(ann.http, chat) == [("user", "calc 6*7"), ("assistant", "6*7 = 42")]
+    assert await said(ann.http, chat) == [("user", "calc 6*7"), ("assistant", "6*7 = 42")]
 
 
 async def test_an_approval_card_is_answered_with_a_key(server: RunningServer, ann: Person, settings: Settings) -> None:
@@ -179,7 +147,7 @@ async def test_a_card_waiting_when_the_chat_opens_is_shown_and_blocks_a_restore(
         await until_shown(pilot, "An approval is waiting in this chat.")
         assert dialog(app) is None  # refused before anything was asked
         assert app.view.entries[-1].kind == "alert"
-    assert await transcript(ann.http, chat) == [("user", "calc 1+1"), ("assistant", "1+1 = 2"), ("user", "write later.txt: x")]
+    assert await said(ann.http, chat) == [("user", "calc 1+1"), ("assistant", "1+1 = 2"), ("user", "write later.txt: x")]
 
 
 # -- time travel commands ------------------------------------------------------------------------
@@ -253,7 +221,7 @@ async def test_restore_shows_what_it_will_not_undo_and_cancel_changes_nothing(
     card = (await say(ann.http, chat, "write notes.txt: hi"))["gates"][0]["card_id"]
     await ann.http.post(f"/api/chats/{chat}/approvals/{card}", json={"decision": "approve"})
     await say(ann.http, chat, "calc 2+2")
-    before = await transcript(ann.http, chat)
+    before = await said(ann.http, chat)
     steps_before = await steps_of(ann.http, chat)
     short = target["snapshot_id"][:8]
     async with tui(server.url, ann.token) as (app, pilot):
@@ -267,7 +235,7 @@ async def test_restore_shows_what_it_will_not_undo_and_cancel_changes_nothing(
         await pilot.press("n")
         await until_shown(pilot, "Cancelled: nothing was changed.")
         assert dialog(app) is None
-        assert await transcript(ann.http, chat) == before
+        assert await said(ann.http, chat) == before
         assert await steps_of(ann.http, chat) == steps_before
 
         await enter(pilot, f"/replay {short}")
@@ -280,7 +248,7 @@ async def test_restore_shows_what_it_will_not_undo_and_cancel_changes_nothing(
         assert texts[:2] == ["You: calc 1+1", "Kazma: 1+1 = 2"]
         assert texts[2].startswith(f"Restored this chat to turn 1, step {target['iteration']}. Later steps removed: ")
         assert len(texts) == 3
-    assert await transcript(ann.http, chat) == before[:2]
+    assert await said(ann.http, chat) == before[:2]
     assert [s["snapshot_id"] for s in await steps_of(ann.http, chat)][-1] == target["snapshot_id"]
     assert (settings.files_of(ann.user.id) / "notes.txt").read_text() == "hi"  # the world is not rewound
     audited = [(r.action, r.outcome, r.surface) for r in await server.core.audit.rows(chat)]
@@ -326,7 +294,7 @@ async def test_fork_asks_then_opens_the_new_chat_listed_with_its_lineage(server:
         await until(pilot, lambda: app.chat_id == chat and len(app.view.texts()) == 4)
         assert app.view.texts()[-1] == "Kazma: 3*3 = 9"
         assert app.focused is app.input_line
-    assert [r for r, _ in await transcript(ann.http, chat)] == ["user", "assistant", "user", "assistant"]
+    assert [r for r, _ in await said(ann.http, chat)] == ["user", "assistant", "user", "assistant"]
 
 
 async def test_replay_clear_asks_first_and_deletes_the_steps(server: RunningServer, ann: Person) -> None:
@@ -349,7 +317,7 @@ async def test_replay_clear_asks_first_and_deletes_the_steps(server: RunningServ
         await enter(pilot, "/replay clear")
         await until(pilot, lambda: app.view.texts()[-1] == "No steps saved in this chat yet.")
         assert dialog(app) is None
-    assert len(await transcript(ann.http, chat)) == 2  # the conversation itself stays
+    assert len(await said(ann.http, chat)) == 2  # the conversation itself stays
 
 
 async def test_help_and_mistyped_commands_are_answered_with_what_to_type(server: RunningServer, ann: Person) -> None:
@@ -376,7 +344,7 @@ async def test_help_and_mistyped_commands_are_answered_with_what_to_type(server:
             assert app.view.texts()[-1] == answer, typed
             assert app.input_line.value == ""
         assert dialog(app) is None
-    assert await transcript(ann.http, chat) == [("user", "calc 1+1"), ("assistant", "1+1 = 2")]
+    assert await said(ann.http, chat) == [("user", "calc 1+1"), ("assistant", "1+1 = 2")]
 
 
 async def test_reset_and_memory_off_run_on_the_server(server: RunningServer, ann: Person) -> None:
@@ -434,7 +402,7 @@ async def test_while_a_turn_runs_a_message_and_a_restore_are_refused_with_what_t
         await pilot.press("enter")
         await until_shown(pilot, "Kazma: 1+1 = 2")
         assert app.input_line.value == ""
-    assert [text for _, text in await transcript(ann.http, chat)] == [
+    assert [text for _, text in await said(ann.http, chat)] == [
         "calc 3+3", "3+3 = 6", "sleep 2", "Slept 2 seconds.", "calc 1+1", "1+1 = 2",
     ]
 
@@ -456,7 +424,7 @@ async def test_a_restore_made_through_the_api_reloads_the_open_chat(server: Runn
 
         await enter(pilot, "calc 5+5")
         await until_shown(pilot, "Kazma: 5+5 = 10")
-    assert await transcript(ann.http, chat) == [
+    assert await said(ann.http, chat) == [
         ("user", "calc 1+1"), ("assistant", "1+1 = 2"), ("user", "calc 5+5"), ("assistant", "5+5 = 10"),
     ]
 
@@ -512,10 +480,23 @@ async def test_a_bad_token_is_said_on_the_banner(server: RunningServer) -> None:
         assert app.chat_id is None
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+async def test_a_broken_stream_resumes_and_shows_what_was_said_meanwhile_once(server: RunningServer, ann: Person) -> None:
+    chat = await new_chat(ann.http, "Resume")
+    await say(ann.http, chat, "calc 1+1")
+    async with tcp_proxy(server.url) as network, tui(network.url, ann.token) as (app, pilot):
+        await until(pilot, lambda: app.view.texts() == ["You: calc 1+1", "Kazma: 1+1 = 2"])
+        await say(ann.http, chat, "calc 2+2")  # from another device, while the TUI follows the chat
+        await until_shown(pilot, "Kazma: 2+2 = 4")
+
+        network.cut()
+        await until(pilot, lambda: app.banner.lost)
+        await say(ann.http, chat, "calc 3+3")  # while the TUI cannot hear it
+        network.mend()
+        await until(pilot, lambda: not app.banner.lost)
+        await until_shown(pilot, "Kazma: 3+3 = 6")
+        assert app.view.texts() == [
+            "You: calc 1+1", "Kazma: 1+1 = 2", "You: calc 2+2", "Kazma: 2+2 = 4", "You: calc 3+3", "Kazma: 3+3 = 6",
+        ]
 
 
 async def test_a_lost_server_shows_the_banner_and_reconnects_keeping_what_was_typed(settings: Settings) -> None:
@@ -555,7 +536,7 @@ async def test_a_lost_server_shows_the_banner_and_reconnects_keeping_what_was_ty
                 await until_shown(pilot, "Kazma: 2+2 = 4")
                 assert app.input_line.value == ""
                 async with second.client(token) as http:
-                    assert [t for _, t in await transcript(http, chat)] == ["calc 1+1", "1+1 = 2", "calc 2+2", "2+2 = 4"]
+                    assert [t for _, t in await said(http, chat)] == ["calc 1+1", "1+1 = 2", "calc 2+2", "2+2 = 4"]
 
 
 def test_kazma_tui_without_a_token_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -577,7 +558,7 @@ async def test_a_long_turn_shows_a_working_sign_and_stop_ends_it(server: Running
         await until(pilot, lambda: "working" not in app.sub_title)
         await enter(pilot, "calc 3+3")
         await until_shown(pilot, "Kazma: 3+3 = 6")
-    assert (await transcript(ann.http, chat))[-1] == ("assistant", "3+3 = 6")
+    assert (await said(ann.http, chat))[-1] == ("assistant", "3+3 = 6")
 
 
 async def test_after_a_restore_the_header_no_longer_names_a_deleted_step(server: RunningServer, ann: Person) -> None:

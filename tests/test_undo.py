@@ -12,9 +12,12 @@ import pytest
 from kazma_core.core import Core
 from kazma_core.errors import InvalidInput, NotFound, TurnRunning
 from kazma_core.maintenance import Maintenance
-from kazma_core.stores.app_sql import Chat, User
+from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings, metric
+
+# The same behaviour on both store engines.
+pytestmark = pytest.mark.engines()
 
 
 @pytest.fixture
@@ -137,6 +140,7 @@ async def test_another_users_chat_has_nothing_to_undo_for_them(core: Core, chat:
     assert (await rewind.undo(user, "test", chat.id))["back"]["steps"] == 4
 
 
+@pytest.mark.engines("sqlite")  # it reads the files' bytes: PostgreSQL's are the server's
 @pytest.mark.parametrize("how", ["forget", "memory_off", "delete"])
 async def test_forgetting_after_a_restore_leaves_nothing_an_undo_could_bring_back(
     core: Core, chat: Chat, user: User, rewind: RewindService, how: str

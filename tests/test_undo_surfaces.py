@@ -7,7 +7,8 @@ from tests.conftest import Person
 from tests.fakes.telegram_server import private_chat
 from tests.http_server import RunningServer
 from tests.test_telegram_bot import ANN, ARABIC, LINA, YES, Bot, bot  # noqa: F401  (bot is a fixture)
-from tests.test_tui import enter, new_chat, say, steps_of, transcript, tui, until, until_shown
+from tests.helpers import new_chat, said, say, steps_of
+from tests.test_tui import enter, tui, until, until_shown
 
 
 async def test_telegram_restore_offers_undo_and_undo_brings_everything_back(bot: Bot) -> None:  # noqa: F811
@@ -69,7 +70,7 @@ async def test_tui_undo_after_a_restore_shows_the_chat_as_it_was(server: Running
     chat = await new_chat(ann.http, "Undo")
     await say(ann.http, chat, "calc 1+1")
     await say(ann.http, chat, "calc 2+2")
-    before = await transcript(ann.http, chat)
+    before = await said(ann.http, chat)
     target = (await steps_of(ann.http, chat))[0]["snapshot_id"]
     async with tui(server.url, ann.token) as (app, pilot):
         await enter(pilot, "/replay undo")
@@ -84,7 +85,7 @@ async def test_tui_undo_after_a_restore_shows_the_chat_as_it_was(server: Running
         await until(pilot, lambda: not app.slash.expected)
         conversation = ["You: calc 1+1", "Kazma: 1+1 = 2", "You: calc 2+2", "Kazma: 2+2 = 4"]
         await until(pilot, lambda: [t for t in app.view.texts() if t.startswith(("You:", "Kazma:"))] == conversation)
-    assert await transcript(ann.http, chat) == before
+    assert await said(ann.http, chat) == before
     audited = [(r.action, r.outcome, r.surface) for r in await server.core.audit.rows(chat)]
     assert audited == [("undo", "not_found", "tui"), ("restore", "ok", "tui"), ("undo", "ok", "tui")]
 

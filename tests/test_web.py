@@ -11,10 +11,11 @@ import httpx
 import pytest
 
 from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_core.catalogue.errors import ERRORS
 from kazma_ui.web import i18n
 from kazma_ui.web.settings_api import EDITABLE
+from tests.helpers import error_of, new_chat
 from tests.http_server import RunningServer, serve_kazma
 from tests.web_session import browser_client
 
@@ -45,13 +46,6 @@ async def member(server: RunningServer) -> AsyncIterator[tuple[User, httpx.Async
     user, token = await server.add_user("max")
     async with server.client(token) as http:
         yield user, http
-
-
-def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["error"] == code and body["message"].strip(), body
-    return body  # type: ignore[no-any-return]
 
 
 def html_root(page: str) -> tuple[str, str]:
@@ -272,12 +266,6 @@ def test_the_language_comes_from_the_address_then_the_stored_choice_then_the_bro
 
 
 # -- slash commands in the web chat ------------------------------------------------------------------
-
-
-async def new_chat(http: httpx.AsyncClient) -> str:
-    response = await http.post("/api/chats", json={"title": "commands"})
-    assert response.status_code == 201, response.text
-    return response.json()["thread_id"]  # type: ignore[no-any-return]
 
 
 async def test_replay_and_fork_in_the_web_chat_answer_with_the_count_and_a_link(

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from tests.http_server import RunningServer
 
 LOGIN_TTL = 600

@@ -23,8 +23,9 @@ from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sql import AppStore, Card
-from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.types import Card
+from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import TURN, UndoKeep
 
@@ -62,7 +63,7 @@ class TurnRunner:
         self,
         settings: Settings,
         store: AppStore,
-        conversation: SqlConversationStore,
+        conversation: ConversationStore,
         graph: Any,
         model: BaseChatModel,
         recorder: SnapshotRecorder,

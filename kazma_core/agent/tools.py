@@ -22,8 +22,7 @@ from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from kazma_core.agent.stops import current_stop
-from kazma_core.stores.app_sql import AppStore
-
+from kazma_core.stores.interfaces import AppStore
 DEFAULT_MAX_RESULT_CHARS = 65_536
 MAX_NAME_BYTES = 255  # what common file systems allow for one name
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.engine import Conn, Row
 
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"

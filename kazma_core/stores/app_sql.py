@@ -1,4 +1,5 @@
-"""kazma.db on SQLite: users, chats, transcript, facts, approval cards, turn leases, settings."""
+"""The app store in SQL (SQLite or PostgreSQL): users, chats, transcript, facts, approval cards, turn
+leases, settings and alerts."""
 
 from __future__ import annotations
 
@@ -7,99 +8,14 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from kazma_core.stores.bodies import unpack
 from kazma_core.stores.engine import Conn, Database, Row, octets
-
-
-@dataclass(frozen=True)
-class User:
-    id: str
-    name: str
-    role: str
-    lang: str
-
-
-@dataclass(frozen=True)
-class Chat:
-    id: str
-    owner_id: str
-    title: str
-    created_at: float
-    last_turn: int
-    forked_from: dict[str, Any] | None
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where a chat lives in a chat app: the platform, and a whole chat or a thread or topic there."""
-
-    platform: str  # telegram | discord | slack
-    place: str  # chat | thread | topic
-    label: str  # the thread's or topic's name, as the platform shows it ("" for a whole chat)
-
-
-@dataclass(frozen=True)
-class TranscriptRow:
-    id: int
-    turn_index: int
-    role: str
-    text: str
-    created_at: float
-
-
-@dataclass(frozen=True)
-class Fact:
-    id: int
-    turn_index: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Card:
-    id: str
-    chat_id: str
-    turn_index: int
-    tool_call_id: str
-    tool: str
-    args: dict[str, Any]
-    status: str
-    created_at: float
-    expires_at: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "card_id": self.id,
-            "tool": self.tool,
-            "args": self.args,
-            "status": self.status,
-            "turn_index": self.turn_index,
-            "expires_at": self.expires_at,
-        }
-
-
-@dataclass(frozen=True)
-class Alert:
-    """An operator alert: shown to the owner until acknowledged."""
-
-    id: int
-    kind: str
-    message: str
-    created_at: float
-    acknowledged_at: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "message": self.message,
-            "created_at": self.created_at,
-            "acknowledged_at": self.acknowledged_at,
-        }
+from kazma_core.stores.interfaces import Also
+from kazma_core.stores.types import Alert, Card, Chat, Fact, Place, TranscriptRow, User
 
 
 def hash_token(token: str) -> str:
@@ -154,7 +70,7 @@ def _card(row: Row) -> Card:
     )
 
 
-class AppStore:
+class SqlAppStore:
     """Everything in kazma.db except time-travel steps and the audit trail."""
 
     def __init__(self, db: Database) -> None:
@@ -162,6 +78,15 @@ class AppStore:
 
     async def close(self) -> None:
         await self.db.close()
+
+    async def purge_deleted(self) -> None:
+        await self.db.purge_wal()
+
+    def marker_row(self, chat_id: str, turn_index: int, role: str, text: str) -> Also:
+        return transcript_row(chat_id, turn_index, role, text)
+
+    def chat_deletion(self, chat_id: str) -> Also:
+        return delete_chat_row(chat_id)
 
     # users and tokens -------------------------------------------------------------
     async def add_user(self, name: str, role: str = "user") -> User:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from kazma_core.stores.engine import Conn, Database
+from kazma_core.stores.types import AuditRow
 
 MIGRATIONS: list[str] = [
     """
@@ -27,21 +27,7 @@ MIGRATIONS: list[str] = [
 ]
 
 
-@dataclass(frozen=True)
-class AuditRow:
-    at: float
-    user_id: str
-    surface: str
-    chat_id: str
-    step_id: str | None
-    action: str
-    outcome: str
-    checkpoint_before: str | None
-    new_chat_id: str | None
-    detail: str | None
-
-
-class AuditStore:
+class SqlAuditStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 

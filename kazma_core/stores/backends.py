@@ -6,9 +6,12 @@ three schemas of one PostgreSQL database, shared by every replica that names it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kazma_core.settings import Settings
 from kazma_core.stores import app_schema, audit_sql, snapshots_sql
 from kazma_core.stores.engine import Database
+from kazma_core.stores.pg_copy import SchemaFile
 from kazma_core.stores.postgres import PostgresDB
 from kazma_core.stores.sqlite import SqliteDB
 
@@ -43,3 +46,23 @@ def audit_db(settings: Settings) -> Database:
     if url:
         return PostgresDB(url, AUDIT_SCHEMA, audit_sql.MIGRATIONS)
     return SqliteDB(settings.audit_db, audit_sql.MIGRATIONS)
+
+
+def archive_schemas(folder: Path) -> list[SchemaFile]:
+    """The schemas a backup or a bundle holds, each as its SQLite file in folder; never the steps.
+
+    The audit trail first and kazma.db last, in the order the SQLite files are copied."""
+    return [
+        SchemaFile(AUDIT_SCHEMA, audit_sql.MIGRATIONS, folder / "time_travel_audit.db"),
+        SchemaFile(APP_SCHEMA, app_schema.MIGRATIONS, folder / "kazma.db"),
+    ]
+
+
+async def ensure_ready(settings: Settings) -> None:
+    """Open (create, upgrade) every store's database now, so that one that cannot be used stops a
+    command before it starts anything (a server unreachable, a schema newer than this Kazma)."""
+    for db in (app_db(settings), steps_db(settings), audit_db(settings)):
+        try:
+            await db.run(lambda conn: None)
+        finally:
+            await db.close()

@@ -30,7 +30,7 @@ import operator
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -40,7 +40,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     writes_sort_key,
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -58,6 +57,8 @@ from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
 
 from kazma_core.stores.engine import Conn, Database, Row
+from kazma_core.stores.interfaces import Also, ConversationStore, TakenBack
+from kazma_core.stores.types import NOTE_KEY
 
 BODIES = "conv_bodies"
 MESSAGES = "messages"
@@ -65,12 +66,9 @@ REFS = "kazma-refs"  # the type of a write whose messages are kept as references
 PACKED = "z+"  # a checkpoint blob compressed with zlib
 PACK_FROM = 256
 WRITES_KEPT = 10  # checkpoints whose task writes Kazma's prune keeps (the newest; older ones are history)
-NOTE_KEY = "kazma_note"  # additional_kwargs of an AI message that closes a turn without an answer
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
 
-Also = Callable[[Conn], None]
-TakenBack = Callable[[Conn, list[int]], None]  # what becomes of transcript rows a rewind takes back
 
 
 @dataclass
@@ -208,7 +206,7 @@ def transcript_role(message: BaseMessage) -> tuple[str, str | None] | None:
     return None
 
 
-class SqlConversationStore(BaseCheckpointSaver[int]):
+class SqlConversationStore(ConversationStore):
     """LangGraph's checkpointer on kazma.db, with the transcript written in the same transactions."""
 
     def __init__(self, db: Database, serde: SerializerProtocol | None = None) -> None:
@@ -303,19 +301,45 @@ class SqlConversationStore(BaseCheckpointSaver[int]):
         )
         return CheckpointTuple(config, copy_checkpoint(held.checkpoint), dict(held.metadata), parent, writes)  # type: ignore[arg-type]
 
-    def _load(self, conn: Conn, row: Row) -> _Held:
+    def _load(self, conn: Conn, row: Row, prior: _Held | None = None) -> _Held:
+        """A checkpoint from the database. With `prior` (an older checkpoint of the same chat still
+        in memory: another replica wrote the ones since), the messages the two share are taken
+        from it and only the newer bodies are read."""
         checkpoint = self.serde.loads_typed(_unpacked(row["type"], row["checkpoint"]))
         runs = None
         msg_bytes = 0
         if row["msg_refs"] is not None:
             runs = bodies.decode_runs(row["msg_refs"])
-            found = bodies.read(conn, BODIES, space_of(conn, row["thread_id"]), runs)
-            checkpoint["channel_values"][MESSAGES] = decode_messages(found)
-            msg_bytes = sum(len(b) for b in found)
+            space = space_of(conn, row["thread_id"])
+            kept, kept_bytes = self._still_held(conn, space, runs, prior)
+            found = bodies.read(conn, BODIES, space, bodies.runs_extend([], bodies.numbers(runs)[len(kept):]))
+            checkpoint["channel_values"][MESSAGES] = kept + decode_messages(found)
+            msg_bytes = kept_bytes + sum(len(b) for b in found)
         return _Held(
             row["thread_id"], row["checkpoint_ns"], checkpoint, json.loads(row["metadata"]),
             row["parent_checkpoint_id"], runs, msg_bytes, len(row["checkpoint"]),
         )
+
+    @staticmethod
+    def _still_held(conn: Conn, space: str, runs: Runs, prior: _Held | None) -> tuple[list[Any], int]:
+        """The leading messages of `prior` that the checkpoint with `runs` holds too, and their bytes.
+
+        The same body number means the same body while that body lives; a number is given again
+        only above every number in use, so when the last shared one still has the body it had,
+        every one before it does too (the rule _prefix relies on)."""
+        if prior is None or prior.runs is None or prior.messages is None:
+            return [], 0
+        old, new = bodies.numbers(prior.runs), bodies.numbers(runs)
+        shared = 0
+        for a, b in zip(old, new):
+            if a != b:
+                break
+            shared += 1
+        if not shared or bodies.digest_of(conn, BODIES, space, new[shared - 1]) != bodies.digest(
+            encode_message(prior.messages[shared - 1])
+        ):
+            return [], 0
+        return list(prior.messages[:shared]), prior.msg_bytes * shared // max(len(prior.messages), 1)
 
     def _writes(self, conn: Conn, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[Any]:
         rows = conn.execute(pending_writes_sql(True), (thread_id, checkpoint_ns, checkpoint_id)).fetchall()
@@ -367,13 +391,14 @@ class SqlConversationStore(BaseCheckpointSaver[int]):
         checkpoint_id, writes = found
         held = self._cached(thread_id, checkpoint_ns, checkpoint_id)
         if held is None:
+            prior = self._held.get((thread_id, checkpoint_ns))
 
             def load(conn: Conn) -> _Held | None:
                 row = conn.execute(
                     "SELECT * FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     (thread_id, checkpoint_ns, checkpoint_id),
                 ).fetchone()
-                return self._load(conn, row) if row else None
+                return self._load(conn, row, prior) if row else None
 
             held = await self.db.run(load)
             if held is None:

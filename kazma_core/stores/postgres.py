@@ -38,7 +38,7 @@ from kazma_core.stores.engine import Conn, Cursor, NewerSchema, Params
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-ATTEMPTS = 6
+ATTEMPTS = 10  # a transaction another replica keeps beating is run again this many times, pauses doubling
 SETTING = "KAZMA_DATABASE__URL (database.url)"
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _MIGRATE_LOCK = 0x6B617A6D61  # "kazma": one replica migrates at a time
@@ -53,9 +53,12 @@ def check_url(url: str) -> None:
     if not url.startswith(("postgresql://", "postgres://")):
         raise DatabaseUnreachable(f"{SETTING} must start with postgresql:// (it is {redact(url)!r}).")
     try:
-        conninfo_to_dict(url)
+        port = conninfo_to_dict(url).get("port")
     except psycopg.ProgrammingError as err:
-        raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL ({err}). Fix it and start again.") from err
+        reason = str(err).strip().splitlines()[0]
+        raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL ({reason}). Fix it and start again.") from err
+    if port is not None and not str(port).isdigit():
+        raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL (port {port!r}). Fix it and start again.")
 
 
 def redact(url: str) -> str:
@@ -235,7 +238,7 @@ def migrate(conn: psycopg.Connection[Any], schema: str, migrations: Sequence[str
         row = conn.execute(sql.SQL("SELECT version FROM {}.kazma_version").format(name)).fetchone()
         version = int(row[0]) if row else 0
         if version > len(migrations):
-            raise NewerSchema(f"PostgreSQL schema {schema}", version, len(migrations))
+            raise NewerSchema(f"PostgreSQL schema {schema} of the database {SETTING} names", version, len(migrations))
         if version == len(migrations):
             return
         conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(name))

@@ -1,8 +1,9 @@
-"""What the clean-up needs from snapshots.db beyond the store contract (SQLite only).
+"""What the clean-up needs from the steps' database beyond the store contract.
 
-A deletion that says what it freed (the step ids, and the first bytes of every message
-body no step uses any more), the file's page counts, compaction, the WAL checkpoint, and
-the byte check: whether a freed body's bytes are still anywhere in the file or its WAL.
+A deletion that says what it freed (the step ids, and on SQLite the first bytes of every
+message body no step uses any more), and, on SQLite only, the file's page counts,
+compaction, the WAL checkpoint, and the byte check: whether a freed body's bytes are
+still anywhere in the file or its WAL (``steps_space.py`` holds PostgreSQL's side).
 
 The byte check is exact because of where SQLite puts a row: a body's first bytes sit in
 its row's cell on one page (the rest may spill to overflow pages), so a marker no longer
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kazma_core.stores.engine import Conn
 from kazma_core.stores.bodies import decode_runs, intervals, merge
 from kazma_core.stores.snapshots_sql import _delete_where, space_of
 
@@ -80,11 +82,12 @@ def marker_length(conn: sqlite3.Connection, chat_id: str) -> int:
     return max(MIN_MARKER, min(MAX_MARKER, min_local - ROW_PREFIX - len(chat_id.encode())))
 
 
-def delete_recording(conn: sqlite3.Connection, where: str, params: tuple[object, ...]) -> Deletion:
+def delete_recording(conn: Conn, where: str, params: tuple[object, ...], *, sample: bool = True) -> Deletion:
     """Delete the matching steps (inside the caller's transaction) and record what went.
 
-    The heads of the bodies the steps used are read first; after the delete, the ones
-    whose rows are gone are the bodies it freed (the others are still used by a step kept).
+    The heads of the bodies the steps used are read first (when sample: only a file's bytes
+    can be searched for them); after the delete, the ones whose rows are gone are the
+    bodies it freed (the others are still used by a step kept).
     """
     victims = conn.execute(f"SELECT chat_id, refs FROM steps WHERE {where}", params).fetchall()
     spans: dict[str, list[tuple[int, int]]] = {}
@@ -94,8 +97,8 @@ def delete_recording(conn: sqlite3.Connection, where: str, params: tuple[object,
     total = sum(hi - lo + 1 for found in spans.values() for lo, hi in found)
     every = max(1, -(-total // MAX_CANDIDATES))
     heads: dict[tuple[str, int], bytes] = {}
-    for chat_id, found in spans.items():
-        length = marker_length(conn, chat_id)
+    for chat_id, found in spans.items() if sample else ():
+        length = marker_length(conn, chat_id)  # type: ignore[arg-type]
         for lo, hi in found:
             for n, head in conn.execute(
                 "SELECT n, substr(body, 1, ?) FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?",
@@ -111,7 +114,7 @@ def delete_recording(conn: sqlite3.Connection, where: str, params: tuple[object,
     return Deletion(ids, len(freed), samples)
 
 
-def _body_numbers(conn: sqlite3.Connection, spans: dict[str, list[tuple[int, int]]]) -> set[tuple[str, int]]:
+def _body_numbers(conn: Conn, spans: dict[str, list[tuple[int, int]]]) -> set[tuple[str, int]]:
     found: set[tuple[str, int]] = set()
     for chat_id, ranges in spans.items():
         for lo, hi in ranges:
@@ -122,7 +125,7 @@ def _body_numbers(conn: sqlite3.Connection, spans: dict[str, list[tuple[int, int
     return found
 
 
-def steps_left(conn: sqlite3.Connection, ids: Sequence[str]) -> int:
+def steps_left(conn: Conn, ids: Sequence[str]) -> int:
     """How many of these step ids still have a row (ids are random, never reused)."""
     left = 0
     for start in range(0, len(ids), CHUNK):
@@ -133,7 +136,7 @@ def steps_left(conn: sqlite3.Connection, ids: Sequence[str]) -> int:
     return left
 
 
-def chats_with_steps(conn: sqlite3.Connection) -> set[str]:
+def chats_with_steps(conn: Conn) -> set[str]:
     return {chat for (chat,) in conn.execute("SELECT DISTINCT chat_id FROM steps")}
 
 

@@ -1,8 +1,9 @@
 """The Kazma terminal UI: chats, a streamed chat view, approvals and time travel, over HTTP.
 
 One worker follows the open chat's event stream. It is also the connection watch:
-when the stream breaks it shows the banner and reconnects with backoff, and each time
-it is back it reloads the chat, so nothing said meanwhile is missed. The input line is
+when the stream breaks it shows the banner and reconnects with backoff, giving back the
+id of the last event it showed: the server sends what was said meanwhile, or a `reload`
+when it no longer has all of it, and the chat is then read afresh. The input line is
 never cleared by a failure, only once the server has taken what was sent.
 """
 
@@ -22,6 +23,7 @@ from commands import render
 from commands.i18n import error_text, step_label
 from commands.parser import parse
 from kazma_core.errors import KazmaError
+from kazma_core.retry import Backoff
 from kazma_ui.tui.client import ApiError, ConnectionLost, KazmaClient, ServerEvent
 from kazma_ui.tui.sentences import say
 from kazma_ui.tui.slash import Outcome, SlashRunner
@@ -52,12 +54,12 @@ class KazmaTui(App[None]):
         super().__init__()
         self.client = KazmaClient(url, token, lang=lang)
         self.lang = lang
-        self.retry_first = retry_first
-        self.retry_max = retry_max
+        self.backoff = Backoff(retry_first, retry_max)
         self.chat_id: str | None = None
         self.shown_chat: str | None = None  # the chat whose transcript the view shows
         self.chat_titles: dict[str, str] = {}
         self.attempt = 0
+        self.last_event: tuple[str, str] | None = None  # (chat, id) of the last event shown, to resume after
         self.slash = SlashRunner(self.client, lang, self.ask)
         self._view_lock = asyncio.Lock()
         self._pending_notes: dict[str, list[tuple[str, bool]]] = {}
@@ -120,20 +122,23 @@ class KazmaTui(App[None]):
 
     async def _retry_later(self, reason: str) -> None:
         self.attempt += 1
-        delay = min(self.retry_first * 2 ** (self.attempt - 1), self.retry_max)
+        delay = self.backoff.pause(self.attempt)
         self.banner.show_lost(reason, delay, self.attempt)
         await asyncio.sleep(delay)
 
     async def _follow_once(self) -> None:
         chat_id = self.chat_id or await self._choose_chat()
-        async with self.client.events(chat_id) as events:
+        resume = self.last_event[1] if self.last_event and self.last_event[0] == chat_id else None
+        async with self.client.events(chat_id, resume) as events:
             self.attempt = 0
             self.banner.show_connected()
             await self._show_chats()
-            await self._reload(chat_id)
+            if resume is None:
+                await self._reload(chat_id)
             async for event in events:
                 if not await self._on_event(chat_id, event):
                     return
+                self.last_event = (chat_id, event.id)
         raise ConnectionLost(f"The server at {self.client.url} closed the chat stream.")
 
     async def _choose_chat(self) -> str:
@@ -219,7 +224,7 @@ class KazmaTui(App[None]):
             self._pending_notes.setdefault(chat_id, []).append((say("reloaded_restored", self.lang, to=to), False))
         elif reason in ("forgotten", "reset"):
             self._pending_notes.setdefault(chat_id, []).append((say(f"reloaded_{reason}", self.lang), False))
-        else:
+        elif reason != "missed":  # events lost while the stream was broken: the banner said so already
             self._pending_notes.setdefault(chat_id, []).append((say("reloaded", self.lang), False))
         await self._reload(chat_id)
         return True
@@ -313,6 +318,7 @@ class KazmaTui(App[None]):
     # chats ------------------------------------------------------------------------------------
     async def open_chat(self, thread_id: str) -> None:
         self.chat_id = thread_id
+        self.last_event = None  # the view starts empty: the chat is read whole
         async with self._view_lock:
             self.shown_chat = None
             await self.view.clear()

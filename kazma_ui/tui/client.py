@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import httpx
 import orjson
+from httpx_sse import EventSource, SSEError, aconnect_sse
 
 from kazma_core.errors import KazmaError
 
@@ -42,8 +43,11 @@ class ConnectionLost(KazmaError):
 
 @dataclass(frozen=True)
 class ServerEvent:
-    """One server-sent event of a chat: message, snapshot, approval, reload or error."""
+    """One server-sent event of a chat: message, snapshot, approval, reload or error.
 
+    Its id is the server's: given back on a reconnection, the server sends what came after it."""
+
+    id: str
     type: str
     data: dict[str, Any]
 
@@ -64,22 +68,6 @@ def error_of(response: httpx.Response) -> ApiError:
         response.status_code, "http_error",
         f"The server answered {response.status_code} without an explanation. Check that the URL is Kazma's.",
     )
-
-
-async def read_events(lines: AsyncIterator[str]) -> AsyncIterator[ServerEvent]:
-    """`event:`/`data:` blocks off a text/event-stream; comment lines (keep-alives) are skipped."""
-    kind, data = "message", ""
-    async for line in lines:
-        if line == "":
-            if data:
-                yield ServerEvent(kind, orjson.loads(data))
-            kind, data = "message", ""
-        elif line.startswith(":"):
-            continue
-        elif line.startswith("event:"):
-            kind = line[len("event:"):].strip()
-        elif line.startswith("data:"):
-            data += line[len("data:"):].strip()
 
 
 class KazmaClient:
@@ -174,26 +162,34 @@ class KazmaClient:
 
     # the chat stream ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
-    async def events(self, chat_id: str) -> AsyncIterator[AsyncIterator[ServerEvent]]:
+    async def events(self, chat_id: str, last_event_id: str | None = None) -> AsyncIterator[AsyncIterator[ServerEvent]]:
         """Open the chat's event stream; entered once the server listens (nothing after is missed).
 
-        The iterator ends when the server closes the stream; a broken one raises ConnectionLost.
+        With `last_event_id` the server first sends the events after that one, or a `reload`
+        when it no longer has them all. The iterator ends when the server closes the stream;
+        a broken one raises ConnectionLost.
         """
         timeout = httpx.Timeout(REQUEST_TIMEOUT, read=STREAM_READ_TIMEOUT)
+        headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
         try:
-            async with self.http.stream("GET", f"/api/chats/{_path(chat_id)}/events", timeout=timeout) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise error_of(response)
-                lines = response.aiter_lines()
-                await anext(lines)  # ": connected", written once the server has subscribed
-                yield self._guarded(read_events(lines))
-        except (httpx.TransportError, StopAsyncIteration) as err:
-            raise self.lost(err) from err
-
-    async def _guarded(self, events: AsyncIterator[ServerEvent]) -> AsyncIterator[ServerEvent]:
-        try:
-            async for event in events:
-                yield event
+            async with aconnect_sse(
+                self.http, "GET", f"/api/chats/{_path(chat_id)}/events", headers=headers, timeout=timeout
+            ) as source:
+                if source.response.status_code >= 400:
+                    await source.response.aread()
+                    raise error_of(source.response)
+                yield self._guarded(source)
         except httpx.TransportError as err:
             raise self.lost(err) from err
+
+    async def _guarded(self, source: EventSource) -> AsyncIterator[ServerEvent]:
+        try:
+            async for sse in source.aiter_sse():
+                yield ServerEvent(sse.id, sse.event, orjson.loads(sse.data))
+        except httpx.TransportError as err:
+            raise self.lost(err) from err
+        except SSEError as err:
+            raise ApiError(
+                source.response.status_code, "http_error",
+                f"The server did not answer with an event stream ({err}). Check that the URL is Kazma's.",
+            ) from err

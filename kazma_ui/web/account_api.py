@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict
 
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_ui.web.auth import current_user
 from kazma_ui.web.i18n import lang_for
 from kazma_ui.web.schemas import ErrorBody

@@ -8,7 +8,7 @@ from fastapi import Depends, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
 from kazma_core.errors import Forbidden, Unauthorized
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_ui.web.sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_ok, session_seconds
 
 __all__ = [

@@ -1,20 +1,24 @@
-"""The chat API of DESIGN.md's external contract: chats, messages, approvals, events."""
+"""The chat API under /api/chats, a contract HTTP clients and the TUI rely on: chats, messages, approvals, events."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, Depends, Query, Request, Response, status
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
+from fastapi.responses import JSONResponse
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette.sse import AppStatus
+from starlette.background import BackgroundTask
 
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
-from kazma_core.stores.app_sql import Chat, Place, User
+from kazma_core.stores.types import Chat, Place, User
 from kazma_ui.web.auth import current_user, still_signed_in
 from kazma_ui.web.schemas import (
     Accepted,
@@ -40,8 +44,11 @@ ERRORS: dict[int | str, dict[str, object]] = {
 }
 router = APIRouter(prefix="/api/chats", tags=["chats"], responses=ERRORS)
 UserDep = Annotated[User, Depends(current_user)]
-SSE_KEEPALIVE = 15.0
-SSE_POLL = 1.0
+# A stopping server ends open streams after uvicorn's graceful timeout, as any other request.
+# sse-starlette's own drain watches process-wide state: one server stopping would end the
+# streams of every server in the process (the tests run several).
+AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
+SSE_KEEPALIVE = 15.0  # seconds between keep-alive comments, and between checks that the reader is still signed in
 
 
 def core_of(request: Request) -> Core:
@@ -154,28 +161,30 @@ async def forget_chat(request: Request, thread_id: str, user: UserDep) -> Done:
     return Done()
 
 
-@router.get("/{thread_id}/events", response_class=StreamingResponse)
-async def chat_events(request: Request, thread_id: str, user: UserDep) -> StreamingResponse:
+@router.get("/{thread_id}/events", response_class=EventSourceResponse)
+async def chat_events(
+    request: Request, thread_id: str, user: UserDep,
+    last_event_id: Annotated[
+        str | None, Header(alias="Last-Event-ID", description="The id of the last event this client saw, to resume after it")
+    ] = None,
+) -> EventSourceResponse:
+    """The chat's events as they happen. A client that reconnects with the `Last-Event-ID` it
+    saw gets what it missed first, or a `reload` event when that is no longer kept."""
     core = core_of(request)
     await core.chats.owned(user, thread_id)
+    # Subscribed before the answer's headers go out: a client that has them misses nothing after.
+    held = contextlib.AsyncExitStack()
+    events = await held.enter_async_context(core.events.subscribe(thread_id, last_event_id))
 
-    async def stream() -> AsyncIterator[bytes]:
-        async with core.events.subscribe(thread_id) as queue:
-            yield b": connected\n\n"
-            quiet = 0.0
-            # Short waits, so a closed tab ends its stream within a second.
-            while not await request.is_disconnected():
-                try:
-                    event = await asyncio.wait_for(queue.get(), SSE_POLL)
-                except TimeoutError:
-                    quiet += SSE_POLL
-                    if quiet >= SSE_KEEPALIVE:
-                        quiet = 0.0
-                        if not await still_signed_in(request):
-                            return  # signed out, token replaced, user removed: the stream ends too
-                        yield b": keep-alive\n\n"
-                    continue
-                quiet = 0.0
-                yield b"event: " + event.type.encode() + b"\ndata: " + orjson.dumps(event.data) + b"\n\n"
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        while True:
+            try:
+                event = await asyncio.wait_for(anext(events), SSE_KEEPALIVE)
+            except TimeoutError:
+                if not await still_signed_in(request):
+                    return  # signed out, token replaced, user removed: the stream ends too
+                continue
+            yield ServerSentEvent(orjson.dumps(event.data).decode(), event=event.type, id=event.id)
 
-    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+    # The subscription ends with the answer, whichever way that ends (the reader left, or was signed out).
+    return EventSourceResponse(stream(), ping=SSE_KEEPALIVE, sep="\n", background=BackgroundTask(held.aclose))

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from commands.executor import CommandContext, execute
 from commands.parser import parse
 from kazma_core.errors import InvalidInput
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_ui.web.auth import current_user, surface_of
 from kazma_ui.web.i18n import lang_for
 from kazma_ui.web.schemas import ErrorBody

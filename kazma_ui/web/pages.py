@@ -19,7 +19,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from kazma_core.catalogue.errors import ERRORS
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Path, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from commands.render import comparison
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web.auth import current_user, surface_of
 from kazma_ui.web.i18n import lang_for

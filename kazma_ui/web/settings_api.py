@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kazma_core.errors import KazmaError, NotFound, SettingsError
 from kazma_core.settings import Settings, is_live, setting_names, validate_override
-from kazma_core.stores.app_sql import User
+from kazma_core.stores.types import User
 from kazma_ui.web.auth import current_owner
 from kazma_ui.web.schemas import ErrorBody
 

@@ -18,7 +18,6 @@ a 429 carries a `Via` header (without it discord.py takes it for a Cloudflare ba
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -27,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from aiohttp import WSMsgType, web
+
+from tests.helpers import WAIT, eventually
 
 T = TypeVar("T")
 
@@ -152,14 +153,9 @@ class FakeDiscord:
         data = {"custom_id": message.buttons[label], "component_type": 2}
         return await self._interact(3, user, message.channel_id, locale, data, message=self._messages[message.message_id])
 
-    async def until(self, found: Callable[[], T | None], timeout: float = 10.0) -> T:
-        """Wait, at most `timeout` seconds, until `found()` gives something; return it."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not (result := found()):
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"timed out; the bot sent: {[(s.kind, s.content[:80]) for s in self.sent]}")
-            await asyncio.sleep(0.01)
-        return result
+    async def until(self, found: Callable[[], T | None], timeout: float = WAIT) -> T:
+        """The first truthy value of `found()` (bounded)."""
+        return await eventually(found, lambda: f"the fake Discord; the bot sent {[(s.kind, s.content[:80]) for s in self.sent]}", timeout)
 
     def answers(self, interaction_id: int) -> list[Sent]:
         """What the bot showed in answer to one interaction (its response, edits and follow-ups)."""

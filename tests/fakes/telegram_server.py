@@ -1,6 +1,6 @@
 """A fake Telegram Bot API server on 127.0.0.1, for end-to-end tests of the Telegram bot.
 
-It serves `/bot{token}/{method}` as TESTING.md describes: form-encoded requests whose
+It serves `/bot{token}/{method}` as the Bot API does: form-encoded requests whose
 non-string values are JSON, answers `{"ok": true, "result": ...}`, 401 for another token,
 404 for a method it does not know. `getUpdates` hands out what a test pushed, holding the
 long poll about 0.1 s. `sendMessage` is checked as Telegram checks it (HTML tags, 4096
@@ -32,6 +32,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.helpers import WAIT, eventually
 
 T = TypeVar("T")
 
@@ -175,12 +177,9 @@ class FakeTelegram:
     def to(self, chat_id: int) -> list[Sent]:
         return [s for s in self.sent if s.chat_id == chat_id]
 
-    async def wait_for(self, found: Callable[[], T], timeout: float = 10.0) -> T:
-        """The first truthy value of `found()`, checked every 10 ms for at most `timeout` seconds."""
-        async with asyncio.timeout(timeout):
-            while not (value := found()):
-                await asyncio.sleep(0.01)
-            return value
+    async def wait_for(self, found: Callable[[], T | None], timeout: float = WAIT) -> T:
+        """The first truthy value of `found()` (bounded)."""
+        return await eventually(found, lambda: f"the fake Telegram; the bot sent {[s.text[:80] for s in self.sent]}", timeout)
 
     async def replies(self, chat_id: int, after: int, count: int = 1, timeout: float = 10.0) -> list[Sent]:
         """The messages posted to a chat after the first `after` of them, once `count` have come."""

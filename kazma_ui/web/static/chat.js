@@ -190,7 +190,8 @@
     const source = new EventSource(`${chatPath(id)}/events`);
     state.source = source;
     state.ready = new Promise((resolve) => source.addEventListener("open", resolve, { once: true }));
-    // Each (re)connection may have missed events: read the chat afresh.
+    // Each (re)connection reads the chat afresh (and whether a turn runs). A reconnection also gives
+    // the server the last event's id (EventSource does it), so the events missed meanwhile follow.
     source.addEventListener("open", () => { if (state.source === source) refresh(true); });
     // A broken connection is an "error" event too, without data: EventSource reconnects by itself.
     const on = (type, handle) => source.addEventListener(type, (event) => {
@@ -230,6 +231,11 @@
         select(null, true);
         notice(nodes.notice, t("reloaded_deleted"), "info");
         loadChats();
+        return;
+      }
+      // The stream was broken longer than the server keeps events: read afresh, as on any reconnection.
+      if (data.reason === "missed") {
+        refresh();
         return;
       }
       const reloaded = { restored: "reloaded_restored", undone: "reloaded_undone" }[data.reason] || "reloaded";

@@ -1,0 +1,114 @@
+"""The PostgreSQL engine under every store: what a team's deployment relies on when replicas
+share one database and the network between them and it is not perfect."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from kazma_core.core import Core
+from kazma_core.stores.engine import Conn, NewerSchema
+from kazma_core.stores.postgres import DatabaseUnreachable, PostgresDB
+from kazma_ui.thread_rewind import RewindService
+from tests.conftest import make_settings
+
+COUNTER = ["CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO counter VALUES (1, 0)"]
+
+
+def read_then_add(conn: Conn) -> None:
+    # A read, then a write computed from it: the pattern every budget and body number uses.
+    (n,) = conn.execute("SELECT n FROM counter WHERE id = 1").fetchone()
+    conn.execute("UPDATE counter SET n = ? WHERE id = 1", (n + 1,))
+
+
+async def count(db: PostgresDB) -> int:
+    return int((await db.run(lambda c: c.execute("SELECT n FROM counter").fetchone()))[0])
+
+
+async def test_two_replicas_writing_the_same_row_lose_no_write(pg_url: str) -> None:
+    """Each replica's read-then-write runs as if alone: a conflicting one runs again, none is lost."""
+    a, b = PostgresDB(pg_url, "shared", COUNTER), PostgresDB(pg_url, "shared", COUNTER)
+    try:
+        await asyncio.gather(*(db.tx(read_then_add) for _ in range(40) for db in (a, b)))
+        assert await count(a) == 80
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_lost_connection_is_replaced_and_the_next_transaction_runs(pg_url: str) -> None:
+    db = PostgresDB(pg_url, "shared", COUNTER)
+    try:
+        await db.tx(read_then_add)
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            # The server ends every other connection to this database (a restart, a failover).
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        await db.tx(read_then_add)
+        assert await count(db) == 2
+    finally:
+        await db.close()
+
+
+async def test_a_database_of_a_newer_kazma_is_refused_in_one_line(pg_url: str) -> None:
+    newer = PostgresDB(pg_url, "kazma", [*COUNTER, "CREATE TABLE later (id INTEGER)"])
+    await newer.run(lambda c: None)
+    await newer.close()
+    older = PostgresDB(pg_url, "kazma", COUNTER)
+    try:
+        with pytest.raises(NewerSchema) as refused:
+            await older.run(lambda c: None)
+        assert "version 2" in str(refused.value) and "\n" not in str(refused.value)
+    finally:
+        await older.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("mysql://kazma@localhost/kazma", "must start with postgresql://"),
+        ("postgresql://kazma@localhost:notaport/kazma", "not a valid PostgreSQL URL"),
+        ("postgresql://kazma@localhost/kazma?nosuchoption=1", "not a valid PostgreSQL URL"),
+        ("postgresql://kazma:secret@127.0.0.1:1/kazma", "cannot use the PostgreSQL server"),
+    ],
+)
+async def test_an_unusable_database_url_is_one_line_naming_the_setting(url: str, says: str) -> None:
+    with pytest.raises(DatabaseUnreachable) as refused:
+        db = PostgresDB(url, "kazma", COUNTER)
+        try:
+            await db.run(lambda c: None)
+        finally:
+            await db.close()
+    message = str(refused.value)
+    assert says in message and "KAZMA_DATABASE__URL" in message and "\n" not in message
+    assert "secret" not in message  # a password never reaches a log
+
+
+async def test_a_chat_whose_turns_alternate_between_replicas_stays_one_conversation(tmp_path: Path, pg_url: str) -> None:
+    """Each replica keeps the chats it served in memory; a turn another replica ran since, or a
+    restore made there, must show up whole on this one, never as this one's stale copy."""
+    a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
+    b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_url}))
+    try:
+        user = await a.store.add_user("ann")
+        chat = await a.chats.create(user)
+        for core, text in ((a, "one"), (b, "two"), (a, "three"), (b, "four")):
+            assert (await core.turns.send(chat.id, text)).status == "done"
+        step = next(s for s in await a.snapshots.list_steps(chat.id) if s.turn_index == 2)
+        await RewindService(a).restore(user, "web", chat.id, step.id)
+        assert (await b.turns.send(chat.id, "five")).status == "done"
+        assert (await a.turns.send(chat.id, "six")).status == "done"
+        for core in (a, b):
+            state = await core.turns.graph.aget_state(core.turns.config(chat.id))
+            asked = [m.text for m in state.values["messages"] if m.type == "human"]
+            assert asked == ["one", "two", "five", "six"]
+            rows = [r.text for r in await core.store.transcript(chat.id) if r.role == "user"]
+            assert rows == asked
+    finally:
+        await a.close()
+        await b.close()
