@@ -23,6 +23,7 @@ run: $(STAMP)
 	$(VENV)/bin/kazma serve
 
 test: $(STAMP) | $(CHROMIUM)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

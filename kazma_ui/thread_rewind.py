@@ -138,7 +138,8 @@ class RewindService:
             )
 
     # reading -------------------------------------------------------------------------------
-    async def list_threads(self, user: User, surface: str) -> list[ChatWithSteps]:
+    async def list_chats(self, user: User, surface: str) -> list[ChatWithSteps]:
+        """The person's chats that have saved steps."""
         chats = {c.id: c for c in await self.core.chats.list(user)}
         return [
             ChatWithSteps(chat_id=t.chat_id, title=chats[t.chat_id].title, steps=t.steps, bytes=t.bytes, last_at=t.last_at)

@@ -227,7 +227,7 @@ async def test_another_users_chat_is_not_found_for_every_operation_and_unchanged
     for attempt in attempts:
         with pytest.raises(NotFound):
             await attempt
-    assert await rewind.list_threads(stranger, "test") == []
+    assert await rewind.list_chats(stranger, "test") == []
     assert (await rows(core, chat.id), await core.snapshots.list_steps(chat.id)) == before
     assert [c.id for c in await core.chats.list(stranger)] == []
     # The refused preview is a refused restore too: both are in the trail.
@@ -248,7 +248,7 @@ async def test_an_unreadable_store_is_store_unavailable_never_no_steps(tmp_path:
         with pytest.raises(StoreUnavailable):
             await rewind.list_steps(user, "test", chat.id)
         with pytest.raises(StoreUnavailable):
-            await rewind.list_threads(user, "test")
+            await rewind.list_chats(user, "test")
     finally:
         await core.close()
 

@@ -27,7 +27,7 @@ from commands.registry import telegram_menu
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sqlite import Chat, User
-from kazma_ui.cli import _users_link
+from kazma_server.cli import _users_link
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import written
 from tests.fakes.telegram_server import FakeTelegram, Sent, group_chat, person, private_chat, serve_fake_telegram

@@ -73,7 +73,7 @@ def rewind_of(request: Request) -> RewindService:
 
 @router.get("/threads", response_model=ThreadList)
 async def list_threads(request: Request, user: UserDep) -> ThreadList:
-    return ThreadList(threads=await rewind_of(request).list_threads(user, surface_of(request)))
+    return ThreadList(threads=await rewind_of(request).list_chats(user, surface_of(request)))
 
 
 @router.get("/snapshots/{thread_id}", response_model=StepList)
