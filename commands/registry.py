@@ -62,6 +62,9 @@ class CommandDef:
     web: Text | None = None
     # Answered at once, even while a turn of the chat runs (a surface must not queue it behind the turn).
     at_once: bool = False
+    # In a group chat only its owner or the group's admins may run it (the rewind service's rule);
+    # a chat app that must ask the platform who administers a group asks for these only.
+    group_admin: bool = False
     run: Handler | None = None  # what a runnable command does (a command with subcommands has none)
     # The question asked before `run` (or the refusal, when it cannot happen); None: it runs at once.
     ask: Handler | None = None
@@ -132,10 +135,10 @@ COMMANDS: tuple[CommandDef, ...] = (
             CommandDef("restore", Text("Restore this chat to that step (the first eight characters of its id are enough)",
                                        "استعادة هذه الدردشة إلى تلك الخطوة (تكفي الأحرف الثمانية الأولى من معرّفها)"),
                        args=(STEP,), implicit=True, surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK,
-                       run=handlers.restore, ask=handlers.ask_restore),
+                       run=handlers.restore, ask=handlers.ask_restore, group_admin=True),
             CommandDef("undo", Text("Undo this chat’s last restore: everything it took back comes back (until the next message)",
                                     "التراجع عن آخر استعادة في هذه الدردشة: يعود كل ما سحبته (حتى الرسالة التالية)"),
-                       surfaces=EVERYWHERE, run=handlers.undo),
+                       surfaces=EVERYWHERE, run=handlers.undo, group_admin=True),
             CommandDef("show", Text("A step’s messages, plan, routing and cost",
                                     "رسائل خطوة وخطتها وتوجيهها وتكلفتها"),
                        args=(STEP,), surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK, run=handlers.show),
@@ -146,7 +149,7 @@ COMMANDS: tuple[CommandDef, ...] = (
                                     max_length=MAX_CHAT_STEP)),
                        surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK, run=handlers.compare),
             CommandDef("clear", Text("Delete this chat’s saved steps", "حذف الخطوات المحفوظة لهذه الدردشة"),
-                       surfaces=EVERYWHERE, run=handlers.clear, ask=handlers.ask_clear),
+                       surfaces=EVERYWHERE, run=handlers.clear, ask=handlers.ask_clear, group_admin=True),
         ),
     ),
     CommandDef(
@@ -191,6 +194,12 @@ def at_once(path: str) -> bool:
     """Whether a command is answered at once, not queued behind the chat's running turn."""
     found = find(path)
     return found is not None and found.cmd.at_once
+
+
+def group_admin(path: str) -> bool:
+    """Whether only a group chat's owner or admins may run a command there."""
+    found = find(path)
+    return found is not None and found.cmd.group_admin
 
 
 def leaves(surface: str | None = None) -> list[Leaf]:

@@ -441,13 +441,17 @@ def test_parse_never_raises_on_texts_that_start_like_commands(prefix: str, rest:
 
 # --- the registry ------------------------------------------------------------------------
 
-def test_registry_names_are_unique_and_every_entry_has_a_typed_command() -> None:
+def test_registry_names_are_unique_and_every_entry_has_a_typed_command_and_a_handler() -> None:
     words = [w for c in registry.COMMANDS for w in (c.name, *c.aliases)]
     assert len(words) == len(set(words))
     for c in registry.COMMANDS:
         assert len({s.name for s in c.subcommands}) == len(c.subcommands)
         assert sum(s.implicit for s in c.subcommands) <= 1
+        assert c.run is None if c.subcommands else c.run is not None, c.name
     assert set(BUILDERS) == {leaf.path for leaf in registry.leaves()}
+    assert all(leaf.cmd.run is not None for leaf in registry.leaves())
+    # A change a person could regret is asked about first, on every surface.
+    assert {leaf.path for leaf in registry.leaves() if leaf.cmd.ask} == {"replay restore", "replay clear", "fork", "memory off"}
 
 
 def test_telegram_menu_follows_telegrams_rules_in_both_languages() -> None:
