@@ -206,7 +206,9 @@ def leaves(surface: str | None = None) -> list[Leaf]:
     """Every runnable command in declaration order, or those offered on one surface."""
     out: list[Leaf] = []
     for cmd in COMMANDS:
-        pairs = [(f"{cmd.name} {s.name}", s, cmd) for s in cmd.subcommands] or [(cmd.name, cmd, None)]
+        pairs: list[tuple[str, CommandDef, CommandDef | None]] = (
+            [(f"{cmd.name} {s.name}", s, cmd) for s in cmd.subcommands] or [(cmd.name, cmd, None)]
+        )
         out.extend(Leaf(path, c, parent) for path, c, parent in pairs)
     return [leaf for leaf in out if surface is None or leaf.cmd.offered_on(surface)]
 
