@@ -31,6 +31,7 @@ run: $(STAMP)
 	$(VENV)/bin/kazma serve
 
 test: $(STAMP) | $(CHROMIUM) $(INITDB)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

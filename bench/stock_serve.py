@@ -132,7 +132,7 @@ class StockCheckpointer(AsyncSqliteSaver):
 
 
 def main() -> None:
-    from kazma_ui.cli import main as kazma_main
+    from kazma_server.cli import main as kazma_main
 
     core_module.SqlConversationStore = StockCheckpointer  # type: ignore[misc,assignment]
     sys.exit(kazma_main(["serve", *sys.argv[1:]]))

@@ -16,9 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from commands import registry
-from commands.executor import CommandContext, CommandResult, error_result, execute
+from commands.answers import CommandResult, ForkAnswer
+from commands.executor import error_result, execute
 from commands.i18n import pick_lang, t
 from commands.parser import Fork, parse
+from commands.service_target import ServiceTarget
+from commands.target import CommandContext
 from kazma_core.catalogue import sentence
 from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.core import Core
@@ -175,25 +178,28 @@ class Gateway:
             if chat.owner_id != user.id:
                 return [Reply(LABELS[lang]["owner_only"], "error", {"error": "forbidden"}, ephemeral=True)]
             try:
-                result = await self.core.turns.decide(chat.id, arg, verb, user.id)
+                decided = await self.core.turns.decide(chat.id, arg, verb, user.id)
             except KazmaError as err:
                 return [self._from_result(error_result(err, lang), lang)]
-            return [self._turn_reply(result.reply, result.gates, lang)]
+            return [self._turn_reply(decided.reply, decided.gates, lang)]
         return []
 
     async def _into_thread(
         self, inc: Incoming, source: Chat, result: CommandResult, lang: str, open_thread: OpenThread, hears_all: bool
     ) -> Reply:
         """The fork, opened in a thread or topic of its own and bound to it; or said why not, with its web link."""
+        fork = result.value
+        if not isinstance(fork, ForkAnswer):
+            return self._from_result(result, lang)
         data = result.data
-        name = data["title"] if len(data["title"]) <= THREAD_NAME else data["title"][: THREAD_NAME - 1] + "…"
+        name = fork.title if len(fork.title) <= THREAD_NAME else fork.title[: THREAD_NAME - 1] + "…"
         how = "fork_intro" if hears_all else "fork_intro_mention"
-        intro = t(how, lang, source=source.title, label=data["label"], link=data["link"])
+        intro = t(how, lang, source=source.title, label=fork.label, link=fork.link)
         opened = await open_thread(name, intro)
-        values = {"label": data["label"], "title": data["title"], "link": data["link"]}
+        values = {"label": fork.label, "title": fork.title, "link": fork.link}
         if isinstance(opened, Opened):
             key = f"{inc.platform}:{opened.chat_key}"
-            await self.core.store.bind_chat(key, data["thread_id"], inc.is_group, opened.place, opened.name)
+            await self.core.store.bind_chat(key, fork.chat_id, inc.is_group, opened.place, opened.name)
             lives_in = {"platform": inc.platform, "place": opened.place, "name": opened.name}
             text = t(f"forked_into_{opened.place}", lang, name=opened.name, **values)
             return Reply(text, "answer", {**data, "lives_in": lives_in})
@@ -202,10 +208,8 @@ class Gateway:
         return Reply(text, "answer", {**data, "lives_in": None, "no_thread": opened})
 
     def _context(self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str, confirmed: bool) -> CommandContext:
-        return CommandContext(
-            service=self.rewind, core=self.core, user=user, surface=inc.platform, chat_id=chat.id, lang=lang,
-            base_url=self.core.settings.base_url, confirmed=confirmed, grant=grant,
-        )
+        target = ServiceTarget(self.rewind, user, inc.platform, chat.id, grant)
+        return CommandContext(target, lang, self.core.settings.base_url, confirmed)
 
     async def _turn(self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str) -> list[Reply]:
         if not inc.text.strip():
@@ -235,5 +239,5 @@ class Gateway:
         buttons: list[Button] = []
         if result.kind == "confirm":
             labels = LABELS[lang]
-            buttons = [Button(labels["confirm"], f"{CONFIRM}:{result.data['confirm']}"), Button(labels["cancel"], f"{CANCEL}:")]
+            buttons = [Button(labels["confirm"], f"{CONFIRM}:{result.confirm}"), Button(labels["cancel"], f"{CANCEL}:")]
         return Reply(result.text, result.kind, result.data, result.ephemeral, buttons)

@@ -46,8 +46,8 @@ from telegram.ext import (
 )
 
 from bots.gateway import CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
-from commands.parser import ReplayClear, ReplayRestore, parse
-from commands.registry import telegram_menu
+from commands.parser import parse
+from commands.registry import group_admin, telegram_menu
 from kazma_core.errors import KazmaError
 from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings, TelegramSettings
@@ -363,8 +363,8 @@ class TelegramAdapter:
         return re.sub(re.escape(mention), "", text, flags=re.I).strip()
 
     def _changes(self, text: str) -> bool:
-        """Whether the command restores or clears: only those need the platform's word on admins."""
-        return isinstance(parse(text, self.gateway.bot_name), (ReplayRestore, ReplayClear))
+        """Whether only a group's admins may run the command: only those need the platform's word on admins."""
+        return group_admin(getattr(parse(text, self.gateway.bot_name), "path", ""))
 
     async def _incoming(self, bot: Bot, chat: Chat, user: User, thread: int | None, text: str, changes: bool) -> Incoming:
         group = chat.type in GROUPS

@@ -17,7 +17,7 @@ from kazma_core.catalogue.commands import BAD_COMMAND_AR, COMMANDS
 from kazma_core.catalogue.errors import ANY_GATE_AR, ARABIC_BY_CODE, ARABIC_BY_REASON, GATE_AR
 from kazma_core.catalogue.text import LANGS, Text, isolate_ltr
 from kazma_core.errors import KazmaError
-from kazma_ui.thread_rewind import MIN_PREFIX
+from kazma_ui.step_address import MIN_PREFIX
 
 DEFAULT_LANG = "en"
 

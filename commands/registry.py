@@ -1,15 +1,25 @@
 """The one registry of slash commands: each is declared once, every surface derives its view.
 
-Help text, Telegram's command menu and the Discord/Slack slash definitions are all
-computed from `COMMANDS`, so adding or renaming a command is one edit here.
+A command's words, arguments, where it is offered, its handler and whether it asks before
+it runs (its `ask` handler) are declared here together. Help text, Telegram's command menu,
+the Discord/Slack slash definitions and every surface's dispatch (`commands.executor.dispatch`)
+are computed from `COMMANDS`, so adding or renaming a command is one edit here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from commands import handlers
+from commands.answers import CommandResult, HelpAnswer, HelpLine
 from commands.i18n import Text, t
+from commands.target import CommandContext
+from kazma_ui.step_address import MAX_ADDRESS
+
+# A handler takes its own command type (commands.parser), so the table can only say "a command".
+Handler = Callable[[Any, CommandContext], Awaitable[CommandResult]]
 
 SURFACES = ("web", "tui", "telegram", "discord", "slack")
 CHAT_APPS = frozenset({"telegram", "discord", "slack"})
@@ -20,7 +30,7 @@ EVERYWHERE = frozenset(SURFACES)
 class ArgDef:
     name: str
     description: Text
-    max_length: int = 64  # a step id is 32 characters; anything far longer is not one
+    max_length: int = MAX_ADDRESS
     # An optional word ("/fork <step> here"): typed as [word], it may only be one of `choices`.
     choices: tuple[str, ...] = ()
     surfaces: frozenset[str] = EVERYWHERE
@@ -52,6 +62,12 @@ class CommandDef:
     web: Text | None = None
     # Answered at once, even while a turn of the chat runs (a surface must not queue it behind the turn).
     at_once: bool = False
+    # In a group chat only its owner or the group's admins may run it (the rewind service's rule);
+    # a chat app that must ask the platform who administers a group asks for these only.
+    group_admin: bool = False
+    run: Handler | None = None  # what a runnable command does (a command with subcommands has none)
+    # The question asked before `run` (or the refusal, when it cannot happen); None: it runs at once.
+    ask: Handler | None = None
 
     def sub(self, word: str) -> CommandDef | None:
         return next((s for s in self.subcommands if s.name == word), None)
@@ -85,7 +101,7 @@ class Leaf:
         return text.get(lang)
 
 
-MAX_CHAT_STEP = 64 + 1 + 64  # "<chat id>:<step id>"
+MAX_CHAT_STEP = 64 + 1 + MAX_ADDRESS  # "<chat id>:<step id>"
 STEP = ArgDef("step", Text(
     "The step’s id, or its first 8 or more characters (from /replay list)",
     "معرّف الخطوة، أو أول 8 أحرف منه أو أكثر (من /replay list)",
@@ -99,6 +115,13 @@ PAGE_LINK = Text(
     "كم خطوة حُفظت لهذه الدردشة، ورابط يفتح صفحة السفر عبر الزمن عليها",
 )
 
+
+async def _help(cmd: Any, ctx: CommandContext) -> CommandResult:
+    surface = ctx.target.surface
+    lines = [HelpLine(usage=x.typed(surface=surface), description=x.description(ctx.lang, surface)) for x in leaves(surface)]
+    return CommandResult("answer", help_text(ctx.lang, surface), HelpAnswer(commands=lines), ephemeral=True)
+
+
 COMMANDS: tuple[CommandDef, ...] = (
     CommandDef(
         "replay",
@@ -108,41 +131,42 @@ COMMANDS: tuple[CommandDef, ...] = (
         subcommands=(
             CommandDef("list", Text("This chat’s saved steps, turn by turn, with their ids",
                                     "الخطوات المحفوظة لهذه الدردشة، دورةً بدورة، مع معرّفاتها"),
-                       surfaces=EVERYWHERE, web=PAGE_LINK),
+                       surfaces=EVERYWHERE, web=PAGE_LINK, run=handlers.replay_list),
             CommandDef("restore", Text("Restore this chat to that step (the first eight characters of its id are enough)",
                                        "استعادة هذه الدردشة إلى تلك الخطوة (تكفي الأحرف الثمانية الأولى من معرّفها)"),
-                       args=(STEP,), implicit=True, surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
+                       args=(STEP,), implicit=True, surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK,
+                       run=handlers.restore, ask=handlers.ask_restore, group_admin=True),
             CommandDef("undo", Text("Undo this chat’s last restore: everything it took back comes back (until the next message)",
                                     "التراجع عن آخر استعادة في هذه الدردشة: يعود كل ما سحبته (حتى الرسالة التالية)"),
-                       surfaces=EVERYWHERE),
+                       surfaces=EVERYWHERE, run=handlers.undo, group_admin=True),
             CommandDef("show", Text("A step’s messages, plan, routing and cost",
                                     "رسائل خطوة وخطتها وتوجيهها وتكلفتها"),
-                       args=(STEP,), surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
+                       args=(STEP,), surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK, run=handlers.show),
             CommandDef("compare", Text("What differs between two steps", "ما يختلف بين خطوتين"),
                        args=(ArgDef("a", Text("The first step’s id (8 or more characters)", "معرّف الخطوة الأولى (8 أحرف أو أكثر)")),
                              ArgDef("b", Text("The second step’s id (8 or more characters); <chat>:<step> for a step of a fork or of its source",
                                               "معرّف الخطوة الثانية (8 أحرف أو أكثر)؛ أو <دردشة>:<خطوة> لخطوة من تفريع أو من أصله"),
                                     max_length=MAX_CHAT_STEP)),
-                       surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK),
+                       surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK, run=handlers.compare),
             CommandDef("clear", Text("Delete this chat’s saved steps", "حذف الخطوات المحفوظة لهذه الدردشة"),
-                       surfaces=EVERYWHERE),
+                       surfaces=EVERYWHERE, run=handlers.clear, ask=handlers.ask_clear, group_admin=True),
         ),
     ),
     CommandDef(
         "fork",
         Text("Fork: branch that step into a new chat, owned by you, in a thread or topic where the app has one",
              "تفريع: تفريع تلك الخطوة إلى دردشة جديدة تملكها أنت، في سلسلة أو موضوع إن كان التطبيق يتيحه"),
-        args=(STEP, HERE), surfaces=EVERYWHERE, web=PAGE_LINK,
+        args=(STEP, HERE), surfaces=EVERYWHERE, web=PAGE_LINK, run=handlers.fork, ask=handlers.ask_fork,
     ),
     CommandDef(
         "stop",
         Text("Stop the turn that is running in this chat, at its next step", "إيقاف الدورة الجارية في هذه الدردشة، عند خطوتها التالية"),
-        surfaces=EVERYWHERE, at_once=True,
+        surfaces=EVERYWHERE, at_once=True, run=handlers.stop,
     ),
     CommandDef(
         "reset",
         Text("Start the conversation afresh (the saved steps are kept)", "بدء المحادثة من جديد (تبقى الخطوات المحفوظة)"),
-        surfaces=EVERYWHERE,
+        surfaces=EVERYWHERE, run=handlers.reset,
     ),
     CommandDef(
         "memory",
@@ -150,13 +174,13 @@ COMMANDS: tuple[CommandDef, ...] = (
         subcommands=(
             CommandDef("off", Text("Stop remembering here, and forget what Kazma learned in this chat, steps included",
                                    "إيقاف التذكّر هنا، ونسيان ما تعلمته كازما في هذه الدردشة، بما فيه الخطوات"),
-                       surfaces=EVERYWHERE),
+                       surfaces=EVERYWHERE, run=handlers.memory_off, ask=handlers.ask_memory_off),
         ),
     ),
     CommandDef(
         "help",
         Text("The commands you can use here", "الأوامر التي يمكنك استخدامها هنا"),
-        surfaces=EVERYWHERE, aliases=("start",),  # Telegram sends /start when a person opens the bot
+        surfaces=EVERYWHERE, aliases=("start",), run=_help,  # Telegram sends /start when a person opens the bot
     ),
 )
 
@@ -172,11 +196,19 @@ def at_once(path: str) -> bool:
     return found is not None and found.cmd.at_once
 
 
+def group_admin(path: str) -> bool:
+    """Whether only a group chat's owner or admins may run a command there."""
+    found = find(path)
+    return found is not None and found.cmd.group_admin
+
+
 def leaves(surface: str | None = None) -> list[Leaf]:
     """Every runnable command in declaration order, or those offered on one surface."""
     out: list[Leaf] = []
     for cmd in COMMANDS:
-        pairs = [(f"{cmd.name} {s.name}", s, cmd) for s in cmd.subcommands] or [(cmd.name, cmd, None)]
+        pairs: list[tuple[str, CommandDef, CommandDef | None]] = (
+            [(f"{cmd.name} {s.name}", s, cmd) for s in cmd.subcommands] or [(cmd.name, cmd, None)]
+        )
         out.extend(Leaf(path, c, parent) for path, c, parent in pairs)
     return [leaf for leaf in out if surface is None or leaf.cmd.offered_on(surface)]
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
+from commands.answers import ListedStep, ListedTurn
 from commands.i18n import MESSAGES, step_label, t
 from kazma_ui import step_views
+from kazma_ui.rewind_results import Comparison, MessageView, RestorePreview, Restored, SideEffect, StepDetail, StepList, Undone
 
 # Discord's 2000-character message is the smallest of the surfaces; a text that fits
 # it can be sent whole everywhere.
@@ -24,8 +26,18 @@ def short_id(step_id: str) -> str:
     return step_id[:8]
 
 
-def label(info: Mapping[str, Any], lang: str) -> str:
-    return step_label(info["turn_index"], info["iteration"], lang)
+class Labelled(Protocol):
+    """A step as a list or a comparison shows it: anything with a turn and an iteration."""
+
+    @property
+    def turn_index(self) -> int: ...
+
+    @property
+    def iteration(self) -> int: ...
+
+
+def label(step: Labelled, lang: str) -> str:
+    return step_label(step.turn_index, step.iteration, lang)
 
 
 def _value(value: Any, lang: str = "en") -> str:
@@ -38,31 +50,34 @@ def _cost(cost: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {_value(v)}" for k, v in cost.items())
 
 
-def message_line(view: Mapping[str, Any], lang: str) -> str:
+def message_line(view: MessageView, lang: str) -> str:
     """One saved message as "Kazma: → remember (fact: tea)": the rendering every surface shares."""
     return step_views.message_line(view, lang, LINE_LIMIT)
 
 
-def step_list(listing: Mapping[str, Any], lang: str, link: str) -> tuple[str, list[dict[str, Any]]]:
+def step_list(listing: StepList, lang: str, link: str) -> tuple[str, list[ListedTurn]]:
     """The chat's steps turn by turn, newest turns kept when they do not all fit."""
-    turns: list[dict[str, Any]] = []
+    turns: list[ListedTurn] = []
     blocks: list[list[str]] = []
-    for turn in listing["turns"]:
+    for turn in listing.turns:
         steps = [
-            {**s, "short_id": short_id(s["snapshot_id"]), "label": step_label(turn["turn_index"], s["step"], lang)}
-            for s in turn["steps"]
+            ListedStep(
+                step=s.step, step_id=s.step_id, label=step_label(turn.turn_index, s.step, lang), truncated=s.truncated,
+                short_id=short_id(s.step_id),
+            )
+            for s in turn.steps
         ]
-        turns.append({**turn, "steps": steps})
-        questions = short(" / ".join(turn["questions"]), QUESTION_LIMIT)
-        lines = [t("turn_header", lang, turn=turn["turn_index"], questions=questions)]
+        turns.append(ListedTurn(turn_index=turn.turn_index, questions=turn.questions, steps=steps))
+        questions = short(" / ".join(turn.questions), QUESTION_LIMIT)
+        lines = [t("turn_header", lang, turn=turn.turn_index, questions=questions)]
         previous: int | None = None
         for s in steps:
-            if previous is not None and s["step"] > previous + 1:  # the long-turn rule left these out
-                lines.append(t("gap", lang, first=previous + 1, last=s["step"] - 1))
-            lines.append(f"  {s['label']} · {s['short_id']}" + (f" {t('cut', lang)}" if s["truncated"] else ""))
-            previous = s["step"]
+            if previous is not None and s.step > previous + 1:  # the long-turn rule left these out
+                lines.append(t("gap", lang, first=previous + 1, last=s.step - 1))
+            lines.append(f"  {s.label} · {s.short_id}" + (f" {t('cut', lang)}" if s.truncated else ""))
+            previous = s.step
         blocks.append(lines)
-    header = t("steps_header", lang, count=len(listing["snapshots"]))
+    header = t("steps_header", lang, count=len(listing.steps))
     sizes = [sum(len(line) + 1 for line in block) for block in blocks]
     older = t("older_hidden", lang, count=len(blocks), link=link)
     first = 0  # the oldest turns go first when the list does not fit
@@ -70,60 +85,58 @@ def step_list(listing: Mapping[str, Any], lang: str, link: str) -> tuple[str, li
         while first < len(blocks) - 1 and len(header) + sum(sizes[first:]) + len(older) + 1 > TEXT_LIMIT:
             first += 1
     lines = [header, *(line for block in blocks[first:] for line in block)]
-    if any(s["truncated"] for turn in turns[first:] for s in turn["steps"]):
+    if any(s.truncated for turn in turns[first:] for s in turn.steps):
         lines.append(t("cut_why", lang))
     if first:
         lines.append(t("older_hidden", lang, count=first, link=link))
     return fit("\n".join(lines)), turns
 
 
-def side_effect_line(effect: Mapping[str, Any], lang: str) -> str:
-    kind = str(effect.get("kind", ""))
-    key = f"effect_{kind}"
-    name = MESSAGES[key].get(lang) if key in MESSAGES else kind
-    return short(f"• {name} ({effect.get('tool', '?')}): {_value(effect.get('args') or {})}")
+def side_effect_line(effect: SideEffect, lang: str) -> str:
+    key = f"effect_{effect.kind}"
+    name = MESSAGES[key].get(lang) if key in MESSAGES else effect.kind
+    return short(f"• {name} ({effect.tool}): {_value(effect.args)}")
 
 
-def restore_question(preview: Mapping[str, Any], lang: str) -> str:
-    snap = preview["snapshot"]
+def restore_question(preview: RestorePreview, lang: str) -> str:
+    step = preview.step
     lines = [
-        t("confirm_restore", lang, label=label(snap, lang), short_id=short_id(snap["snapshot_id"])),
-        t("takes_back", lang, turns=preview["later_turns"], steps=preview["later_steps"]),
+        t("confirm_restore", lang, label=label(step, lang), short_id=short_id(step.step_id)),
+        t("takes_back", lang, turns=preview.later_turns, steps=preview.later_steps),
     ]
-    effects: Sequence[Mapping[str, Any]] = preview["side_effects"]
-    if effects:
+    if preview.side_effects:
         lines.append(t("not_undone", lang))
-        lines += [side_effect_line(e, lang) for e in effects[:10]]
+        lines += [side_effect_line(e, lang) for e in preview.side_effects[:10]]
     else:
         lines.append(t("no_side_effects", lang))
     return fit("\n".join(lines))
 
 
-def restored(done: Mapping[str, Any], lang: str) -> str:
+def restored(done: Restored, lang: str) -> str:
     """A restore's confirmation, with how to undo it while it can be."""
-    text = t("restored", lang, label=label(done["snapshot"], lang), removed=done["removed_steps"])
-    if done.get("undo"):
+    text = t("restored", lang, label=label(done.step, lang), removed=done.removed_steps)
+    if done.undo is not None:
         text += " " + t("restored_undo", lang, undo="/replay undo")
     return text
 
 
-def undone(done: Mapping[str, Any], lang: str) -> str:
-    back = done["back"]
-    return t("undone", lang, messages=back["messages"], memories=back["memories"], steps=back["steps"])
+def undone(done: Undone, lang: str) -> str:
+    back = done.back
+    return t("undone", lang, messages=back.messages, memories=back.memories, steps=back.steps)
 
 
-def step_view(step: Mapping[str, Any], lang: str) -> str:
+def step_view(detail: StepDetail, lang: str) -> str:
     """A step's messages (the newest that fit), plan, routing and cost."""
-    snap = step["snapshot"]
-    head = [t("show_header", lang, label=label(snap, lang), short_id=short_id(snap["snapshot_id"]), model=snap["model"] or "?")]
-    if snap["truncated"]:
+    step = detail.step
+    head = [t("show_header", lang, label=label(step, lang), short_id=short_id(step.step_id), model=step.model or "?")]
+    if step.truncated:
         head.append(t("show_cut", lang))
     tail = [
-        t("plan", lang, plan=_value(step.get("plan") or [])),
-        t("routing", lang, routing=_value(step.get("routing") or {})),
-        t("cost", lang, cost=_cost(step.get("cost") or {})),
+        t("plan", lang, plan=_value(detail.plan or [])),
+        t("routing", lang, routing=_value(detail.routing or {})),
+        t("cost", lang, cost=_cost(detail.cost or {})),
     ]
-    messages = [message_line(m, lang) for m in step["messages"]]
+    messages = [message_line(m, lang) for m in detail.messages]
     kept: list[str] = []
     budget = TEXT_LIMIT - len("\n".join([*head, *tail])) - 200
     for line in reversed(messages):
@@ -137,7 +150,7 @@ def step_view(step: Mapping[str, Any], lang: str) -> str:
     return fit("\n".join([*head, *body, *kept, *tail]))
 
 
-def comparison(diff: Mapping[str, Any], lang: str) -> str:
+def comparison(diff: Comparison, lang: str) -> str:
     """The comparison summary of the rewind service's rendering, in the person's language."""
     return fit(step_views.render_comparison(diff, lang))
 

@@ -9,11 +9,23 @@ or JSON syntax reaches a person. Counts are exact: a list cut short says how man
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kazma_core.catalogue.steps import ROLES as ROLE_NAMES
 from kazma_core.catalogue.steps import WORDS
+from kazma_core.stores.snapshots import StepInfo
+from kazma_ui.rewind_results import (
+    ChangedMessage,
+    ComparedStep,
+    Comparison,
+    MessageChanges,
+    MessageView,
+    PlacedMessage,
+    SideEffect,
+    Sides,
+    ToolCallView,
+)
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 TEXT_LIMIT = 1500
@@ -39,7 +51,7 @@ def role_name(role: str, lang: str = "en") -> str:
     return pair[1 if lang == "ar" else 0] if pair else role
 
 
-def step_label(turn: Any, step: Any, lang: str = "en") -> str:
+def step_label(turn: int, step: int, lang: str = "en") -> str:
     return _say("step_label", lang, turn=turn, step=step)
 
 
@@ -71,46 +83,40 @@ def _text(content: Any) -> str:
     return str(content)
 
 
-def message_view(message: dict[str, Any]) -> dict[str, Any]:
+def message_view(message: Mapping[str, Any]) -> MessageView:
     """One saved message as a person reads it: role, text, tool calls, side effect, and `said`."""
     data = message.get("data", {})
-    view: dict[str, Any] = {"role": ROLES.get(message.get("type", ""), message.get("type", "")), "text": _text(data.get("content", ""))}
-    if data.get("tool_calls"):
-        view["tool_calls"] = [
-            {"name": c.get("name"), "args": c.get("args"), "text": call_text(c.get("name"), c.get("args"))} for c in data["tool_calls"]
-        ]
-    if data.get("name"):
-        view["name"] = data["name"]
+    calls = [
+        ToolCallView(name=c.get("name"), args=c.get("args"), text=call_text(c.get("name"), c.get("args")))
+        for c in data.get("tool_calls") or []
+    ]
     effect = (data.get("additional_kwargs") or {}).get("side_effect")
-    if effect:
-        view["side_effect"] = effect
-    view["said"] = said(view)
-    return view
+    kind = message.get("type", "")
+    text = _text(data.get("content", ""))
+    return MessageView(
+        role=ROLES.get(kind, kind), text=text, tool_calls=calls or None, name=data.get("name") or None,
+        side_effect=SideEffect.model_validate(effect) if effect else None, said=said(text, calls),
+    )
 
 
-def said(view: Mapping[str, Any]) -> str:
+def said(text: str, calls: Sequence[ToolCallView] | None) -> str:
     """A message's words, or the tool calls it makes when it has none ("→ remember (fact: tea)")."""
-    if view.get("text"):
-        return str(view["text"])
-    calls = view.get("tool_calls") or []
-    return "; ".join(f"→ {c.get('text') or call_text(c.get('name'), c.get('args'))}" for c in calls)
+    if text:
+        return text
+    return "; ".join(f"→ {c.text}" for c in calls or ())
 
 
-def message_line(view: Mapping[str, Any], lang: str = "en", limit: int = 80) -> str:
+def message_line(view: MessageView, lang: str = "en", limit: int = 80) -> str:
     """ "Kazma: → remember (fact: tea)", the one line a message is shown as in a list."""
-    role = role_name(str(view.get("role", "")), lang)
-    if view.get("name"):
-        role = f"{role} {view['name']}"
-    return f"{role}: {isolate(short(said(view), limit), lang)}"
+    role = role_name(view.role, lang)
+    if view.name:
+        role = f"{role} {view.name}"
+    return f"{role}: {isolate(short(view.said, limit), lang)}"
 
 
-def side_effects(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def side_effects(messages: list[dict[str, Any]]) -> list[SideEffect]:
     """The world changes recorded in these messages (files written, commands run, messages sent)."""
-    return [v["side_effect"] for v in map(message_view, messages) if "side_effect" in v]
-
-
-def label(info: Mapping[str, Any], lang: str = "en") -> str:
-    return step_label(info["turn_index"], info["iteration"], lang)
+    return [v.side_effect for v in map(message_view, messages) if v.side_effect is not None]
 
 
 def short(text: str, limit: int = 80) -> str:
@@ -118,49 +124,61 @@ def short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def compare_states(a: dict[str, Any], b: dict[str, Any], a_info: dict[str, Any], b_info: dict[str, Any]) -> dict[str, Any]:
-    """Messages added, removed or changed (by position), and the other fields side by side."""
+def _compared(info: StepInfo, state: Mapping[str, Any], messages: int) -> ComparedStep:
+    return ComparedStep(
+        step_id=info.id, chat_id=info.chat_id, turn_index=info.turn_index, iteration=info.iteration,
+        created_at=info.created_at, model=state.get("model"), questions=info.questions, message_count=messages,
+        size=info.size, truncated=info.truncated, label=step_label(info.turn_index, info.iteration),
+    )
+
+
+def _placed(position: int, view: MessageView) -> PlacedMessage:
+    return PlacedMessage(position=position, **dict(view))
+
+
+def compare_states(a: Mapping[str, Any], b: Mapping[str, Any], a_info: StepInfo, b_info: StepInfo) -> Comparison:
+    """Messages added, removed or changed (by position), the other fields side by side, and the summary."""
     ma = [message_view(m) for m in a.get("messages", [])]
     mb = [message_view(m) for m in b.get("messages", [])]
-    added = [{"position": i, **mb[i]} for i in range(len(ma), len(mb))]
-    removed = [{"position": i, **ma[i]} for i in range(len(mb), len(ma))]
-    changed = [
-        {"position": i, "a": ma[i], "b": mb[i]} for i in range(min(len(ma), len(mb))) if ma[i] != mb[i]
-    ]
+    added = [_placed(i, mb[i]) for i in range(len(ma), len(mb))]
+    removed = [_placed(i, ma[i]) for i in range(len(mb), len(ma))]
+    changed = [ChangedMessage(position=i, a=ma[i], b=mb[i]) for i in range(min(len(ma), len(mb))) if ma[i] != mb[i]]
     cost_a, cost_b = a.get("cost") or {}, b.get("cost") or {}
-    return {
-        "a": {**a_info, "model": a.get("model"), "label": label(a_info), "message_count": len(ma)},
-        "b": {**b_info, "model": b.get("model"), "label": label(b_info), "message_count": len(mb)},
-        "messages": {"added": added, "removed": removed, "changed": changed, "same": min(len(ma), len(mb)) - len(changed)},
-        "plan": {"a": a.get("plan"), "b": b.get("plan")},
-        "routing": {"a": a.get("routing"), "b": b.get("routing")},
-        "cost": {k: cost_b.get(k, 0) - cost_a.get(k, 0) for k in sorted(set(cost_a) | set(cost_b))},
-        "model": {"a": a.get("model"), "b": b.get("model")},
-    }
+    diff = Comparison(
+        a=_compared(a_info, a, len(ma)),
+        b=_compared(b_info, b, len(mb)),
+        messages=MessageChanges(added=added, removed=removed, changed=changed, same=min(len(ma), len(mb)) - len(changed)),
+        plan=Sides(a=a.get("plan"), b=b.get("plan")),
+        routing=Sides(a=a.get("routing"), b=b.get("routing")),
+        cost={k: cost_b.get(k, 0) - cost_a.get(k, 0) for k in sorted(set(cost_a) | set(cost_b))},
+        model=Sides(a=a.get("model"), b=b.get("model")),
+        text="",
+    )
+    return diff.model_copy(update={"text": render_comparison(diff)})
 
 
-def render_comparison(diff: Mapping[str, Any], lang: str = "en") -> str:
+def render_comparison(diff: Comparison, lang: str = "en") -> str:
     """The summary short enough for a chat message, in the reader's language, with exact counts."""
-    m = diff["messages"]
+    m = diff.messages
     arrow = "←" if lang == "ar" else "→"
     lines = [
-        f"{label(diff['a'], lang)} {arrow} {label(diff['b'], lang)}",
-        _say("counts", lang, added=len(m["added"]), removed=len(m["removed"]), changed=len(m["changed"])),
+        f"{step_label(diff.a.turn_index, diff.a.iteration, lang)} {arrow} {step_label(diff.b.turn_index, diff.b.iteration, lang)}",
+        _say("counts", lang, added=len(m.added), removed=len(m.removed), changed=len(m.changed)),
     ]
-    for sign, kind in (("+", "added"), ("-", "removed")):
-        lines += [f"{sign} {message_line(item, lang)}" for item in m[kind][:LISTED]]
-        if len(m[kind]) > LISTED:
-            lines.append(_say(f"more_{kind}", lang, count=len(m[kind]) - LISTED))
-    for item in m["changed"][:3]:
-        where = _say("message", lang, position=item["position"] + 1)  # counted from 1 for people
-        lines.append(f"~ {where}: {isolate(short(said(item['a']), 35), lang)} {arrow} {isolate(short(said(item['b']), 35), lang)}")
-    if len(m["changed"]) > 3:
-        lines.append(_say("more_changed", lang, count=len(m["changed"]) - 3))
-    if diff["plan"]["a"] != diff["plan"]["b"]:
-        lines.append(_say("plan", lang, a=value_text(diff["plan"]["a"], lang), b=value_text(diff["plan"]["b"], lang)))
-    if diff["model"]["a"] != diff["model"]["b"]:
-        lines.append(_say("model", lang, a=value_text(diff["model"]["a"], lang), b=value_text(diff["model"]["b"], lang)))
-    cost = ", ".join(f"{k} {v:+g}" for k, v in diff["cost"].items() if v)
+    for sign, kind, items in (("+", "added", m.added), ("-", "removed", m.removed)):
+        lines += [f"{sign} {message_line(item, lang)}" for item in items[:LISTED]]
+        if len(items) > LISTED:
+            lines.append(_say(f"more_{kind}", lang, count=len(items) - LISTED))
+    for item in m.changed[:3]:
+        where = _say("message", lang, position=item.position + 1)  # counted from 1 for people
+        lines.append(f"~ {where}: {isolate(short(item.a.said, 35), lang)} {arrow} {isolate(short(item.b.said, 35), lang)}")
+    if len(m.changed) > 3:
+        lines.append(_say("more_changed", lang, count=len(m.changed) - 3))
+    if diff.plan.a != diff.plan.b:
+        lines.append(_say("plan", lang, a=value_text(diff.plan.a, lang), b=value_text(diff.plan.b, lang)))
+    if diff.model.a != diff.model.b:
+        lines.append(_say("model", lang, a=value_text(diff.model.a, lang), b=value_text(diff.model.b, lang)))
+    cost = ", ".join(f"{k} {v:+g}" for k, v in diff.cost.items() if v)
     if cost:
         lines.append(_say("cost", lang, cost=isolate(cost, lang)))
     text = "\n".join(lines)

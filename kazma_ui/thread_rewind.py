@@ -3,20 +3,18 @@
 Every surface (HTTP, web, TUI, Telegram, Discord, Slack) calls this and nothing else
 for time travel, so each rule lives here once: step addresses, ownership (failing
 closed with not_found), refusals, the durable restore, the audit trail, the metrics.
+Beside it, each of its parts in a module of its own: the shapes it answers with
+(`rewind_results.py`), step addresses (`step_address.py`), the undo of a restore
+(`rewind_undo.py`), the audit trail and metrics (`rewind_audit.py`), and the readable
+views of saved states (`step_views.py`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import re
-import time
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-import orjson
 from langchain_core.messages import AIMessage, AnyMessage, message_to_dict
 
 from kazma_core.agent.graph import write_finished_turn
@@ -27,48 +25,41 @@ from kazma_core.errors import (
     ApprovalPending,
     Forbidden,
     InvalidInput,
-    InvalidStep,
-    KazmaError,
     NotFound,
     SnapshotTruncated,
     StoreUnavailable,
     TurnRunning,
 )
 from kazma_core.leases import chat_lease
-from kazma_core.metrics import REWIND_TOTAL
-from kazma_core.stores.app_rewind import EXPIRED, FORGOTTEN, READY, TURN, UNDONE, Intent, RewindRows, StepPoint, Undo
+from kazma_core.stores.app_rewind import Intent, RewindRows, StepPoint
 from kazma_core.stores.types import Chat, User
-from kazma_core.stores.types import AuditRow
 from kazma_core.stores.snapshots import StepHead, StepInfo
 from kazma_core.messages import load_messages
 from kazma_core.time_travel import strip_platform_ids
-from kazma_ui.step_views import compare_states, message_view, render_comparison, side_effects
+from kazma_ui.rewind_results import (
+    ChatWithSteps,
+    Cleared,
+    Comparison,
+    Forked,
+    Lineage,
+    RestorePreview,
+    Restored,
+    StepDetail,
+    StepList,
+    StepView,
+    Turn,
+    TurnStep,
+    Undone,
+    UndoOffer,
+)
+from kazma_ui.rewind_audit import Audited
+from kazma_ui.rewind_undo import Undos
+from kazma_ui.step_address import step_prefix
+from kazma_ui.step_views import compare_states, message_view, side_effects, step_label
 
 log = logging.getLogger(__name__)
 
-MIN_PREFIX = 8
-MAX_ADDRESS = 64
-HEX = re.compile(r"[0-9a-f]+")
-METERED = {"restore", "fork", "undo"}
 LINEAGE_DEPTH = 100  # forks of forks followed up to their first chat, at most this deep
-
-# Why there is nothing to undo, by the state of the chat's last restore (None: never restored).
-NOTHING_TO_UNDO = {
-    None: "This chat has no restore to undo. An undo is offered right after a restore, until the chat's next turn.",
-    UNDONE: "The last restore of this chat was undone already. /replay list shows the steps you can restore.",
-    TURN: (
-        "The last restore of this chat can no longer be undone: the chat moved on since (a new turn or a reset). "
-        "/replay list shows the steps you can restore or fork."
-    ),
-    FORGOTTEN: (
-        "The last restore of this chat can no longer be undone: what it took back was forgotten "
-        "(the chat was forgotten, a memory deleted, or memory turned off)."
-    ),
-    EXPIRED: (
-        "The last restore of this chat can no longer be undone: its time to undo ran out "
-        "(setting time_travel.undo_seconds). /replay list shows the steps you can restore."
-    ),
-}
 
 
 READ = "read"
@@ -83,33 +74,30 @@ class GroupGrant:
     role: str  # member | admin
 
 
-@dataclass
-class _Attempt:
-    """What the audit row of one attempt will say."""
-
-    step_id: str | None = None
-    checkpoint_before: str | None = None
-    new_chat_id: str | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-
-
 def ends_with_answer(messages: list[AnyMessage]) -> bool:
     """Whether a history ends with the turn's answer (an AI message asking for no tool)."""
     return bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
 
 
-def step_label(info: StepInfo) -> str:
-    return f"turn {info.turn_index}, step {info.iteration}"
+def label_of(info: StepInfo) -> str:
+    """The step's English label ("turn 2, step 1"), as the service's sentences name it."""
+    return step_label(info.turn_index, info.iteration)
 
 
-def _view(info: StepInfo) -> dict[str, Any]:
-    return {**info.to_dict(), "label": step_label(info)}
+def step_view(info: StepInfo) -> StepView:
+    return StepView(
+        step_id=info.id, chat_id=info.chat_id, turn_index=info.turn_index, iteration=info.iteration,
+        label=label_of(info), created_at=info.created_at, model=info.model, questions=info.questions,
+        message_count=info.message_count, size=info.size, truncated=info.truncated,
+    )
 
 
 class RewindService:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.rows = RewindRows(core.store)
+        self.undos = Undos(core, self.rows)
+        self.audited = Audited(core)
 
     # addresses and checks ---------------------------------------------------------------
     async def _access(self, user: User, chat_id: str, grant: GroupGrant | None, need: str) -> Chat:
@@ -129,23 +117,12 @@ class RewindService:
 
     async def resolve(self, chat_id: str, address: str) -> StepInfo:
         """A full id or a unique prefix of at least 8 hex characters, within this chat only."""
-        given = (address or "").strip()[:MAX_ADDRESS]
-        prefix = given.lower()
-        if not HEX.fullmatch(prefix):
-            raise InvalidStep(
-                f"{given!r} is not a step id. Use the id shown by /replay list (8 or more of its characters).",
-                address=given, reason="not_hex",
-            )
-        if len(prefix) < MIN_PREFIX:
-            raise InvalidStep(
-                f"{given!r} is too short: give at least {MIN_PREFIX} characters of the step id.",
-                address=given, reason="too_short", min_length=MIN_PREFIX,
-            )
+        given, prefix = step_prefix(address)
         found = await self.core.snapshots.find(chat_id, prefix, limit=10)
         if not found:
             raise NotFound(f"No saved step of this chat starts with {given}. /replay list shows the steps.", address=given)
         if len(found) > 1:
-            candidates = [f"{step_label(s)} ({s.id})" for s in found]
+            candidates = [f"{label_of(s)} ({s.id})" for s in found]
             raise AmbiguousStep(
                 f"{given} matches {len(found)} steps: " + "; ".join(candidates) + ". Give more characters.",
                 candidates=candidates,
@@ -156,83 +133,58 @@ class RewindService:
     def _refuse_truncated(info: StepInfo) -> None:
         if info.truncated:
             raise SnapshotTruncated(
-                f"{step_label(info)} was saved cut, because it was larger than the step size limit. "
+                f"{label_of(info)} was saved cut, because it was larger than the step size limit. "
                 "It can be read, but not restored or forked: pick another step."
             )
 
-    @contextlib.asynccontextmanager
-    async def _audited(
-        self, action: str, user: User, surface: str, chat_id: str, refusals_only: bool = False
-    ) -> AsyncIterator[_Attempt]:
-        attempt = _Attempt()
-        outcome = "ok"
-        try:
-            yield attempt
-        except KazmaError as err:
-            outcome = err.code
-            raise
-        except Exception:
-            outcome = "error"
-            raise
-        finally:
-            if not (refusals_only and outcome == "ok"):
-                await self._record(action, user, surface, chat_id, outcome, attempt)
-
-    async def _record(self, action: str, user: User, surface: str, chat_id: str, outcome: str, attempt: _Attempt) -> None:
-        if action in METERED:
-            REWIND_TOTAL.labels(action=action, outcome=outcome).inc()
-        await self.core.audit.record(
-            AuditRow(
-                at=time.time(), user_id=user.id, surface=surface, chat_id=str(chat_id)[:64],
-                step_id=attempt.step_id, action=action, outcome=outcome,
-                checkpoint_before=attempt.checkpoint_before, new_chat_id=attempt.new_chat_id,
-                detail=orjson.dumps(attempt.detail).decode() if attempt.detail else None,
-            )
-        )
-
     # reading -------------------------------------------------------------------------------
-    async def list_threads(self, user: User, surface: str) -> list[dict[str, Any]]:
+    async def list_chats(self, user: User, surface: str) -> list[ChatWithSteps]:
+        """The person's chats that have saved steps."""
         chats = {c.id: c for c in await self.core.chats.list(user)}
         return [
-            {"thread_id": t.chat_id, "title": chats[t.chat_id].title, "steps": t.steps, "bytes": t.bytes, "last_at": t.last_at}
+            ChatWithSteps(chat_id=t.chat_id, title=chats[t.chat_id].title, steps=t.steps, bytes=t.bytes, last_at=t.last_at)
             for t in await self.core.snapshots.threads()
             if t.chat_id in chats
         ]
 
-    async def list_steps(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> dict[str, Any]:
+    async def list_steps(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> StepList:
         await self._access(user, chat_id, grant, READ)
         infos = await self.core.snapshots.list_steps(chat_id)
-        turns: dict[int, dict[str, Any]] = {}
+        turns: dict[int, Turn] = {}
         for info in infos:
-            turn = turns.setdefault(info.turn_index, {"turn_index": info.turn_index, "questions": info.questions, "steps": []})
-            turn["steps"].append({"step": info.iteration, "snapshot_id": info.id, "label": step_label(info), "truncated": info.truncated})
-        return {"thread_id": chat_id, "snapshots": [_view(i) for i in infos], "turns": list(turns.values())}
+            turn = turns.setdefault(info.turn_index, Turn(turn_index=info.turn_index, questions=info.questions, steps=[]))
+            turn.steps.append(TurnStep(step=info.iteration, step_id=info.id, label=label_of(info), truncated=info.truncated))
+        return StepList(chat_id=chat_id, steps=[step_view(i) for i in infos], turns=list(turns.values()))
 
     async def get_step(
         self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
-    ) -> dict[str, Any]:
+    ) -> StepDetail:
         await self._access(user, chat_id, grant, READ)
         info = await self.resolve(chat_id, address)
         step = await self.core.snapshots.get(chat_id, info.id)
         if step is None:
             raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
         state = step.state
-        return {
-            "snapshot": _view(info),
-            "messages": [message_view(m) for m in state.get("messages", [])],
-            **{k: state.get(k) for k in ("plan", "routing", "cost", "scratchpad", "model", "gates")},
-        }
+        return StepDetail(
+            step=step_view(info), messages=[message_view(m) for m in state.get("messages", [])],
+            plan=state.get("plan"), routing=state.get("routing"), cost=state.get("cost"),
+            scratchpad=state.get("scratchpad"), model=state.get("model"), gates=state.get("gates"),
+        )
 
     async def preview_restore(
-        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
-    ) -> dict[str, Any]:
+        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None,
+        *, refuse_cut: bool = False,
+    ) -> RestorePreview:
         """What a restore to this step would take back, and the side effects it will not undo.
         It refuses as the restore would (and audits the refused restore), so nobody is asked
-        to confirm what cannot happen."""
-        async with self._audited("restore", user, surface, chat_id, refusals_only=True) as attempt:
+        to confirm what cannot happen. A step saved cut is refused too with `refuse_cut` (a
+        command's question); the Time Travel page shows such a step as not restorable instead."""
+        async with self.audited.attempt("restore", user, surface, chat_id, refusals_only=True) as attempt:
             await self._access(user, chat_id, grant, CHANGE)
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
+            if refuse_cut:
+                self._refuse_truncated(info)
             attempt.detail = {"stage": "preview"}
             await self.core.turns.settle_expired(chat_id)
             if await self.core.store.lease(chat_id) is not None:
@@ -241,13 +193,25 @@ class RewindService:
         current = await self.core.turns.graph.aget_state(self.core.turns.config(chat_id))
         later = [message_to_dict(m) for m in current.values.get("messages", [])[info.message_count :]]
         steps = await self.core.snapshots.list_steps(chat_id)
-        return {
-            "snapshot": _view(info),
-            "side_effects": side_effects(later),
-            "later_steps": sum(1 for s in steps if s.seq > info.seq),
-            "later_turns": max((await self.core.store.get_chat(chat_id)).last_turn - info.turn_index, 0),  # type: ignore[union-attr]
-            "restorable": not info.truncated,
-        }
+        return RestorePreview(
+            step=step_view(info),
+            side_effects=side_effects(later),
+            later_steps=sum(1 for s in steps if s.seq > info.seq),
+            later_turns=max((await self.core.store.get_chat(chat_id)).last_turn - info.turn_index, 0),  # type: ignore[union-attr]
+            restorable=not info.truncated,
+        )
+
+    async def preview_fork(
+        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+    ) -> StepView:
+        """The step a fork would branch. A step saved cut is refused as the fork would refuse it,
+        and the refusal audited, so nobody is asked to confirm what cannot happen."""
+        await self._access(user, chat_id, grant, READ)
+        info = await self.resolve(chat_id, address)
+        async with self.audited.attempt("fork", user, surface, chat_id, refusals_only=True) as attempt:
+            attempt.step_id = info.id
+            self._refuse_truncated(info)
+        return step_view(info)
 
     async def _lineage_root(self, chat_id: str) -> str:
         """The first chat a chat was forked from (itself when it is no fork)."""
@@ -256,13 +220,13 @@ class RewindService:
             chat = await self.core.store.get_chat(current)
             if chat is None or not chat.forked_from:
                 break
-            current = str(chat.forked_from["thread_id"])
+            current = Lineage.model_validate(chat.forked_from).chat_id
         return current
 
     async def compare(
         self, user: User, surface: str, chat_id: str, a: str, b: str, grant: GroupGrant | None = None,
         b_chat_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Comparison:
         """Two steps of one chat, or of two chats of one lineage (a fork and its source, two forks
         of one chat): the person must be allowed to read both chats, or it is not_found."""
         other = b_chat_id or chat_id
@@ -279,8 +243,7 @@ class RewindService:
         sa, sb = await self.core.snapshots.get(chat_id, ia.id), await self.core.snapshots.get(other, ib.id)
         if sa is None or sb is None:
             raise NotFound("One of the two steps was deleted meanwhile. /replay list shows the steps.")
-        diff = compare_states(sa.state, sb.state, ia.to_dict(), ib.to_dict())
-        return {**diff, "text": render_comparison(diff)}
+        return compare_states(sa.state, sb.state, ia, ib)
 
     # changing ------------------------------------------------------------------------------
     async def _step_messages(self, chat_id: str, head: StepHead) -> list[AnyMessage]:
@@ -305,8 +268,8 @@ class RewindService:
 
     async def restore(
         self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
-    ) -> dict[str, Any]:
-        async with self._audited("restore", user, surface, chat_id) as attempt:
+    ) -> Restored:
+        async with self.audited.attempt("restore", user, surface, chat_id) as attempt:
             await self._access(user, chat_id, grant, CHANGE)
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
@@ -335,60 +298,30 @@ class RewindService:
                 removed = await self._finish(intent)
             attempt.detail = {"removed_steps": removed}
         self.core.events.publish(chat_id, "reload", {"reason": "restored", "snapshot_id": info.id})
-        return {
-            "thread_id": chat_id, "snapshot": _view(info), "turn_index": info.turn_index, "removed_steps": removed,
-            "undo": await self.undo_offer(chat_id),
-        }
+        return Restored(
+            chat_id=chat_id, step=step_view(info), turn_index=info.turn_index, removed_steps=removed,
+            undo=await self.undos.offer(chat_id),
+        )
 
-    async def undo_offer(self, chat_id: str) -> dict[str, Any] | None:
+    async def undo_offer(self, chat_id: str) -> UndoOffer | None:
         """What an undo of the chat's last restore is offered with, or None when there is none."""
-        undo = await self.rows.undo_of(chat_id)
-        if undo is None or undo.state != READY or undo.expires_at <= time.time():
-            return None
-        return {"snapshot_id": undo.step_id, "expires_at": undo.expires_at}
+        return await self.undos.offer(chat_id)
 
-    async def _undoable(self, chat_id: str) -> Undo:
-        """The chat's last restore if it can be undone now; not_found with the reason otherwise."""
-        undo = await self.rows.undo_of(chat_id)
-        state = undo.state if undo is not None else None
-        if undo is not None and state == READY and undo.expires_at <= time.time():
-            await self.core.kept.drop(chat_id, EXPIRED)
-            state = EXPIRED
-        if undo is None or state != READY:
-            raise NotFound(NOTHING_TO_UNDO.get(state, NOTHING_TO_UNDO[None]), reason=f"undo_{state or 'none'}")
-        return undo
-
-    async def undo(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> dict[str, Any]:
-        """Put back exactly what the chat's last restore took: the transcript rows, the agent's
-        state, memories and facts, approval cards, steps and the turn count. Durable like a
-        restore: kazma.db's part commits in one transaction, then the steps come back."""
-        async with self._audited("undo", user, surface, chat_id) as attempt:
+    async def undo(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> Undone:
+        """Put back exactly what the chat's last restore took (`Undos.put_back`), with a restore's
+        own checks: its owner or a group's admin, not while a turn runs or an approval waits."""
+        async with self.audited.attempt("undo", user, surface, chat_id) as attempt:
             await self._access(user, chat_id, grant, CHANGE)
             await self.core.turns.settle_expired(chat_id)
             async with chat_lease(self.core.store, chat_id, "undo", self.core.settings.agent.lease_seconds):
                 await self._refuse_pending(chat_id)
-                undo = await self._undoable(chat_id)
+                undo = await self.undos.undoable(chat_id)
                 attempt.step_id = undo.step_id
                 attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
-                back = await self.rows.kept_counts(chat_id, undo.restore_id)
-                put_back = undo.checkpoint_before is not None and await self.core.conversation.drop_after(
-                    chat_id, undo.checkpoint_before, self.rows.undo_writes(undo)
-                )
-                if not put_back:
-                    await self.core.kept.drop(chat_id, EXPIRED)
-                    raise NotFound(NOTHING_TO_UNDO[EXPIRED], reason=f"undo_{EXPIRED}")
-                back["steps"] = await self._finish_undo(undo)
-            attempt.detail = {"restore_id": undo.restore_id, **back}
+                back = await self.undos.put_back(undo)
+            attempt.detail = {"restore_id": undo.restore_id, **back.model_dump()}
         self.core.events.publish(chat_id, "reload", {"reason": "undone"})
-        return {
-            "thread_id": chat_id, "undone_snapshot_id": undo.step_id, "turn_index": undo.last_turn_before, "back": back,
-        }
-
-    async def _finish_undo(self, undo: Undo) -> int:
-        """The undo's part outside kazma.db: the steps come back. Safe to run again after a crash."""
-        back = await self.core.snapshots.put_back(undo.chat_id, undo.restore_id)
-        await self.rows.undone(undo)
-        return back
+        return Undone(chat_id=chat_id, undone_step_id=undo.step_id, turn_index=undo.last_turn_before, back=back)
 
     async def _refuse_pending(self, chat_id: str) -> None:
         pending = await self.core.store.cards(chat_id, "pending")
@@ -421,7 +354,7 @@ class RewindService:
         for undo in await self.rows.undoing():
             ttl = self.core.settings.agent.lease_seconds
             async with chat_lease(self.core.store, undo.chat_id, "undo", ttl, wait=ttl + 1):
-                await self._finish_undo(undo)
+                await self.undos.finish(undo)
             self.core.events.publish(undo.chat_id, "reload", {"reason": "undone"})
             log.warning("finished the undo of a restore of chat %s after a restart", undo.chat_id)
             finished += 1
@@ -435,8 +368,8 @@ class RewindService:
 
     async def fork(
         self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
-    ) -> dict[str, Any]:
-        async with self._audited("fork", user, surface, chat_id) as attempt:
+    ) -> Forked:
+        async with self.audited.attempt("fork", user, surface, chat_id) as attempt:
             source = await self._access(user, chat_id, grant, READ)
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
@@ -457,17 +390,17 @@ class RewindService:
             chat = await self.core.store.get_chat(new_id)
             copied = await self.core.snapshots.copy(chat_id, info.id, new_id, uuid.uuid4().hex, self.core.recorder.budgets)
             attempt.new_chat_id = new_id
-        return {
-            "thread_id": new_id,
-            "title": title,
-            "forked_from": chat.forked_from if chat else None,
-            "snapshot_id": copied.id if copied else None,
-        }
+        return Forked(
+            chat_id=new_id,
+            title=title,
+            forked_from=Lineage.model_validate(chat.forked_from) if chat and chat.forked_from else None,
+            step_id=copied.id if copied else None,
+        )
 
-    async def clear(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> dict[str, Any]:
-        async with self._audited("clear", user, surface, chat_id) as attempt:
+    async def clear(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> Cleared:
+        async with self.audited.attempt("clear", user, surface, chat_id) as attempt:
             await self._access(user, chat_id, grant, CHANGE)
             async with chat_lease(self.core.store, chat_id, "clear", self.core.settings.agent.lease_seconds, wait=2.0):
                 deleted = await self.core.snapshots.delete_chat(chat_id)
             attempt.detail = {"deleted": deleted}
-        return {"thread_id": chat_id, "deleted": deleted}
+        return Cleared(chat_id=chat_id, deleted=deleted)

@@ -26,7 +26,7 @@ from fastapi import FastAPI
 from kazma_core.core import Core
 from kazma_core.settings import Settings
 from kazma_core.stores.types import User
-from kazma_ui.web.app import create_app
+from kazma_server.app import create_app
 
 START_TIMEOUT = 10.0
 

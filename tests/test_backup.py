@@ -17,7 +17,7 @@ import pytest
 
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
-from kazma_ui.cli import main
+from kazma_server.cli import main
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
 from tests.http_server import serve_kazma
@@ -59,7 +59,7 @@ async def seed(settings: Settings, *, delete_gone: bool = False, forget_tea: boo
             await core.chats.delete(owner, gone.id)
         if forget_tea:
             await core.chats.forget(owner, tea.id)
-        return {"tea": tea.id, "gone": gone.id, "fork": fork["thread_id"], "owner": owner.id}
+        return {"tea": tea.id, "gone": gone.id, "fork": fork.chat_id, "owner": owner.id}
     finally:
         await core.close()
 

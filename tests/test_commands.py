@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
 from commands import registry
-from commands.executor import CommandContext, CommandResult, execute
+from commands.answers import CommandResult
+from commands.executor import execute
 from commands.i18n import ERROR_CODES, MESSAGES, error_text, pick_lang
 from commands.parser import (
     BUILDERS,
@@ -31,6 +32,8 @@ from commands.parser import (
     Usage,
     parse,
 )
+from commands.service_target import ServiceTarget
+from commands.target import CommandContext
 from kazma_core import errors
 from kazma_core.core import Core
 from kazma_core.stores.types import Chat, User
@@ -54,7 +57,7 @@ def service(core: Core) -> RewindService:
 
 def context(service: RewindService, user: User, chat_id: str, *, surface: str = "telegram", lang: str = "en",
             confirmed: bool = False, grant: GroupGrant | None = None) -> CommandContext:
-    return CommandContext(service, service.core, user, surface, chat_id, lang, BASE + "/", confirmed, grant)
+    return CommandContext(ServiceTarget(service, user, surface, chat_id, grant), lang, BASE + "/", confirmed)
 
 
 async def run(service: RewindService, user: User, chat_id: str, text: str, **kw: Any) -> CommandResult:
@@ -149,7 +152,7 @@ async def test_replay_show_gives_the_steps_messages_plan_routing_and_cost(core: 
 async def test_compare_answers_with_the_services_text_and_says_it_in_arabic(core: Core, chat: Chat, user: User, service: RewindService) -> None:
     await talk(core, chat, "hello", "calc 1+1")
     a, b = (await step_ids(core, chat.id, 1))[0], (await step_ids(core, chat.id, 2))[-1]
-    expected = (await service.compare(user, "test", chat.id, a, b))["text"]
+    expected = (await service.compare(user, "test", chat.id, a, b)).text
     english = await run(service, user, chat.id, f"/replay compare {a[:8]} {b[:8]}")
     assert english.text == expected and english.ephemeral
     assert english.text.startswith("turn 1, step 0 → turn 2, step 1\nMessages: 4 added, 0 removed, 0 changed.")
@@ -438,13 +441,17 @@ def test_parse_never_raises_on_texts_that_start_like_commands(prefix: str, rest:
 
 # --- the registry ------------------------------------------------------------------------
 
-def test_registry_names_are_unique_and_every_entry_has_a_typed_command() -> None:
+def test_registry_names_are_unique_and_every_entry_has_a_typed_command_and_a_handler() -> None:
     words = [w for c in registry.COMMANDS for w in (c.name, *c.aliases)]
     assert len(words) == len(set(words))
     for c in registry.COMMANDS:
         assert len({s.name for s in c.subcommands}) == len(c.subcommands)
         assert sum(s.implicit for s in c.subcommands) <= 1
+        assert c.run is None if c.subcommands else c.run is not None, c.name
     assert set(BUILDERS) == {leaf.path for leaf in registry.leaves()}
+    assert all(leaf.cmd.run is not None for leaf in registry.leaves())
+    # A change a person could regret is asked about first, on every surface.
+    assert {leaf.path for leaf in registry.leaves() if leaf.cmd.ask} == {"replay restore", "replay clear", "fork", "memory off"}
 
 
 def test_telegram_menu_follows_telegrams_rules_in_both_languages() -> None:

@@ -689,8 +689,9 @@ async def test_the_comparison_summary_is_in_the_readers_language(ann: Person) ->
     arabic = (await ann.http.post(
         "/api/replay/compare", json={"thread_id": chat, "a": a, "b": b}, headers={"Accept-Language": "ar"}
     )).json()
-    from commands.render import label
+    from commands.i18n import step_label
 
     assert english["text"].startswith("turn 1, step 0 → turn 2, step 1")
-    assert arabic["text"].splitlines()[0] == f"{label(english['a'], 'ar')} ← {label(english['b'], 'ar')}"
+    a_label, b_label = (step_label(english[x]["turn_index"], english[x]["iteration"], "ar") for x in "ab")
+    assert arabic["text"].splitlines()[0] == f"{a_label} ← {b_label}"
     assert arabic["messages"] == english["messages"]

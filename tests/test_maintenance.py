@@ -26,7 +26,7 @@ from kazma_core.stores.types import User
 from kazma_core.stores.snapshots import Budgets, NewStep
 from kazma_core.messages import encode_message
 from kazma_core.time_travel import MessageIds
-from kazma_ui.cli import main
+from kazma_server.cli import main
 from tests.conftest import make_settings, metric
 from tests.http_server import serve_kazma
 

@@ -55,7 +55,7 @@ async def test_restore_forgets_later_facts_rows_and_steps(core: Core, chat: Chat
     await chat_with_history(core, chat)
     target = await step_of(core, chat.id, 2)
     result = await rewind.restore(user, "test", chat.id, target[:8])
-    assert result["removed_steps"] == 4 and result["turn_index"] == 2
+    assert result.removed_steps == 4 and result.turn_index == 2
     assert await rows(core, chat.id) == [
         (1, "user", "hello"), (1, "assistant", 'You said: "hello". I know no facts yet.'),
         (2, "user", "remember: tea is good"), (2, "assistant", "Remembered: tea is good"),
@@ -95,18 +95,18 @@ async def test_fork_leaves_the_source_identical_and_belongs_to_the_forker(core: 
     after = (await rows(core, chat.id), await core.store.facts(chat.id), await core.snapshots.list_steps(chat.id),
              (await core.conversation.aget_tuple(core.turns.config(chat.id))).checkpoint["id"])
     assert after == before
-    forked = await core.chats.owned(user, fork["thread_id"])
+    forked = await core.chats.owned(user, fork.chat_id)
     assert forked.forked_from == {"thread_id": chat.id, "snapshot_id": target, "turn_index": 3, "iteration": 1}
-    assert [t for t, _, _ in await rows(core, fork["thread_id"])] == [1, 1, 2, 2, 3, 3]
-    assert sorted(f.text for f in await core.store.facts(fork["thread_id"])) == ["coffee is better", "tea is good"]
-    reply = await core.turns.send(fork["thread_id"], "facts?")
+    assert [t for t, _, _ in await rows(core, fork.chat_id)] == [1, 1, 2, 2, 3, 3]
+    assert sorted(f.text for f in await core.store.facts(fork.chat_id)) == ["coffee is better", "tea is good"]
+    reply = await core.turns.send(fork.chat_id, "facts?")
     assert reply.turn_index == 4 and "coffee is better" in reply.reply and "tea is good" in reply.reply
     # The fork can itself be restored and forked.
-    first = (await core.snapshots.list_steps(fork["thread_id"]))[0]
-    assert first.id == fork["snapshot_id"]
-    await rewind.restore(user, "test", fork["thread_id"], first.id)
-    again = await rewind.fork(user, "test", fork["thread_id"], first.id)
-    assert (await core.chats.owned(user, again["thread_id"])).forked_from["thread_id"] == fork["thread_id"]
+    first = (await core.snapshots.list_steps(fork.chat_id))[0]
+    assert first.id == fork.step_id
+    await rewind.restore(user, "test", fork.chat_id, first.id)
+    again = await rewind.fork(user, "test", fork.chat_id, first.id)
+    assert (await core.chats.owned(user, again.chat_id)).forked_from["thread_id"] == fork.chat_id
 
 
 async def test_compare_reports_messages_plan_cost_and_a_short_text(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
@@ -114,12 +114,12 @@ async def test_compare_reports_messages_plan_cost_and_a_short_text(core: Core, c
     await core.turns.send(chat.id, "calc 1+1")
     a, b = await step_of(core, chat.id, 1), await step_of(core, chat.id, 2)
     diff = await rewind.compare(user, "test", chat.id, a, b)
-    assert [m["role"] for m in diff["messages"]["added"]] == ["user", "assistant", "tool", "assistant"]
-    assert diff["messages"]["removed"] == [] and diff["messages"]["changed"] == []
-    assert diff["cost"]["model_calls"] == 2
-    assert (diff["a"]["turn_index"], diff["b"]["turn_index"], diff["b"]["iteration"]) == (1, 2, 1)
-    assert diff["text"].startswith("turn 1, step 0 → turn 2, step 1\nMessages: 4 added, 0 removed, 0 changed.")
-    assert len(diff["text"]) <= 1500
+    assert [m.role for m in diff.messages.added] == ["user", "assistant", "tool", "assistant"]
+    assert diff.messages.removed == [] and diff.messages.changed == []
+    assert diff.cost["model_calls"] == 2
+    assert (diff.a.turn_index, diff.b.turn_index, diff.b.iteration) == (1, 2, 1)
+    assert diff.text.startswith("turn 1, step 0 → turn 2, step 1\nMessages: 4 added, 0 removed, 0 changed.")
+    assert len(diff.text) <= 1500
 
 
 async def test_preview_lists_the_side_effects_a_restore_will_not_undo(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
@@ -127,10 +127,10 @@ async def test_preview_lists_the_side_effects_a_restore_will_not_undo(core: Core
     waiting = await core.turns.send(chat.id, "write plan.txt: step one")
     await core.turns.decide(chat.id, waiting.gates[0]["card_id"], "approve", user.id)
     preview = await rewind.preview_restore(user, "test", chat.id, await step_of(core, chat.id, 1))
-    assert preview["side_effects"] == [
+    assert [e.model_dump() for e in preview.side_effects] == [
         {"kind": "file_written", "tool": "write_file", "args": {"path": "plan.txt", "text": "step one"}}
     ]
-    assert preview["later_turns"] == 1
+    assert preview.later_turns == 1
     await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 1))
     assert (core.settings.files_of(user.id) / "plan.txt").read_text() == "step one"  # the world is not rewound
 
@@ -167,7 +167,7 @@ async def test_restore_is_refused_while_an_approval_waits_naming_the_card(core: 
 async def test_a_truncated_step_can_be_read_but_not_restored_or_forked(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
     await core.turns.send(chat.id, "big 3000")
     target = await step_of(core, chat.id, 1)
-    assert (await rewind.get_step(user, "test", chat.id, target))["snapshot"]["truncated"] is True
+    assert (await rewind.get_step(user, "test", chat.id, target)).step.truncated is True
     with pytest.raises(SnapshotTruncated):
         await rewind.restore(user, "test", chat.id, target)
     with pytest.raises(SnapshotTruncated):
@@ -194,7 +194,7 @@ async def test_step_addresses_are_unique_hex_prefixes_within_the_chat(core: Core
     assert ambiguous.value.details["candidates"] == [
         "turn 1, step 0 (abcdef01" + "0" * 24 + ")", "turn 2, step 0 (abcdef01" + "f" * 24 + ")",
     ]
-    assert (await rewind.get_step(user, "test", chat.id, "ABCDEF010"))["snapshot"]["turn_index"] == 1
+    assert (await rewind.get_step(user, "test", chat.id, "ABCDEF010")).step.turn_index == 1
     for bad in ("abc", "%%%%%%%%", "________", "abcdef0%", "' OR 1=1 --", ""):
         with pytest.raises(InvalidStep):
             await rewind.get_step(user, "test", chat.id, bad)
@@ -230,7 +230,7 @@ async def test_another_users_chat_is_not_found_for_every_operation_and_unchanged
     for attempt in attempts:
         with pytest.raises(NotFound):
             await attempt
-    assert await rewind.list_threads(stranger, "test") == []
+    assert await rewind.list_chats(stranger, "test") == []
     assert (await rows(core, chat.id), await core.snapshots.list_steps(chat.id)) == before
     assert [c.id for c in await core.chats.list(stranger)] == []
     # The refused preview is a refused restore too: both are in the trail.
@@ -251,7 +251,7 @@ async def test_an_unreadable_store_is_store_unavailable_never_no_steps(tmp_path:
         with pytest.raises(StoreUnavailable):
             await rewind.list_steps(user, "test", chat.id)
         with pytest.raises(StoreUnavailable):
-            await rewind.list_threads(user, "test")
+            await rewind.list_chats(user, "test")
     finally:
         await core.close()
 
@@ -261,7 +261,7 @@ async def test_clear_and_the_cascades_of_deleting_and_forgetting(core: Core, cha
     coffee = next(f for f in await core.store.facts(chat.id) if f.text == "coffee is better")
     await core.chats.forget_fact(user, chat.id, coffee.id)
     assert {s.turn_index for s in await core.snapshots.list_steps(chat.id)} == {1, 2}
-    assert (await rewind.clear(user, "test", chat.id))["deleted"] == 3
+    assert (await rewind.clear(user, "test", chat.id)).deleted == 3
     assert await core.snapshots.list_steps(chat.id) == []
     await core.turns.send(chat.id, "hello")
     await core.chats.forget(user, chat.id)
@@ -280,7 +280,7 @@ async def test_restore_and_fork_are_audited_with_the_checkpoint_before_and_the_n
     fork = await rewind.fork(user, "telegram", chat.id, target)
     await rewind.restore(user, "tui", chat.id, target)
     fork_row, restore_row = await core.audit.rows(chat.id)
-    assert (fork_row.action, fork_row.surface, fork_row.new_chat_id) == ("fork", "telegram", fork["thread_id"])
+    assert (fork_row.action, fork_row.surface, fork_row.new_chat_id) == ("fork", "telegram", fork.chat_id)
     assert (restore_row.action, restore_row.surface, restore_row.checkpoint_before) == ("restore", "tui", checkpoint)
 
 
@@ -328,16 +328,16 @@ async def test_group_members_read_and_fork_while_only_admins_restore_or_clear(co
     target = await step_of(core, chat.id, 2)
     member, admin = await core.store.add_user("bob"), await core.store.add_user("carol")
     as_member, as_admin = GroupGrant(chat.id, "member"), GroupGrant(chat.id, "admin")
-    assert (await rewind.list_steps(member, "telegram", chat.id, as_member))["turns"]
+    assert (await rewind.list_steps(member, "telegram", chat.id, as_member)).turns
     fork = await rewind.fork(member, "telegram", chat.id, target, as_member)
-    assert (await core.chats.owned(member, fork["thread_id"])).owner_id == member.id
+    assert (await core.chats.owned(member, fork.chat_id)).owner_id == member.id
     with pytest.raises(Forbidden):
         await rewind.restore(member, "telegram", chat.id, target, as_member)
     with pytest.raises(Forbidden):
         await rewind.clear(member, "telegram", chat.id, as_member)
     with pytest.raises(NotFound):  # a grant for another chat opens nothing
         await rewind.restore(admin, "telegram", chat.id, target, GroupGrant("another-chat", "admin"))
-    assert (await rewind.restore(admin, "telegram", chat.id, target, as_admin))["turn_index"] == 2
+    assert (await rewind.restore(admin, "telegram", chat.id, target, as_admin)).turn_index == 2
     assert await audit_outcomes(core, chat.id) == [
         ("fork", "ok"), ("restore", "forbidden"), ("clear", "forbidden"), ("restore", "not_found"), ("restore", "ok"),
     ]

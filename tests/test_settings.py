@@ -92,7 +92,7 @@ def test_an_override_is_checked_against_its_setting() -> None:
 
 def _kazma(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kazma_ui.cli", *args], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "kazma_server.cli", *args], capture_output=True, text=True, timeout=60, check=False
     )
 
 

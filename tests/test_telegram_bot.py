@@ -26,7 +26,7 @@ from commands.registry import telegram_menu
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.types import Chat, User
-from kazma_ui.cli import _users_link
+from kazma_server.cli import _users_link
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import written
 from tests.fakes.telegram_server import FakeTelegram, Sent, group_chat, person, private_chat, serve_fake_telegram
@@ -370,6 +370,24 @@ async def test_in_a_group_a_member_is_refused_a_restore_and_audited_while_an_adm
     assert done.text.startswith("Restored this chat to turn 1, step 0.")
     assert len(await bot.core.store.transcript(chat.id)) == 2
     assert {c.params["user_id"] for c in bot.fake.called("getChatMember")} == {BOB["id"], ANN["id"], CY["id"]}
+
+
+async def test_in_a_group_an_admin_undoes_a_restore_and_a_member_is_refused(bot: Bot) -> None:
+    """A group's admin may undo a restore as they may restore: Telegram was asked who administers
+    the group for /replay <step> and /replay clear only, so an admin's /replay undo was refused."""
+    bot.fake.members[(TEAM["id"], CY["id"])] = "administrator"
+    await bot.say(ANN, TEAM, "@KazmaBot hello")
+    await bot.say(ANN, TEAM, "@KazmaBot calc 1+1")
+    chat = await bot.chat(TEAM)
+    target = (await bot.step_ids(TEAM, 1))[-1]
+    [asked] = await bot.say(CY, TEAM, f"/replay {target[:8]}")
+    await bot.press(CY, asked, YES)
+    assert len(await bot.core.store.transcript(chat.id)) == 2
+    [refused] = await bot.say(BOB, TEAM, "/replay undo")
+    assert refused.text.startswith("Only this chat's owner or the group's admins can restore or clear it.")
+    [undone] = await bot.say(CY, TEAM, "/replay undo")
+    assert undone.text.startswith("Undid the last restore")
+    assert len(await bot.core.store.transcript(chat.id)) == 4
 
 
 async def test_a_fork_of_a_group_chat_writes_only_into_the_forkers_own_files(bot: Bot) -> None:

@@ -19,7 +19,7 @@ import pytest
 from textual.pilot import Pilot
 
 from kazma_core.settings import Settings
-from kazma_ui import cli
+from kazma_server import cli
 from kazma_ui.tui.app import KazmaTui
 from kazma_ui.tui.widgets.chat_list import ChatList
 from kazma_ui.tui.widgets.confirm import ConfirmDialog

@@ -53,12 +53,12 @@ async def test_undo_puts_back_exactly_what_the_restore_took(core: Core, chat: Ch
     await history(core, chat)
     before = await everything(core, chat.id)
     restored = await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 2))
-    assert restored["undo"] is not None
+    assert restored.undo is not None
     after_restore = await everything(core, chat.id)
     assert after_restore["facts"] == ["tea is good"] and after_restore["last_turn"] == 2
     undone_before = metric("kazma_time_travel_rewind_total", action="undo", outcome="ok")
     done = await rewind.undo(user, "test", chat.id)
-    assert done["back"] == {"messages": 4, "memories": 1, "forgotten_again": 1, "cards": 0, "steps": 4}
+    assert done.back.model_dump() == {"messages": 4, "memories": 1, "forgotten_again": 1, "cards": 0, "steps": 4}
     assert await everything(core, chat.id) == before
     assert metric("kazma_time_travel_rewind_total", action="undo", outcome="ok") - undone_before == 1
     assert [(r.action, r.outcome) for r in await core.audit.rows(chat.id)] == [("restore", "ok"), ("undo", "ok")]
@@ -74,7 +74,7 @@ async def test_undo_brings_back_the_approval_cards_the_restore_took(core: Core, 
     cards = [c.to_dict() for c in await core.store.cards(chat.id)]
     await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 1))
     assert await core.store.cards(chat.id) == []
-    assert (await rewind.undo(user, "test", chat.id))["back"]["cards"] == 1
+    assert (await rewind.undo(user, "test", chat.id)).back.cards == 1
     assert [c.to_dict() for c in await core.store.cards(chat.id)] == cards
 
 
@@ -127,7 +127,7 @@ async def test_undo_is_refused_while_a_turn_runs(core: Core, chat: Chat, user: U
     with pytest.raises(TurnRunning):
         await rewind.undo(user, "test", chat.id)
     await core.store.break_lease(chat.id, "someone-else")
-    assert (await rewind.undo(user, "test", chat.id))["back"]["memories"] == 1
+    assert (await rewind.undo(user, "test", chat.id)).back.memories == 1
     assert [r.outcome for r in await core.audit.rows(chat.id) if r.action == "undo"] == ["turn_running", "ok"]
 
 
@@ -137,7 +137,7 @@ async def test_another_users_chat_has_nothing_to_undo_for_them(core: Core, chat:
     bob = await core.store.add_user("bob")
     with pytest.raises(NotFound):
         await rewind.undo(bob, "test", chat.id)
-    assert (await rewind.undo(user, "test", chat.id))["back"]["steps"] == 4
+    assert (await rewind.undo(user, "test", chat.id)).back.steps == 4
 
 
 @pytest.mark.engines("sqlite")  # it reads the files' bytes: PostgreSQL's are the server's
@@ -164,11 +164,11 @@ async def test_forgetting_after_a_restore_leaves_nothing_an_undo_could_bring_bac
 async def test_compare_across_a_fork_and_its_source(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
     await history(core, chat)
     fork = await rewind.fork(user, "test", chat.id, await step_of(core, chat.id, 2))
-    await core.turns.send(fork["thread_id"], "remember: milk is fine")
-    diff = await rewind.compare(user, "test", chat.id, await step_of(core, chat.id, 4), await step_of(core, fork["thread_id"], 3),
-                                b_chat_id=fork["thread_id"])
-    assert (diff["a"]["thread_id"], diff["b"]["thread_id"]) == (chat.id, fork["thread_id"])
-    assert diff["messages"]["added"] or diff["messages"]["removed"]
+    await core.turns.send(fork.chat_id, "remember: milk is fine")
+    diff = await rewind.compare(user, "test", chat.id, await step_of(core, chat.id, 4), await step_of(core, fork.chat_id, 3),
+                                b_chat_id=fork.chat_id)
+    assert (diff.a.chat_id, diff.b.chat_id) == (chat.id, fork.chat_id)
+    assert diff.messages.added or diff.messages.removed
     other = await core.chats.create(user)
     await core.turns.send(other.id, "hello")
     with pytest.raises(InvalidInput, match="not of one lineage"):
@@ -178,8 +178,8 @@ async def test_compare_across_a_fork_and_its_source(core: Core, chat: Chat, user
     with pytest.raises(NotFound):
         await rewind.compare(user, "test", chat.id, await step_of(core, chat.id, 1), "0" * 32, b_chat_id=bobs.id)
     with pytest.raises(NotFound):
-        await rewind.compare(bob, "test", chat.id, await step_of(core, chat.id, 1), await step_of(core, fork["thread_id"], 3),
-                             b_chat_id=fork["thread_id"])
+        await rewind.compare(bob, "test", chat.id, await step_of(core, chat.id, 1), await step_of(core, fork.chat_id, 3),
+                             b_chat_id=fork.chat_id)
 
 
 async def test_the_daily_clean_up_drops_what_an_expired_undo_kept(tmp_path: Path) -> None:

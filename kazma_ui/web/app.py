@@ -1,4 +1,8 @@
-"""The FastAPI application: core lifecycle, error shapes, sign-in, routers, pages."""
+"""The FastAPI application: core lifecycle, error shapes, sign-in, routers, pages.
+
+What runs beside it in the server process (the chat-app bots, the scheduler) is started by
+the process that composes them (`kazma_server.app`), through `beside`.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +11,23 @@ import contextlib
 import importlib.util
 import logging
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from bots.runner import Bots, chat_apps_leadership, configured
 from kazma_core.core import Core, prepare_data_dir
 from kazma_core.datalock import DataFolderLock
-from kazma_core.errors import KazmaError, NotFound, StoreUnavailable, without_paths
+from kazma_core.errors import KazmaError, StoreUnavailable, without_paths
 from kazma_core.health import StoreHealth
-from kazma_core.maintenance import Maintenance
-from kazma_core.schedule import start_scheduler, stop_scheduler
 from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, sessions, settings_api
@@ -33,6 +35,9 @@ from kazma_ui.web.guard import BodyLimit, SecurityHeaders, security_headers
 
 log = logging.getLogger(__name__)
 FAVICON = pages.STATIC_DIR / "favicon.svg"
+# What runs beside the app in its process: entered once the core is open and recovered
+# (app.state.core, app.state.rewind), left before the core closes.
+Beside = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
 def swagger_assets() -> Path:
@@ -43,7 +48,7 @@ def swagger_assets() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "static"
 
 
-def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -> FastAPI:
+def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = None, beside: Beside | None = None) -> FastAPI:
     """The app; ``serving_lock`` is the folder's server lock when the caller (`kazma serve`) took it already."""
 
     @contextlib.asynccontextmanager
@@ -63,20 +68,15 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
         await app.state.core.recover()
         await app.state.rewind.recover()
         app.state.tasks = set()
-        app.state.bots = Bots(configured(app.state.core, app.state.rewind), chat_apps_leadership(app.state.core))
-        app.state.bots.start()
-        app.state.maintenance = Maintenance.of(app.state.core)
-        app.state.scheduler = start_scheduler(app.state.maintenance)
         app.state.health = StoreHealth(settings, app.state.core.store)
         for duty in (app.state.health.watch(), app.state.core.sweep()):
             task = asyncio.create_task(duty)
             app.state.tasks.add(task)
             task.add_done_callback(app.state.tasks.discard)
         try:
-            yield
+            async with beside(app) if beside is not None else contextlib.nullcontext():
+                yield
         finally:
-            await stop_scheduler(app.state.scheduler, app.state.maintenance)
-            await app.state.bots.stop()
             for task in list(app.state.tasks):
                 task.cancel()
             await asyncio.gather(*app.state.tasks, return_exceptions=True)
@@ -95,14 +95,6 @@ def create_app(settings: Settings, serving_lock: DataFolderLock | None = None) -
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> FileResponse:
         return FileResponse(FAVICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
-
-    @app.post("/slack/events", include_in_schema=False)
-    async def platform_events(request: Request) -> Response:
-        """Chat-app requests in HTTP mode, forwarded to the adapter that serves this path."""
-        adapter = request.app.state.bots.for_path(request.url.path)
-        if adapter is None:
-            raise NotFound("No chat app on this server takes requests here.")
-        return await adapter.http(request)  # type: ignore[no-any-return]
 
     @app.exception_handler(KazmaError)
     async def kazma_error(request: Request, err: KazmaError) -> JSONResponse:

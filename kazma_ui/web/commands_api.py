@@ -7,8 +7,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from commands.executor import CommandContext, execute
+from commands.executor import execute
 from commands.parser import parse
+from commands.service_target import ServiceTarget
+from commands.target import CommandContext
 from kazma_core.errors import InvalidInput
 from kazma_core.stores.types import User
 from kazma_ui.web.auth import current_user, surface_of
@@ -48,9 +50,7 @@ async def run_command(request: Request, thread_id: str, body: CommandText, user:
         raise InvalidInput("That is not a slash command: send it as a message instead.")
     # A page says which language it shows (X-Kazma-Lang); otherwise the person's choice, then the browser's.
     lang = lang_for(user.lang, request.headers.get("accept-language"), request.headers.get("x-kazma-lang"))
-    context = CommandContext(
-        service=request.app.state.rewind, core=core, user=user, surface=surface_of(request, default="web"), chat_id=thread_id, lang=lang,
-        base_url=str(request.base_url), confirmed=body.confirmed,
-    )
+    target = ServiceTarget(request.app.state.rewind, user, surface_of(request, default="web"), thread_id)
+    context = CommandContext(target, lang, str(request.base_url), body.confirmed)
     result = await execute(parsed, context)
     return CommandOut(kind=result.kind, text=result.text, data=result.data, code=result.code, ephemeral=result.ephemeral)

@@ -6,18 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kazma_ui.rewind_results import Lineage
+
 
 class ErrorBody(BaseModel):
     error: str
     message: str
     gates: list[dict[str, Any]] | None = None
-
-
-class Lineage(BaseModel):
-    thread_id: str
-    snapshot_id: str | None
-    turn_index: int | None = None
-    iteration: int | None = None
 
 
 class LivesIn(BaseModel):

@@ -11,7 +11,7 @@ from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.quota import folder_bytes
 from kazma_core.settings import Settings
-from kazma_ui.cli_data import settings_of
+from kazma_server.cli_data import settings_of
 from kazma_core.stores.types import User
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.interfaces import AppStore

@@ -1,4 +1,4 @@
-"""The `kazma` command: serve, users (add, token, link, remove), tui."""
+"""The `kazma` command: serve, users (add, token, link, remove), tui, slack-manifest, and the data commands."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.backends import app_db, ensure_ready
 from kazma_core.stores.engine import NewerSchema
 from kazma_core.stores.postgres import DatabaseUnreachable
-from kazma_ui import cli_data, cli_users
+from kazma_server import cli_data, cli_users
 
 LOGIN_TTL = 86_400
 SHUTDOWN_GRACE = 3
@@ -52,7 +52,7 @@ async def _login_url(settings: Settings) -> str:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from kazma_ui.web.app import create_app
+    from kazma_server.app import create_app
 
     settings = _settings(args)
     # Kazma's own lines (bots starting or retrying, the clean-up) with time and level, next to uvicorn's.

@@ -1,0 +1,75 @@
+"""A command's chat in the server's process: the rewind service and the core, acting as one
+person from one surface (the web chat's command route, the chat apps)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kazma_core.stores.types import User
+from kazma_ui.rewind_results import (
+    Cleared,
+    Comparison,
+    Forked,
+    RestorePreview,
+    Restored,
+    StepDetail,
+    StepList,
+    StepView,
+    Undone,
+)
+from kazma_ui.thread_rewind import GroupGrant, RewindService
+
+
+@dataclass(frozen=True)
+class ServiceTarget:
+    service: RewindService
+    user: User
+    surface: str
+    chat_id: str
+    grant: GroupGrant | None = None  # in a group chat: what the platform vouches this person may do
+
+    async def list_steps(self) -> StepList:
+        return await self.service.list_steps(self.user, self.surface, self.chat_id, self.grant)
+
+    async def get_step(self, address: str) -> StepDetail:
+        return await self.service.get_step(self.user, self.surface, self.chat_id, address, self.grant)
+
+    async def preview_restore(self, address: str) -> RestorePreview:
+        return await self.service.preview_restore(
+            self.user, self.surface, self.chat_id, address, self.grant, refuse_cut=True
+        )
+
+    async def restore(self, address: str) -> Restored:
+        return await self.service.restore(self.user, self.surface, self.chat_id, address, self.grant)
+
+    async def undo(self) -> Undone:
+        return await self.service.undo(self.user, self.surface, self.chat_id, self.grant)
+
+    async def preview_fork(self, address: str) -> StepView:
+        return await self.service.preview_fork(self.user, self.surface, self.chat_id, address, self.grant)
+
+    async def fork(self, address: str) -> Forked:
+        return await self.service.fork(self.user, self.surface, self.chat_id, address, self.grant)
+
+    async def compare(self, a: str, b: str, b_chat_id: str | None) -> Comparison:
+        return await self.service.compare(self.user, self.surface, self.chat_id, a, b, self.grant, b_chat_id=b_chat_id)
+
+    async def clear(self) -> Cleared:
+        return await self.service.clear(self.user, self.surface, self.chat_id, self.grant)
+
+    async def stop(self) -> bool:
+        await self.check_owner()
+        return await self.service.core.turns.stop(self.chat_id)
+
+    async def reset(self) -> None:
+        core = self.service.core
+        await self.check_owner()
+        await core.turns.settle_expired(self.chat_id)  # an expired card must not block a reset
+        await core.chats.reset(self.user, self.chat_id)
+
+    async def check_owner(self) -> None:
+        await self.service.core.chats.owned(self.user, self.chat_id)
+
+    async def memory_off(self) -> None:
+        await self.check_owner()
+        await self.service.core.chats.memory_off(self.user, self.chat_id)

@@ -1,0 +1,76 @@
+"""The undo of a chat's last restore: when it is offered, and how it puts back what the restore took.
+
+The rewind service (`kazma_ui/thread_rewind.py`) calls these inside its checks, audit and the
+chat's lease, as it does for a restore; the rules of the undo itself live here.
+"""
+
+from __future__ import annotations
+
+import time
+
+from kazma_core.core import Core
+from kazma_core.errors import NotFound
+from kazma_core.stores.app_rewind import EXPIRED, FORGOTTEN, READY, TURN, UNDONE, RewindRows, Undo
+from kazma_ui.rewind_results import PutBack, UndoOffer
+
+# Why there is nothing to undo, by the state of the chat's last restore (None: never restored).
+NOTHING_TO_UNDO = {
+    None: "This chat has no restore to undo. An undo is offered right after a restore, until the chat's next turn.",
+    UNDONE: "The last restore of this chat was undone already. /replay list shows the steps you can restore.",
+    TURN: (
+        "The last restore of this chat can no longer be undone: the chat moved on since (a new turn or a reset). "
+        "/replay list shows the steps you can restore or fork."
+    ),
+    FORGOTTEN: (
+        "The last restore of this chat can no longer be undone: what it took back was forgotten "
+        "(the chat was forgotten, a memory deleted, or memory turned off)."
+    ),
+    EXPIRED: (
+        "The last restore of this chat can no longer be undone: its time to undo ran out "
+        "(setting time_travel.undo_seconds). /replay list shows the steps you can restore."
+    ),
+}
+
+
+class Undos:
+    def __init__(self, core: Core, rows: RewindRows) -> None:
+        self.core = core
+        self.rows = rows
+
+    async def offer(self, chat_id: str) -> UndoOffer | None:
+        """What an undo of the chat's last restore is offered with, or None when there is none."""
+        undo = await self.rows.undo_of(chat_id)
+        if undo is None or undo.state != READY or undo.expires_at <= time.time():
+            return None
+        return UndoOffer(step_id=undo.step_id, expires_at=undo.expires_at)
+
+    async def undoable(self, chat_id: str) -> Undo:
+        """The chat's last restore if it can be undone now; not_found with the reason otherwise."""
+        undo = await self.rows.undo_of(chat_id)
+        state = undo.state if undo is not None else None
+        if undo is not None and state == READY and undo.expires_at <= time.time():
+            await self.core.kept.drop(chat_id, EXPIRED)
+            state = EXPIRED
+        if undo is None or state != READY:
+            raise NotFound(NOTHING_TO_UNDO.get(state, NOTHING_TO_UNDO[None]), reason=f"undo_{state or 'none'}")
+        return undo
+
+    async def put_back(self, undo: Undo) -> PutBack:
+        """Put back exactly what the restore took: the transcript rows, the agent's state, memories
+        and facts, approval cards, steps and the turn count. kazma.db's part commits in one
+        transaction, then the steps come back (`finish`, which a restart runs again if needed)."""
+        chat_id = undo.chat_id
+        back = await self.rows.kept_counts(chat_id, undo.restore_id)
+        put_back = undo.checkpoint_before is not None and await self.core.conversation.drop_after(
+            chat_id, undo.checkpoint_before, self.rows.undo_writes(undo)
+        )
+        if not put_back:
+            await self.core.kept.drop(chat_id, EXPIRED)
+            raise NotFound(NOTHING_TO_UNDO[EXPIRED], reason=f"undo_{EXPIRED}")
+        return PutBack(**back, steps=await self.finish(undo))
+
+    async def finish(self, undo: Undo) -> int:
+        """The undo's part outside kazma.db: the steps come back. Safe to run again after a crash."""
+        back = await self.core.snapshots.put_back(undo.chat_id, undo.restore_id)
+        await self.rows.undone(undo)
+        return back
