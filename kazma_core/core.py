@@ -79,7 +79,7 @@ class Core:
         freed = []
         for chat_id, holder, purpose in await self.store.lease_holders():
             if holder_is_dead(holder):
-                await self.store.break_lease(chat_id, holder)
+                await self.store.release_lease(chat_id, holder)
                 if purpose == "turn":
                     await self._close_cut_turn(chat_id)
                 freed.append(chat_id)

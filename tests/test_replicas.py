@@ -210,7 +210,7 @@ async def test_a_holder_whose_lease_was_taken_writes_nothing_more_to_the_chat(tm
         before = await a.store.transcript(chat)
         async with chat_lease(a.store, chat, "turn", 30) as holder:
             # A stalls past its lease (as a paused process does); B takes the chat meanwhile.
-            await b.store.break_lease(chat, holder)
+            await b.store.release_lease(chat, holder)
             assert await b.store.acquire_lease(chat, "b-holder", "restore", 30)
             with pytest.raises(LeaseLost):
                 await a.turns.graph.aupdate_state(

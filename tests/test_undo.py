@@ -126,7 +126,7 @@ async def test_undo_is_refused_while_a_turn_runs(core: Core, chat: Chat, user: U
     assert holder
     with pytest.raises(TurnRunning):
         await rewind.undo(user, "test", chat.id)
-    await core.store.break_lease(chat.id, "someone-else")
+    await core.store.release_lease(chat.id, "someone-else")
     assert (await rewind.undo(user, "test", chat.id)).back.memories == 1
     assert [r.outcome for r in await core.audit.rows(chat.id) if r.action == "undo"] == ["turn_running", "ok"]
 

@@ -453,10 +453,6 @@ class SqlAppStore:
     async def release_lease(self, chat_id: str, holder: str) -> None:
         await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = ? AND holder = ?", (chat_id, holder)))
 
-    async def break_lease(self, chat_id: str, holder: str) -> None:
-        """Drop a dead holder's lease (only after proving the holder is gone)."""
-        await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = ? AND holder = ?", (chat_id, holder)))
-
     async def lease_holders(self) -> list[tuple[str, str, str]]:
         """(chat_id, holder, purpose) of every lease row, live or not."""
         rows = await self.db.run(lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases").fetchall())
@@ -468,10 +464,6 @@ class SqlAppStore:
             lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases WHERE expires_at < ?", (now,)).fetchall()
         )
         return [(r["chat_id"], r["holder"], r["purpose"]) for r in rows]
-
-    async def lease_holder(self, chat_id: str) -> str | None:
-        row = await self.db.run(lambda c: c.execute("SELECT holder FROM leases WHERE chat_id = ?", (chat_id,)).fetchone())
-        return row["holder"] if row else None
 
     async def lease(self, chat_id: str) -> tuple[str, str] | None:
         """(holder, purpose) of the live lease on a chat, if any."""

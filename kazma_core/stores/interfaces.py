@@ -191,10 +191,7 @@ class AppStore(Protocol):
         ...
 
     async def release_lease(self, chat_id: str, holder: str) -> None:
-        ...
-
-    async def break_lease(self, chat_id: str, holder: str) -> None:
-        """Drop a dead holder's lease (only after proving the holder is gone)."""
+        """End `holder`'s lease: its own at the end of a turn, or a dead holder's (once proven gone)."""
         ...
 
     async def lease_holders(self) -> list[tuple[str, str, str]]:
@@ -203,9 +200,6 @@ class AppStore(Protocol):
 
     async def expired_leases(self, now: float) -> list[tuple[str, str, str]]:
         """(chat_id, holder, purpose) of the leases not renewed in time (their holders are gone or stalled)."""
-        ...
-
-    async def lease_holder(self, chat_id: str) -> str | None:
         ...
 
     async def lease(self, chat_id: str) -> tuple[str, str] | None:
