@@ -178,3 +178,28 @@ async def test_commands_inside_arabic_sentences_keep_their_order(web: Web) -> No
     }""")
     assert where["slash"] < where["word"] and where["after"] < where["slash"], where
     await view_shot(page, "chat-help-ar.png")
+
+
+async def test_a_long_chat_opens_on_its_newest_page_and_scrolling_up_brings_the_older_ones(web: Web) -> None:
+    chat = await web.chat("long", *(f"calc {n}+0" for n in range(1, 56)))
+    page = await open_page(web, f"/?thread={chat}", DESK)
+    await expect(rows(page, "assistant").last).to_have_text("55+0 = 55")
+    await expect(page.locator("#messages .message")).to_have_count(100)  # the newest page only
+    reading = rows(page, "user").first
+    await expect(reading).to_have_text("calc 6+0")
+    # Scrolled to the top, the page before comes in above, and the message read stays on screen.
+    await page.evaluate("document.getElementById('transcript').scrollTop = 0")
+    await expect(page.locator("#messages .message")).to_have_count(110)
+    await expect(rows(page, "user").first).to_have_text("calc 1+0")
+    box = await page.evaluate(
+        """() => {
+        const t = document.getElementById("transcript").getBoundingClientRect();
+        const m = [...document.querySelectorAll('#messages [data-role="user"] .text')]
+            .find((n) => n.textContent === "calc 6+0").getBoundingClientRect();
+        return { top: m.top - t.top, bottom: t.bottom - m.bottom };
+    }"""
+    )
+    assert box["top"] >= 0 and box["bottom"] >= 0, box
+    await send(page, "calc 56+0")
+    await expect(rows(page, "assistant").last).to_have_text("56+0 = 56")
+    await expect(page.locator("#messages .message")).to_have_count(112)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from kazma_core.settings import Settings
 from tests.conftest import Person, user_file, written
@@ -95,6 +96,39 @@ async def test_the_transcript_lists_each_turns_user_and_assistant_rows_in_order(
         (3, "user", "who is the cat?"),
         (3, "assistant", 'You said: "who is the cat?". I know: the cat is called Tom.'),
     ]
+
+
+@pytest.mark.engines()
+async def test_a_long_transcript_is_read_a_page_at_a_time_from_the_newest(ann: Person) -> None:
+    chat = await new_chat(ann.http)
+    for n in range(13):
+        await say(ann.http, chat, f"calc {n}+1")
+    whole = (await ann.http.get(f"/api/chats/{chat}/messages")).json()
+    assert len(whole["messages"]) == 26 and whole["more"] is False
+
+    pages, before = [], None
+    while True:
+        params = {"limit": 10} | ({"before": before} if before else {})
+        body = (await ann.http.get(f"/api/chats/{chat}/messages", params=params)).json()
+        page = body["messages"]
+        assert [m["id"] for m in page] == sorted(m["id"] for m in page)  # oldest first within a page
+        pages.insert(0, page)
+        if not body["more"]:
+            break
+        before = page[0]["id"]
+    assert [len(p) for p in pages] == [6, 10, 10]
+    assert [m for p in pages for m in p] == whole["messages"]
+    # `before` alone reads the page before that row; past the first row, nothing.
+    older = (await ann.http.get(f"/api/chats/{chat}/messages", params={"before": whole["messages"][3]["id"]})).json()
+    assert older["messages"] == whole["messages"][:3] and older["more"] is False
+    error_of(await ann.http.get(f"/api/chats/{chat}/messages", params={"limit": 0}), 422, "invalid_input")
+    error_of(await ann.http.get(f"/api/chats/{chat}/messages", params={"limit": 5000}), 422, "invalid_input")
+
+
+async def test_another_users_transcript_pages_are_not_found(ann: Person, bob: Person) -> None:
+    chat = await new_chat(ann.http)
+    await say(ann.http, chat, "calc 1+1")
+    error_of(await bob.http.get(f"/api/chats/{chat}/messages", params={"limit": 1}), 404, "not_found")
 
 
 # -- approvals -----------------------------------------------------------------------

@@ -574,3 +574,24 @@ async def test_after_a_restore_the_header_no_longer_names_a_deleted_step(server:
         assert restored.status_code == 200, restored.text
         await until(pilot, lambda: newest[:8] not in app.sub_title)
         assert app.sub_title == "Header"
+
+
+async def test_a_long_chat_opens_on_its_newest_messages_and_older_ones_come_scrolling_up(
+    server: RunningServer, ann: Person
+) -> None:
+    chat = await new_chat(ann.http, "Long")
+    for n in range(1, 56):
+        await say(ann.http, chat, f"calc {n}+0")
+    async with tui(server.url, ann.token) as (app, pilot):
+        await until(pilot, lambda: app.shown_chat == chat)
+        # The newest page only: its last answer, not the chat's first question.
+        assert len(app.view.entries) == 100 and app.view.texts()[-1] == "Kazma: 55+0 = 55"
+        assert "You: calc 1+0" not in app.view.texts()
+        app.view.scroll_home(animate=False)
+        await until(pilot, lambda: len(app.view.entries) == 110)
+        assert app.view.texts()[:2] == ["You: calc 1+0", "Kazma: 1+0 = 1"]
+        assert not app.view.more
+        # A message sent now still lands at the end, once.
+        await enter(pilot, "calc 56+0")
+        await until_shown(pilot, "Kazma: 56+0 = 56")
+        assert app.view.texts().count("Kazma: 56+0 = 56") == 1 and len(app.view.entries) == 112

@@ -315,17 +315,31 @@ class SqlAppStore:
         await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)))
 
     # transcript: its rows are written by the conversation store, with the checkpoints they show
-    async def transcript(self, chat_id: str) -> list[TranscriptRow]:
-        """The chat's visible messages; a row that refers to a message body shows that body's text."""
+    async def transcript(
+        self, chat_id: str, *, before: int | None = None, limit: int | None = None
+    ) -> list[TranscriptRow]:
+        """The chat's visible messages, oldest first; a row that refers to a message body shows that
+        body's text. With `limit`, only the newest `limit` rows (of those before row id `before`):
+        a page read by the index, however long the chat."""
+        where, params = "t.chat_id = ?", [chat_id]
+        if before is not None:
+            where += " AND t.id < ?"
+            params.append(before)
+        order = "t.id"
+        if limit is not None:
+            order += " DESC LIMIT ?"
+            params.append(limit)
 
         def read(conn: Conn) -> list[TranscriptRow]:
             rows = conn.execute(
                 "SELECT t.id, t.turn_index, t.role, t.text, t.created_at, b.body FROM transcript t"
                 " LEFT JOIN conv_spaces s ON s.thread_id = t.chat_id"
                 " LEFT JOIN conv_bodies b ON b.chat_id = coalesce(s.space, t.chat_id) AND b.n = t.body_n"
-                " WHERE t.chat_id = ? ORDER BY t.id",
-                (chat_id,),
+                f" WHERE {where} ORDER BY {order}",
+                params,
             ).fetchall()
+            if limit is not None:
+                rows.reverse()
             # A row's own text (an error note's reason, a reset marker) comes first; else its message's words.
             return [TranscriptRow(r[0], r[1], r[2], r[3] or (body_text(r[5]) if r[5] is not None else ""), r[4]) for r in rows]
 

@@ -141,8 +141,11 @@ class AppStore(Protocol):
     async def delete_chat(self, chat_id: str) -> None:
         ...
 
-    async def transcript(self, chat_id: str) -> list[TranscriptRow]:
-        """The chat's visible messages; a row that refers to a message body shows that body's text."""
+    async def transcript(
+        self, chat_id: str, *, before: int | None = None, limit: int | None = None
+    ) -> list[TranscriptRow]:
+        """The chat's visible messages, oldest first; a row that refers to a message body shows that
+        body's text. With `limit`, only the newest `limit` rows (of those before row id `before`)."""
         ...
 
     async def add_fact(self, chat_id: str, turn_index: int, iteration: int, text: str) -> None:

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 RETRY_FIRST = 0.5
 RETRY_MAX = 10.0
 NEXT_CHAT = ""  # notes for whichever chat is shown next
+PAGE = 100  # a long chat opens on its newest messages; older ones come a page at a time, scrolling up
 
 
 class KazmaTui(App[None]):
@@ -174,12 +175,12 @@ class KazmaTui(App[None]):
 
     async def _reload(self, chat_id: str) -> None:
         """Show the chat as the server has it now, then any note waiting for that."""
-        messages = await self.client.transcript(chat_id)
+        messages, more = await self.client.transcript(chat_id, limit=PAGE)
         approvals = await self.client.approvals(chat_id)
         async with self._view_lock:
             if chat_id != self.chat_id:
                 return
-            await self.view.show_transcript(messages)
+            await self.view.show_transcript(messages, more)
             await self.query_one("#cards").remove_children()
             for card in approvals:
                 if card["status"] == "pending":
@@ -326,6 +327,20 @@ class KazmaTui(App[None]):
         self.query_one(ChatList).mark(thread_id)
         self._set_working(False, forget_step=True)
         self._follow_open_chat()
+
+    @on(ChatView.OlderWanted)
+    async def older_wanted(self, event: ChatView.OlderWanted) -> None:
+        chat_id = self.chat_id
+        if chat_id is None:
+            return
+        try:
+            messages, more = await self.client.transcript(chat_id, before=event.before, limit=PAGE)
+        except KazmaError as err:
+            await self.note(error_text(err, self.lang), alert=True)
+            return
+        async with self._view_lock:
+            if chat_id == self.chat_id:
+                await self.view.show_older(messages, more)
 
     @on(ChatList.Opened)
     async def chat_opened(self, event: ChatList.Opened) -> None:

@@ -101,8 +101,14 @@ class KazmaClient:
     async def create_chat(self, title: str | None = None) -> dict[str, Any]:
         return await self.request("POST", "/api/chats", json={"title": title} if title else None)  # type: ignore[no-any-return]
 
-    async def transcript(self, chat_id: str) -> list[dict[str, Any]]:
-        return (await self.request("GET", f"/api/chats/{_path(chat_id)}/messages"))["messages"]  # type: ignore[no-any-return]
+    async def transcript(
+        self, chat_id: str, *, before: int | None = None, limit: int | None = None
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """The chat's messages (with `limit`, the newest page of those before row `before`), and
+        whether older ones come before them."""
+        params = {k: v for k, v in (("before", before), ("limit", limit)) if v is not None}
+        body = await self.request("GET", f"/api/chats/{_path(chat_id)}/messages", params=params)
+        return body["messages"], bool(body.get("more"))
 
     async def send(self, chat_id: str, text: str) -> dict[str, Any]:
         """Start a turn and return at once; its messages come on the event stream."""

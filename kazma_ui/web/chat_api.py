@@ -120,16 +120,32 @@ async def stop_turn(request: Request, thread_id: str, user: UserDep) -> Stopped:
     return Stopped(stopped=await core.turns.stop(thread_id), thread_id=thread_id)
 
 
+PAGE = 100  # messages in a page when `before` is given without `limit`
+MAX_PAGE = 1000
+
+
 @router.get("/{thread_id}/messages", response_model=Transcript)
-async def read_transcript(request: Request, thread_id: str, user: UserDep) -> Transcript:
+async def read_transcript(
+    request: Request, thread_id: str, user: UserDep,
+    before: Annotated[int | None, Query(ge=1, description="Only messages before this one (its id)")] = None,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE, description="At most this many, the newest of them")] = None,
+) -> Transcript:
+    """The chat's messages, oldest first: all of them, or with `limit` (and `before`) one page,
+    with `more` saying whether older ones come before it."""
     core = core_of(request)
     await core.chats.owned(user, thread_id)
-    rows = await core.store.transcript(thread_id)
+    if before is not None and limit is None:
+        limit = PAGE
+    rows = await core.store.transcript(thread_id, before=before, limit=None if limit is None else limit + 1)
+    more = limit is not None and len(rows) > limit
+    if more:
+        rows = rows[1:]
     lease = await core.store.lease(thread_id)
     return Transcript(
         thread_id=thread_id,
         running=lease is not None and lease[1] == "turn",
         messages=[TranscriptMessage(id=r.id, turn_index=r.turn_index, role=r.role, text=r.text, created_at=r.created_at) for r in rows],
+        more=more,
     )
 
 

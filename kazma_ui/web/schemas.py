@@ -81,6 +81,7 @@ class Transcript(BaseModel):
     thread_id: str
     messages: list[TranscriptMessage]
     running: bool = False  # a turn of this chat runs now (it can be stopped)
+    more: bool = False  # a page: older messages come before its first (ask again with before=<its id>)
 
 
 class ApprovalList(BaseModel):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import Static
 
 from kazma_core.catalogue import sentence
@@ -21,6 +22,7 @@ class Entry:
     kind: str  # user, assistant, error, stopped, system, note, alert
     text: str
     turn_index: int | None = None
+    row_id: int | None = field(default=None, compare=False)  # the transcript row's id (None: from the stream)
 
     def shown(self, lang: str = "en") -> str:
         if self.kind == "command":
@@ -59,26 +61,73 @@ class ChatView(VerticalScroll):
     }
     """
 
+    class OlderWanted(Message):
+        """The person scrolled to the top of a chat whose older messages are not shown yet."""
+
+        def __init__(self, before: int) -> None:
+            super().__init__()
+            self.before = before
+
     def __init__(self, lang: str = "en") -> None:
         super().__init__(id="view")
         self.lang = lang
         self.entries: list[Entry] = []
+        self.more = False  # older messages than the first shown are on the server
+        self._asked = False  # an OlderWanted is on its way
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value:
+            self._ask_older()
+
+    def _ask_older(self) -> None:
+        first = next((e.row_id for e in self.entries if e.row_id is not None), None)
+        if self.more and not self._asked and first is not None:
+            self._asked = True
+            self.post_message(self.OlderWanted(first))
 
     def texts(self) -> list[str]:
         """What the view shows, line by line (read off its widgets)."""
         return [str(child.content) for child in self.query(Static)]
 
-    async def show_transcript(self, messages: list[dict[str, Any]]) -> None:
-        """Show the chat as the server has it. When what is shown is still its beginning (a
-        reconnect, a reload that took nothing back), only the rest is added: notes stay."""
-        new = [Entry(m["role"], m["text"], m["turn_index"]) for m in messages]
+    async def show_transcript(self, messages: list[dict[str, Any]], more: bool = False) -> None:
+        """Show the chat as the server has it: all of it, or (`more`) its newest page. When what is
+        shown still leads up to it (a reconnect, a reload that took nothing back), only the rest is
+        added: notes and older pages read stay."""
+        new = [Entry(m["role"], m["text"], m["turn_index"], m.get("id")) for m in messages]
         old = [e for e in self.entries if e.kind not in NOTES]
-        if new[: len(old)] != old:
+        start = 0
+        if more and new:
+            start = next((i for i, e in enumerate(old) if e.row_id == new[0].row_id), len(old) + 1)
+        shown = old[start:]
+        if start > len(old) or new[: len(shown)] != shown:
             await self.remove_children()
             self.entries = []
-            old = []
-        for entry in new[len(old):]:
+            shown = []
+        if not self.entries:
+            self.more = more
+        for entry in new[len(shown):]:
             await self._add(entry)
+        self._asked = False
+        if self.more and self.max_scroll_y == 0:
+            self.call_after_refresh(self._ask_older)  # nothing to scroll yet: fill the screen
+
+    async def show_older(self, messages: list[dict[str, Any]], more: bool) -> None:
+        """Older messages, put above those shown; what the person was reading stays in place."""
+        entries = [Entry(m["role"], m["text"], m["turn_index"], m.get("id")) for m in messages]
+        height = self.virtual_size.height
+        if entries:
+            self.entries[:0] = entries
+            await self.mount(*(Static(e.shown(self.lang), classes=e.kind, markup=False) for e in entries), before=0)
+        self.more = more
+        self._asked = False
+
+        def keep_place() -> None:
+            self.scroll_to(y=self.scroll_y + self.virtual_size.height - height, animate=False)
+            if self.more and self.max_scroll_y == 0:
+                self._ask_older()
+
+        self.call_after_refresh(keep_place)
 
     async def clear(self) -> None:
         await self.remove_children()

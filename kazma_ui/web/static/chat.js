@@ -13,10 +13,13 @@
   };
   const state = {
     chats: [], current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
-    running: false, ends: 0, pending: 0,
+    running: false, ends: 0, pending: 0, more: false, loadingOlder: false,
   };
   const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
   const READY_WAIT_MS = 3000;
+  // A long chat opens on its newest messages; older ones come a page at a time as the person scrolls up.
+  const PAGE = 100;
+  const OLDER_WHEN_PX = 80;
 
   const chatPath = (id) => `/api/chats/${encodeURIComponent(id)}`;
   const replayHref = (id) => `/replay?thread=${encodeURIComponent(id)}`;
@@ -90,7 +93,9 @@
   }
 
   // Command answers are the page's own: kept beside the row they followed, across reloads.
-  function renderTranscript() {
+  // `keepPlace`: older messages were put above, so what the person was reading stays where it was.
+  function renderTranscript(keepPlace = false) {
+    const fromBottom = nodes.transcript.scrollHeight - nodes.transcript.scrollTop;
     const items = [];
     const notesAfter = (id) => state.notes.filter((n) => n.after === id).map((n) => n.node);
     items.push(...notesAfter(0));
@@ -100,7 +105,8 @@
     }
     nodes.messages.replaceChildren(...items);
     nodes.empty.hidden = items.length > 0 || !!nodes.approvals.childElementCount;
-    scrollDown();
+    if (keepPlace) nodes.transcript.scrollTop = nodes.transcript.scrollHeight - fromBottom;
+    else scrollDown();
   }
 
   function scrollDown() { nodes.transcript.scrollTop = nodes.transcript.scrollHeight; }
@@ -158,16 +164,51 @@
     const ends = state.ends;
     try {
       const [transcript, approvals] = await Promise.all([
-        api("GET", `${chatPath(id)}/messages`), api("GET", `${chatPath(id)}/approvals`),
+        api("GET", `${chatPath(id)}/messages?limit=${PAGE}`), api("GET", `${chatPath(id)}/approvals`),
       ]);
       if (seq !== state.seq || id !== state.current) return;
-      state.rows = transcript.messages;
+      const page = transcript.messages;
+      if (transcript.more) {
+        // Older pages already read stay: what comes before the newest page changes only with the whole chat.
+        const first = page[0].id;
+        state.rows = state.rows.filter((row) => row.id < first).concat(page);
+        if (state.rows[0].id === first) state.more = true;
+      } else {
+        state.rows = page;
+        state.more = false;
+      }
       renderTranscript();
+      fillScreen();
       renderApprovals(approvals.approvals);
       // A turn that ended while this was asked is over, whatever the answer said.
       if (initial && ends === state.ends) setWorking(transcript.running && !state.pending);
     } catch (err) {
       if (id === state.current) showError(err);
+    }
+  }
+
+  // Too few messages shown to scroll: the next older page, until the screen is full or none is left.
+  function fillScreen() {
+    if (state.more && nodes.transcript.scrollHeight <= nodes.transcript.clientHeight + OLDER_WHEN_PX) loadOlder();
+  }
+
+  // The page before the oldest message shown, when the person has scrolled up to it.
+  async function loadOlder() {
+    const id = state.current;
+    if (!id || !state.more || state.loadingOlder || !state.rows.length) return;
+    state.loadingOlder = true;
+    const seq = state.seq;
+    try {
+      const older = await api("GET", `${chatPath(id)}/messages?before=${state.rows[0].id}&limit=${PAGE}`);
+      if (seq !== state.seq || id !== state.current) return;
+      state.rows = older.messages.concat(state.rows);
+      state.more = older.more;
+      renderTranscript(true);
+      setTimeout(fillScreen);
+    } catch (err) {
+      if (id === state.current) showError(err);
+    } finally {
+      state.loadingOlder = false;
     }
   }
 
@@ -263,6 +304,7 @@
     state.current = id;
     state.rows = [];
     state.notes = [];
+    state.more = false;
     if (push) history.pushState({ thread: id }, "", id ? `/?thread=${encodeURIComponent(id)}` : "/");
     notice(nodes.notice, "");
     nodes.approvals.replaceChildren();
@@ -369,6 +411,9 @@
   });
 
   nodes.stop.addEventListener("click", stopTurn);
+  nodes.transcript.addEventListener("scroll", () => {
+    if (nodes.transcript.scrollTop < OLDER_WHEN_PX) loadOlder();
+  }, { passive: true });
   // The typed text takes its own direction; the empty box keeps the page's, for its placeholder.
   nodes.input.addEventListener("input", () => { nodes.input.dir = nodes.input.value ? "auto" : ""; });
 
