@@ -24,6 +24,7 @@ from kazma_server import cli_data, cli_users
 LOGIN_TTL = 86_400
 SHUTDOWN_GRACE = 3
 PLATFORMS = ("telegram", "discord", "slack")
+FIRST_OWNER = "first-owner"  # the lock replicas starting on an empty database make the owner under
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -47,7 +48,7 @@ async def _login_url(settings: Settings) -> str | None:
     try:
         owner = await store.owner()
         if owner is None:
-            async with one_at_a_time(database_url(settings), "first-owner"):
+            async with one_at_a_time(database_url(settings), FIRST_OWNER):
                 if await store.owner() is not None:
                     return None
                 owner = await store.add_user(
