@@ -38,6 +38,7 @@ from tests.conftest import make_settings
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
 from tests.helpers import open_events
 from tests.test_restore_crash import CHILD as CUT_RESTORE, prepared
+from tests.test_undo_crash import CHILD as CUT_UNDO, prepared as restored_chat, seen
 from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
 
 TG_TOKEN = "5550002222:AAH-replicas-test-token"
@@ -63,8 +64,11 @@ def replica_env(tmp_path: Path, pg_url: str, **more: str) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def replica(tmp_path: Path, name: str, env: dict[str, str]) -> AsyncIterator[Serve]:
-    """`kazma serve` with a data folder of its own and the shared database; SIGKILLed at the end."""
+async def replica(
+    tmp_path: Path, name: str, env: dict[str, str], start: float = START_SECONDS
+) -> AsyncIterator[Serve]:
+    """`kazma serve` with a data folder of its own and the shared database, answering within `start`
+    seconds; SIGKILLed at the end."""
     port = free_port()
     folder = tmp_path / name
     folder.mkdir()
@@ -82,7 +86,7 @@ async def replica(tmp_path: Path, name: str, env: dict[str, str]) -> AsyncIterat
                     return (await http.get("/healthz")).status_code == 200
                 return False
 
-            deadline = time.monotonic() + START_SECONDS
+            deadline = time.monotonic() + start
             while not await healthy():
                 assert process.returncode is None, f"{name} exited:\n{serve.log()[-3000:]}"
                 assert time.monotonic() < deadline, f"{name} did not answer:\n{serve.log()[-3000:]}"
@@ -262,14 +266,8 @@ async def test_a_restore_cut_on_a_killed_replica_is_finished_by_another_replicas
     other = await Core.open(make_settings(tmp_path / "b", database=db, agent={"lease_seconds": 2}))
     sweep = asyncio.create_task(other.sweep())
     try:
-        env = replica_env(tmp_path, pg_url)
         # Replica A restores the chat and is killed right after the transaction that writes the step back.
-        killed = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", CUT_RESTORE, "checkpoint", str(tmp_path / "a"), "ann", chat, step, env=env,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        _, err = await asyncio.wait_for(killed.communicate(), WAIT_SECONDS)
-        assert killed.returncode == -signal.SIGKILL, err.decode()
+        await killed_after(tmp_path, pg_url, CUT_RESTORE, "checkpoint", chat, step)
         rows = RewindRows(other.store)
         assert [i.chat_id for i in await rows.open_intents()] == [chat]
 
@@ -285,6 +283,44 @@ async def test_a_restore_cut_on_a_killed_replica_is_finished_by_another_replicas
         sweep.cancel()
         await asyncio.gather(sweep, return_exceptions=True)
         await other.close()
+
+
+async def test_an_undo_cut_on_a_killed_replica_is_finished_by_another_replicas_sweep(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Regression: an undo cut by SIGKILL on one replica (kazma.db's part committed, the steps not yet
+    back) stayed half-done until some replica restarted."""
+    db = {"url": pg_url}
+    chat, before, _ = await restored_chat(tmp_path / "setup", database=db)
+    other = await Core.open(make_settings(tmp_path / "b", database=db, agent={"lease_seconds": 2}))
+    sweep = asyncio.create_task(other.sweep())
+    try:
+        # Replica A undoes the restore and is killed right after the transaction that puts kazma.db's part back.
+        await killed_after(tmp_path, pg_url, CUT_UNDO, "checkpoint", chat, "undo")
+        rows = RewindRows(other.store)
+        assert [u.chat_id for u in await rows.undoing()] == [chat]
+
+        async def finished() -> bool:
+            return not await rows.undoing()
+
+        await until(finished, "the other replica's sweep to finish the cut undo", 10)
+        assert await seen(other, chat) == before
+        assert (await other.turns.send(chat, "still here?")).status == "done"
+    finally:
+        sweep.cancel()
+        await asyncio.gather(sweep, return_exceptions=True)
+        await other.close()
+
+
+async def killed_after(tmp_path: Path, pg_url: str, child: str, stage: str, chat: str, what: str) -> None:
+    """Replica A: a process on the shared database that runs Ann's restore or undo and kills itself
+    (SIGKILL) right after the stage named (the crash tests' child script)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", child, stage, str(tmp_path / "a"), "ann", chat, what,
+        env=replica_env(tmp_path, pg_url), stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), WAIT_SECONDS)
+    assert process.returncode == -signal.SIGKILL, err.decode()
 
 
 async def test_a_holder_whose_lease_was_taken_saves_no_step(tmp_path: Path, pg_url: str) -> None:
@@ -320,9 +356,9 @@ async def test_replicas_started_together_on_an_empty_database_make_one_owner(tmp
             if task.done():
                 await task  # a replica that failed to start says why
         with psycopg.connect(pg_url) as conn:
-            (count,) = conn.execute(
-                "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database"
-                " WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = current_database()"
+            (count,) = conn.execute(  # the owner's lock (the schemas' migrations take a lock too: pg_advisory_xact_lock)
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event = 'advisory' AND query LIKE 'SELECT pg_advisory_lock(%%'"
             ).fetchone()
         return bool(count == 2)
 
@@ -331,9 +367,12 @@ async def test_replicas_started_together_on_an_empty_database_make_one_owner(tmp
     async with contextlib.AsyncExitStack() as started:
         # Both reach the owner's making at the same moment: held here until both wait for it.
         async with one_at_a_time(pg_url, FIRST_OWNER):
-            starting.extend(asyncio.create_task(started.enter_async_context(replica(tmp_path, n, env))) for n in "ab")
+            # Two starts at once, held at the owner's lock meanwhile: each has longer than one start alone.
+            starting.extend(
+                asyncio.create_task(started.enter_async_context(replica(tmp_path, n, env, 3 * START_SECONDS))) for n in "ab"
+            )
             try:
-                await until(waiting, "both replicas to wait to make the owner", START_SECONDS)
+                await until(waiting, "both replicas to wait to make the owner", 2 * START_SECONDS)
             except BaseException:
                 for task in starting:
                     task.cancel()

@@ -397,10 +397,12 @@ class SqlSnapshotStore:
 
     async def put(self, step: NewStep, budgets: Budgets) -> PutResult:
         """Write a step; LeaseLost when the turn writing it no longer holds its chat (stores/fence.py)."""
-        held = fence.fence_for(step.chat_id) if self.leases else None
+        leases = self.leases
+        held = fence.fence_for(step.chat_id) if leases else None
 
         def write(conn: Conn) -> PutResult:
-            fence.check(conn, held, self.leases or "")
+            if leases:
+                fence.check(conn, held, leases)
             return _put(conn, step, budgets)
 
         return await self._tx(write)
