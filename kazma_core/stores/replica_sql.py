@@ -78,7 +78,7 @@ async def one_at_a_time(url: str, name: str) -> AsyncIterator[None]:
     if not url:
         yield
         return
-    conn: psycopg.AsyncConnection[Any] = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    conn: psycopg.AsyncConnection[Any] = await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=10)
     async with conn:
         await conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (f"kazma:{name}",))
         try:
