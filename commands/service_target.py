@@ -59,7 +59,7 @@ class ServiceTarget:
 
     async def stop(self) -> bool:
         await self.check_owner()
-        return await self.service.core.turns.stop(self.chat_id)
+        return await self.service.core.chats.stop(self.chat_id)
 
     async def reset(self) -> None:
         core = self.service.core

@@ -1,13 +1,16 @@
-"""Chats as their owners see them: ownership checks (failing closed), create, list, delete, reset, forget."""
+"""Chats as their owners see them: ownership checks (failing closed), create, list, delete, reset, forget, stop."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kazma_core.agent.graph import write_finished_turn
+from kazma_core.agent.stops import STOP_WAIT_SECONDS, StopRequests
 from kazma_core.errors import ApprovalPending, InvalidInput, NotFound
 from kazma_core.events import EventBus
-from kazma_core.leases import chat_lease
+from kazma_core.events_relay import ask_replicas
+from kazma_core.leases import ASK_AGAIN, HOLDER_PREFIX, chat_lease
+from kazma_core.retry import ask_until
 from kazma_core.stores.types import Chat, User
 from kazma_core.stores.interfaces import AppStore, ConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
@@ -28,8 +31,10 @@ class ChatService:
         *,
         graph: Any,
         kept: UndoKeep,
+        stops: StopRequests,
     ) -> None:
         self.kept = kept
+        self.stops = stops  # the turns running in this process
         self.lease_seconds = lease_seconds
         self.graph = graph
         self.store = store
@@ -113,6 +118,29 @@ class ChatService:
             async with self.conversation.same_transaction(chat_id, marker):
                 await write_finished_turn(self.graph, chat_id, {"messages": []})
         self.events.publish(chat_id, "reload", {"reason": "reset"})
+
+    async def stop(self, chat_id: str) -> bool:
+        """Stop the chat's running turn at its next step boundary, on whichever replica runs it.
+        True once it has ended (or after STOP_WAIT_SECONDS), False when none was running.
+
+        A turn runs where its lease is held. When that is another replica, the request goes to
+        it through the event relay, and the answer waits here until the turn's lease is
+        released: the person can send the next message as soon as they are told."""
+        if await self.stops.request(chat_id):
+            return True
+        lease = await self.store.lease(chat_id)
+        if lease is None or lease[1] != "turn" or lease[0].startswith(HOLDER_PREFIX):
+            return False  # nothing runs, or this replica holds the chat but no turn of it is stoppable yet
+        if not ask_replicas(self.events, "stop", chat_id):
+            return False
+        holder = lease[0]
+
+        async def ended() -> bool:
+            now = await self.store.lease(chat_id)
+            return now is None or now[0] != holder
+
+        await ask_until(ASK_AGAIN, STOP_WAIT_SECONDS, ended)
+        return True
 
     async def forget_fact(self, user: User, chat_id: str, fact_id: int) -> None:
         """Forget one memory for good, and the chat's steps from its turn on (each holds it)."""

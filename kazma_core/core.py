@@ -27,7 +27,8 @@ from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import UndoKeep
-from kazma_core.stores.backends import app_db, audit_db, steps_db
+from kazma_core.rewind_finish import RewindFinisher
+from kazma_core.stores.backends import APP_SCHEMA, app_db, audit_db, database_url, steps_db
 from kazma_core.events_relay import RelayedBus, shared_bus
 
 log = logging.getLogger(__name__)
@@ -53,23 +54,32 @@ class Core:
     chats: ChatService
     kept: UndoKeep
     replicas: ReplicaStore  # what replicas sharing the database agree on (leaders, daily claims)
+    rewinds: RewindFinisher  # restores and undos a crash cut, finished by whoever finds them
 
     @classmethod
     async def open(cls, settings: Settings) -> Core:
         prepare_data_dir(settings)
         store = SqlAppStore(app_db(settings))
         await store.count_users()  # creates and migrates kazma.db now, not on first use
-        snapshots = SqlSnapshotStore(steps_db(settings))
+        # On PostgreSQL the steps share the database with the leases: their writes are fenced there too.
+        leases = f"{APP_SCHEMA}.leases" if database_url(settings) else None
+        snapshots = SqlSnapshotStore(steps_db(settings), leases=leases)
         conversation = SqlConversationStore(store.db)  # the same database: a turn and its rows commit together
         audit = SqlAuditStore(audit_db(settings))
         events = shared_bus(settings, LocalEventBus())
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)
-        kept = UndoKeep(RewindRows(store), snapshots, conversation)
+        rows = RewindRows(store)
+        kept = UndoKeep(rows, snapshots, conversation)
         turns = TurnRunner(settings, store, conversation, graph, build_model(settings.model), recorder, events, kept)
-        chats = ChatService(store, snapshots, conversation, events, settings.agent.lease_seconds, graph=graph, kept=kept)
+        chats = ChatService(
+            store, snapshots, conversation, events, settings.agent.lease_seconds, graph=graph, kept=kept, stops=turns.stops
+        )
+        if isinstance(events, RelayedBus):  # a Stop sent to another replica, of a turn running here
+            events.answer("stop", turns.stop)
         replicas = ReplicaStore(store.db)
-        return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats, kept, replicas)
+        rewinds = RewindFinisher(rows, snapshots, store, events, settings.agent.lease_seconds)
+        return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats, kept, replicas, rewinds)
 
     async def recover(self) -> list[str]:
         """Free the chats of replicas that died holding them, and close the turns they cut off, so
@@ -100,15 +110,20 @@ class Core:
         return True
 
     async def sweep(self) -> None:
-        """Run `recover` every third of a lease's time, for ever: with replicas, one killed
-        mid-turn has its chats freed and its turns closed by the others within about
-        agent.lease_seconds and a third."""
+        """Finish what dead replicas left, every third of a lease's time, for ever: with
+        replicas, one killed mid-turn or mid-restore has its chats freed (`recover`), its turns
+        closed and its restores and undos finished (`RewindFinisher.finish_cut`) by the others
+        within about agent.lease_seconds and a third. First it listens to the other replicas,
+        so that a Stop sent to one of them reaches a turn running here."""
+        if isinstance(self.events, RelayedBus):
+            await self.events.hear()
         every = self.settings.agent.lease_seconds / 3
         while True:
             await asyncio.sleep(every)
             try:
                 if freed := await self.recover():
                     log.info("freed %d chat(s) whose holder died or stopped renewing its lease", len(freed))
+                await self.rewinds.finish_cut()
             except DatabaseError as err:  # the database away for a moment: the next sweep tries again
                 log.warning("the sweep of dead holders' chats failed (%s)", err)
 

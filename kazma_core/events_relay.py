@@ -18,6 +18,11 @@ can be lost while the database is out of reach; when the listening connection co
 every chat watched here gets a ``reload``, as a tab that fell behind does. Event ids
 (Last-Event-ID) are the bus's, per process: a stream resumed on another replica may get a
 ``reload`` instead of the events it missed.
+
+The same channel carries requests, which are not events of a chat: a replica asks the
+others for something only the one holding a chat can do (`ask`, `answer`), as Stop asks
+the replica running the turn to stop it (kazma_core/chats.py). A request is heard once
+this replica listens: the server starts listening when it starts (`RelayedBus.hear`).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import collections
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -51,15 +56,18 @@ CONNECT_SECONDS = 10
 FIRST_RETRY, LAST_RETRY = 0.5, 10.0
 
 Deliver = Callable[[str, str, dict[str, Any]], None]
+Asked = Callable[[str, str], None]  # (what is asked, chat id)
+Answer = Callable[[str], Coroutine[Any, Any, object]]
 
 
 class EventRelay:
     """Sends this replica's events as notifications, and delivers the other replicas' ones."""
 
-    def __init__(self, url: str, schema: str, deliver: Deliver, on_gap: Callable[[], None]) -> None:
+    def __init__(self, url: str, schema: str, deliver: Deliver, on_gap: Callable[[], None], on_ask: Asked) -> None:
         self.url = url
         self.deliver = deliver
         self.on_gap = on_gap  # notifications may have been missed: the listener was away
+        self.on_ask = on_ask
         self._table = sql.Identifier(schema, "relayed_events")
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
@@ -71,7 +79,14 @@ class EventRelay:
     # sending ------------------------------------------------------------------------------
     def send(self, chat_id: str, type_: str, data: dict[str, Any]) -> None:
         """Queue an event of this replica for the others (called from publish, which does not wait)."""
-        self._outbox.put_nowait(orjson.dumps({"o": REPLICA_ID, "c": chat_id, "t": type_, "d": data}))
+        self._queue({"o": REPLICA_ID, "c": chat_id, "t": type_, "d": data})
+
+    def ask(self, what: str, chat_id: str) -> None:
+        """Queue a request about a chat for the other replicas (in order with the events sent before it)."""
+        self._queue({"o": REPLICA_ID, "a": what, "c": chat_id})
+
+    def _queue(self, message: dict[str, Any]) -> None:
+        self._outbox.put_nowait(orjson.dumps(message))
         if self._sender is None or self._sender.done():
             self._sender = asyncio.get_running_loop().create_task(self._send_all(), name="events-relay-send")
 
@@ -167,6 +182,9 @@ class EventRelay:
             message = await self._fetch(int(message["r"]))
             if message is None:
                 return
+        if "a" in message:
+            self.on_ask(str(message["a"]), str(message["c"]))
+            return
         self.deliver(message["c"], message["t"], message["d"])
 
     async def _fetch(self, ref: int) -> dict[str, Any] | None:
@@ -200,8 +218,10 @@ class RelayedBus:
 
     def __init__(self, local: EventBus, url: str, schema: str) -> None:
         self.local = local
-        self.relay = EventRelay(url, schema, local.publish, self._reload_watched)
+        self.relay = EventRelay(url, schema, local.publish, self._reload_watched, self._asked)
         self._watched: collections.Counter[str] = collections.Counter()
+        self._answers: dict[str, Answer] = {}
+        self._answering: set[asyncio.Task[object]] = set()
 
     def publish(self, chat_id: str, type_: str, data: dict[str, Any]) -> None:
         self.local.publish(chat_id, type_, data)
@@ -226,12 +246,44 @@ class RelayedBus:
             if self._watched[chat_id] <= 0:
                 del self._watched[chat_id]
 
+    async def hear(self) -> None:
+        """Listen to the other replicas now, watched chats or not: their requests reach this one."""
+        await self.relay.listening()
+
+    def answer(self, what: str, handler: Answer) -> None:
+        """Run `handler(chat_id)` whenever another replica asks `what` about a chat."""
+        self._answers[what] = handler
+
+    def ask(self, what: str, chat_id: str) -> None:
+        """Ask every other replica `what` about the chat; those that can, do it (nothing is answered back)."""
+        self.relay.ask(what, chat_id)
+
+    def _asked(self, what: str, chat_id: str) -> None:
+        handler = self._answers.get(what)
+        if handler is None:
+            log.warning("another replica asked %r of chat %s, which this one does not do", what, chat_id)
+            return
+        task = asyncio.get_running_loop().create_task(handler(chat_id), name=f"asked-{what}")
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
     def _reload_watched(self) -> None:
         for chat_id in list(self._watched):
             self.local.publish(chat_id, "reload", {"reason": "relay_gap"})
 
     async def close(self) -> None:
+        for task in list(self._answering):
+            task.cancel()
+        await asyncio.gather(*self._answering, return_exceptions=True)
         await self.relay.close()
+
+
+def ask_replicas(bus: EventBus, what: str, chat_id: str) -> bool:
+    """Ask the other replicas `what` about the chat; False when there are none (the bus is this process's only)."""
+    if not isinstance(bus, RelayedBus):
+        return False
+    bus.ask(what, chat_id)
+    return True
 
 
 def shared_bus(settings: Settings, local: EventBus) -> EventBus:

@@ -15,14 +15,16 @@ from kazma_core.errors import KazmaError, SettingsError
 from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sql import SqlAppStore
-from kazma_core.stores.backends import app_db, ensure_ready
+from kazma_core.stores.backends import app_db, database_url, ensure_ready
 from kazma_core.stores.engine import NewerSchema
 from kazma_core.stores.postgres import DatabaseUnreachable
+from kazma_core.stores.replica_sql import one_at_a_time
 from kazma_server import cli_data, cli_users
 
 LOGIN_TTL = 86_400
 SHUTDOWN_GRACE = 3
 PLATFORMS = ("telegram", "discord", "slack")
+FIRST_OWNER = "first-owner"  # the lock replicas starting on an empty database make the owner under
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -36,13 +38,22 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
-async def _login_url(settings: Settings) -> str:
-    """Make the owner on first start; a fresh one-time login link on every start."""
+async def _login_url(settings: Settings) -> str | None:
+    """Make the owner on first start; a fresh one-time login link on every start.
+
+    Replicas started together on an empty database make the owner one at a time (a lock of the
+    database): the first makes it and prints its link; one that waited while it did finds it
+    made and prints none (None), so a new deployment has one owner and one sign-in link."""
     store = SqlAppStore(app_db(settings))
     try:
-        owner = await store.owner() or await store.add_user(
-            "owner" if await store.user_by_name("owner") is None else f"owner-{secrets.token_hex(3)}", role="owner"
-        )
+        owner = await store.owner()
+        if owner is None:
+            async with one_at_a_time(database_url(settings), FIRST_OWNER):
+                if await store.owner() is not None:
+                    return None
+                owner = await store.add_user(
+                    "owner" if await store.user_by_name("owner") is None else f"owner-{secrets.token_hex(3)}", role="owner"
+                )
         token = await store.issue_token(owner.id, "login", ttl=LOGIN_TTL)
         return f"{settings.base_url}/login?token={token}"
     finally:
@@ -65,7 +76,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         asyncio.run(ensure_ready(settings))  # a database that cannot be used stops here, in one line
         url = asyncio.run(_login_url(settings))
         print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
-        print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
+        if url is None:
+            print("Another replica starting at the same time made the owner: its sign-in link is in its log.", flush=True)
+        else:
+            print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
         # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
         config = uvicorn.Config(
             create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",

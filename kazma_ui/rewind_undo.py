@@ -71,6 +71,4 @@ class Undos:
 
     async def finish(self, undo: Undo) -> int:
         """The undo's part outside kazma.db: the steps come back. Safe to run again after a crash."""
-        back = await self.core.snapshots.put_back(undo.chat_id, undo.restore_id)
-        await self.rows.undone(undo)
-        return back
+        return await self.core.rewinds.undo_steps(undo)

@@ -333,9 +333,7 @@ class RewindService:
 
     async def _finish(self, intent: Intent) -> int:
         """The restore's part outside kazma.db: the steps after it. Safe to run again after a crash."""
-        removed = await self.core.snapshots.keep_after(intent.chat_id, intent.step_id, intent.id)
-        await self.rows.finish_intent(intent.id)
-        return removed
+        return await self.core.rewinds.restore_steps(intent)
 
     async def recover(self) -> int:
         """Finish every restore and undo a crash interrupted (run at start, after Core.recover,
@@ -343,21 +341,7 @@ class RewindService:
 
         A restore's checkpoint and rows committed together with its intent, an undo's with its
         row's state: what is left is the steps, in snapshots.db."""
-        finished = 0
-        for intent in await self.rows.open_intents():
-            ttl = self.core.settings.agent.lease_seconds
-            async with chat_lease(self.core.store, intent.chat_id, "restore", ttl, wait=ttl + 1):
-                await self._finish(intent)
-            self.core.events.publish(intent.chat_id, "reload", {"reason": "restored"})
-            log.warning("finished restore of chat %s to step %s after a restart", intent.chat_id, intent.step_id)
-            finished += 1
-        for undo in await self.rows.undoing():
-            ttl = self.core.settings.agent.lease_seconds
-            async with chat_lease(self.core.store, undo.chat_id, "undo", ttl, wait=ttl + 1):
-                await self.undos.finish(undo)
-            self.core.events.publish(undo.chat_id, "reload", {"reason": "undone"})
-            log.warning("finished the undo of a restore of chat %s after a restart", undo.chat_id)
-            finished += 1
+        finished = len(await self.core.rewinds.finish_cut(wait=self.core.settings.agent.lease_seconds + 1))
         # Steps kept aside for an undo that is gone (a crash between its two files). An unreadable
         # snapshots.db must not keep the server from starting: every read of it says so.
         try:

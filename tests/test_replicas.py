@@ -5,6 +5,9 @@ Real processes on loopback ports, each with a data folder of its own, one fake T
 (which ends a held `getUpdates` with 409 when another comes, as Telegram does). One
 SIGKILL covers two points: replica A is the chat apps' leader and runs a turn when it
 dies, so the others must free its chat and close its turn, and take Telegram polling over.
+Then the replicas finishing each other's work: a Stop sent to the replica that does not
+run the turn, a restore cut on a killed replica, a stalled holder's step, and replicas
+started together on an empty database.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
@@ -27,10 +31,14 @@ from kazma_core.core import Core
 from kazma_core.errors import LeaseLost
 from kazma_core.leadership import Leadership
 from kazma_core.leases import chat_lease
-from kazma_core.stores.replica_sql import ReplicaStore
+from kazma_core.stores.app_rewind import RewindRows
+from kazma_core.stores.replica_sql import ReplicaStore, one_at_a_time
+from kazma_server.cli import FIRST_OWNER
 from tests.conftest import make_settings
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
 from tests.helpers import open_events
+from tests.test_restore_crash import CHILD as CUT_RESTORE, prepared
+from tests.test_undo_crash import CHILD as CUT_UNDO, prepared as restored_chat, seen
 from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
 
 TG_TOKEN = "5550002222:AAH-replicas-test-token"
@@ -40,11 +48,27 @@ TAKEOVER_SECONDS = 30.0  # the issue's bound for another replica to take the cha
 WAIT_SECONDS = 20.0
 BIG = 9000  # characters: more than a PostgreSQL notification holds
 POLLING = "is serving (polling)"
+SIGN_IN = "Sign in (one-time link"
+STOP_ANSWER_SECONDS = 2.0  # the issue's bound: Stop answers this soon after the turn ended, on any replica
+
+
+def replica_env(tmp_path: Path, pg_url: str, **more: str) -> dict[str, str]:
+    """The environment of a replica: the shared database, short leases, no variable of the machine's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
+    env.update(
+        PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+        KAZMA_CONFIG=str(tmp_path / "no-user-file.toml"), KAZMA_DATABASE__URL=pg_url,
+        KAZMA_AGENT__LEASE_SECONDS=str(LEASE_SECONDS), **more,
+    )
+    return env
 
 
 @contextlib.asynccontextmanager
-async def replica(tmp_path: Path, name: str, env: dict[str, str]) -> AsyncIterator[Serve]:
-    """`kazma serve` with a data folder of its own and the shared database; SIGKILLed at the end."""
+async def replica(
+    tmp_path: Path, name: str, env: dict[str, str], start: float = START_SECONDS
+) -> AsyncIterator[Serve]:
+    """`kazma serve` with a data folder of its own and the shared database, answering within `start`
+    seconds; SIGKILLed at the end."""
     port = free_port()
     folder = tmp_path / name
     folder.mkdir()
@@ -62,7 +86,7 @@ async def replica(tmp_path: Path, name: str, env: dict[str, str]) -> AsyncIterat
                     return (await http.get("/healthz")).status_code == 200
                 return False
 
-            deadline = time.monotonic() + START_SECONDS
+            deadline = time.monotonic() + start
             while not await healthy():
                 assert process.returncode is None, f"{name} exited:\n{serve.log()[-3000:]}"
                 assert time.monotonic() < deadline, f"{name} did not answer:\n{serve.log()[-3000:]}"
@@ -120,11 +144,8 @@ async def test_three_replicas_share_events_leases_the_clean_up_and_the_chat_apps
         await core.close()
 
     async with serve_fake_telegram(TG_TOKEN) as telegram:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
-        env.update(
-            PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
-            KAZMA_CONFIG=str(tmp_path / "no-user-file.toml"), KAZMA_DATABASE__URL=pg_url,
-            KAZMA_AGENT__LEASE_SECONDS=str(LEASE_SECONDS), KAZMA_SERVER__FIRST_CLEANUP_SECONDS="3",
+        env = replica_env(
+            tmp_path, pg_url, KAZMA_SERVER__FIRST_CLEANUP_SECONDS="3",
             KAZMA_TELEGRAM__TOKEN=TG_TOKEN, KAZMA_TELEGRAM__BASE_URL=telegram.base_url, KAZMA_TELEGRAM__MODE="polling",
         )
         async with replica(tmp_path, "a", env) as a:
@@ -197,6 +218,173 @@ async def test_three_replicas_share_events_leases_the_clean_up_and_the_chat_apps
 
 async def _polls(*serves: Serve) -> bool:
     return any(POLLING in s.log() for s in serves)
+
+
+async def test_stop_sent_to_another_replica_stops_the_turn_where_it_runs(tmp_path: Path, pg_url: str) -> None:
+    """Regression: Stop sent to replica B, for a turn running on replica A, answered `stopped: false`
+    and the turn ran on."""
+    core = await Core.open(make_settings(tmp_path / "setup", database={"url": pg_url}))
+    try:
+        ann = await core.store.add_user("ann")
+        token = await core.store.issue_token(ann.id, "api")
+        chat = (await core.chats.create(ann, "stopped elsewhere")).id
+    finally:
+        await core.close()
+    env = replica_env(tmp_path, pg_url)
+    async with replica(tmp_path, "a", env) as a, replica(tmp_path, "b", env) as b:
+        async with client(a, token) as on_a, client(b, token) as on_b, open_events(on_a, chat) as tab:
+            r = await on_a.post(f"/api/chats/{chat}/messages", params={"wait": "false"}, json={"text": "sleep 5"})
+            assert r.status_code == 202, r.text
+            await tab.until("message", role="user")
+            await until(lambda: running(on_b, chat), "the turn on A to show on B")
+
+            async def stop() -> tuple[httpx.Response, float]:
+                response = await on_b.post(f"/api/chats/{chat}/stop")
+                return response, time.monotonic()
+
+            stopping = asyncio.create_task(stop())
+            await tab.until("message", role="stopped", timeout=4)  # before the 5 s sleep would have ended it
+            await tab.until("turn", running=False)
+            ended = time.monotonic()
+            r, answered = await stopping
+            assert r.status_code == 200 and r.json() == {"stopped": True, "thread_id": chat}, r.text
+            assert answered - ended < STOP_ANSWER_SECONDS
+            rows = (await on_b.get(f"/api/chats/{chat}/messages")).json()
+            assert not rows["running"] and [m["role"] for m in rows["messages"]] == ["user", "stopped"]
+            # Nothing runs any more: the next Stop, on either replica, says so.
+            for http in (on_a, on_b):
+                assert (await http.post(f"/api/chats/{chat}/stop")).json()["stopped"] is False
+
+
+async def test_a_restore_cut_on_a_killed_replica_is_finished_by_another_replicas_sweep(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Regression: a restore cut by SIGKILL on one replica (its step written back, its later steps not
+    yet kept aside) stayed half-done until some replica restarted."""
+    db = {"url": pg_url}
+    chat, step, transcript, steps = await prepared(tmp_path / "setup", database=db)
+    other = await Core.open(make_settings(tmp_path / "b", database=db, agent={"lease_seconds": 2}))
+    sweep = asyncio.create_task(other.sweep())
+    try:
+        # Replica A restores the chat and is killed right after the transaction that writes the step back.
+        await killed_after(tmp_path, pg_url, CUT_RESTORE, "checkpoint", chat, step)
+        rows = RewindRows(other.store)
+        assert [i.chat_id for i in await rows.open_intents()] == [chat]
+
+        async def finished() -> bool:
+            return not await rows.open_intents()
+
+        await until(finished, "the other replica's sweep to finish the cut restore", 10)
+        assert [s.id for s in await other.snapshots.list_steps(chat)] == steps[: steps.index(step) + 1]
+        assert [(r.turn_index, r.role, r.text) for r in await other.store.transcript(chat)] == transcript[:4]
+        assert await other.store.lease(chat) is None
+        assert (await other.turns.send(chat, "still here?")).status == "done"
+    finally:
+        sweep.cancel()
+        await asyncio.gather(sweep, return_exceptions=True)
+        await other.close()
+
+
+async def test_an_undo_cut_on_a_killed_replica_is_finished_by_another_replicas_sweep(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Regression: an undo cut by SIGKILL on one replica (kazma.db's part committed, the steps not yet
+    back) stayed half-done until some replica restarted."""
+    db = {"url": pg_url}
+    chat, before, _ = await restored_chat(tmp_path / "setup", database=db)
+    other = await Core.open(make_settings(tmp_path / "b", database=db, agent={"lease_seconds": 2}))
+    sweep = asyncio.create_task(other.sweep())
+    try:
+        # Replica A undoes the restore and is killed right after the transaction that puts kazma.db's part back.
+        await killed_after(tmp_path, pg_url, CUT_UNDO, "checkpoint", chat, "undo")
+        rows = RewindRows(other.store)
+        assert [u.chat_id for u in await rows.undoing()] == [chat]
+
+        async def finished() -> bool:
+            return not await rows.undoing()
+
+        await until(finished, "the other replica's sweep to finish the cut undo", 10)
+        assert await seen(other, chat) == before
+        assert (await other.turns.send(chat, "still here?")).status == "done"
+    finally:
+        sweep.cancel()
+        await asyncio.gather(sweep, return_exceptions=True)
+        await other.close()
+
+
+async def killed_after(tmp_path: Path, pg_url: str, child: str, stage: str, chat: str, what: str) -> None:
+    """Replica A: a process on the shared database that runs Ann's restore or undo and kills itself
+    (SIGKILL) right after the stage named (the crash tests' child script)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", child, stage, str(tmp_path / "a"), "ann", chat, what,
+        env=replica_env(tmp_path, pg_url), stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), WAIT_SECONDS)
+    assert process.returncode == -signal.SIGKILL, err.decode()
+
+
+async def test_a_holder_whose_lease_was_taken_saves_no_step(tmp_path: Path, pg_url: str) -> None:
+    """Regression: fencing refused a stalled holder's checkpoint and transcript writes, not its saved
+    steps (another store): it could still add a stray step to a chat another replica had taken."""
+    a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
+    b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_url}))
+    try:
+        ann = await a.store.add_user("ann")
+        chat = (await a.chats.create(ann, "fenced")).id
+        await a.turns.send(chat, "hello")
+        state = (await a.turns.graph.aget_state(a.turns.config(chat))).values
+        async with chat_lease(a.store, chat, "turn", 30):
+            assert await a.recorder.capture(chat, state, last=True) is not None  # held: saved
+        before = [s.id for s in await b.snapshots.list_steps(chat)]
+        async with chat_lease(a.store, chat, "turn", 30) as holder:
+            # A stalls past its lease (as a paused process does); B takes the chat meanwhile.
+            await b.store.release_lease(chat, holder)
+            assert await b.store.acquire_lease(chat, "b-holder", "recover", 30)
+            assert await a.recorder.capture(chat, state, last=True) is None
+        assert [s.id for s in await b.snapshots.list_steps(chat)] == before
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_replicas_started_together_on_an_empty_database_make_one_owner(tmp_path: Path, pg_url: str) -> None:
+    """Regression: replicas started at the same instant on an empty database could each make an owner
+    (and print a sign-in link for each)."""
+
+    async def waiting() -> bool:
+        for task in starting:
+            if task.done():
+                await task  # a replica that failed to start says why
+        with psycopg.connect(pg_url) as conn:
+            (count,) = conn.execute(  # the owner's lock (the schemas' migrations take a lock too: pg_advisory_xact_lock)
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event = 'advisory' AND query LIKE 'SELECT pg_advisory_lock(%%'"
+            ).fetchone()
+        return bool(count == 2)
+
+    env = replica_env(tmp_path, pg_url)
+    starting: list[asyncio.Task[Serve]] = []
+    async with contextlib.AsyncExitStack() as started:
+        # Both reach the owner's making at the same moment: held here until both wait for it.
+        async with one_at_a_time(pg_url, FIRST_OWNER):
+            # Two starts at once, held at the owner's lock meanwhile: each has longer than one start alone.
+            starting.extend(
+                asyncio.create_task(started.enter_async_context(replica(tmp_path, n, env, 3 * START_SECONDS))) for n in "ab"
+            )
+            try:
+                await until(waiting, "both replicas to wait to make the owner", 2 * START_SECONDS)
+            except BaseException:
+                for task in starting:
+                    task.cancel()
+                await asyncio.gather(*starting, return_exceptions=True)
+                raise
+        a, b = await asyncio.gather(*starting)
+        with psycopg.connect(pg_url) as conn:
+            owners = conn.execute("SELECT name FROM kazma.users WHERE role = 'owner'").fetchall()
+        assert owners == [("owner",)]
+        outputs = [a.out.read_text(), b.out.read_text()]
+        assert sum(o.count(SIGN_IN) for o in outputs) == 1, outputs
+        assert any("Another replica starting at the same time made the owner" in o for o in outputs), outputs
 
 
 # the pieces, in one process against the same kind of database ------------------------------------

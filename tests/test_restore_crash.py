@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,8 +53,9 @@ asyncio.run(main())
 """
 
 
-async def prepared(data: Path) -> tuple[str, str, list[tuple[int, str, str]], list[str]]:
-    core = await Core.open(make_settings(data))
+async def prepared(data: Path, **settings: Any) -> tuple[str, str, list[tuple[int, str, str]], list[str]]:
+    """Ann's chat of four turns, the step of turn 2 to restore, its transcript and its steps."""
+    core = await Core.open(make_settings(data, **settings))
     try:
         user = await core.store.add_user("ann")
         chat = await core.chats.create(user)

@@ -68,9 +68,9 @@ async def seen(core: Core, chat_id: str) -> dict[str, Any]:
     }
 
 
-async def prepared(data: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
+async def prepared(data: Path, **settings: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """A chat of four turns restored to turn 2: what it was before, and after the restore."""
-    core = await Core.open(make_settings(data))
+    core = await Core.open(make_settings(data, **settings))
     try:
         user = await core.store.add_user("ann")
         chat = await core.chats.create(user)

@@ -2,9 +2,21 @@
 
 A replica that stalls past its lease's expiry (a long pause, a cut link to the database)
 may find the lease taken by another replica when it wakes. Its turn must not then write
-as if it still held the chat: each checkpoint write of a chat whose lease this task
-holds reads the lease row in the same transaction, and refuses when the holder changed.
-The holder id is new at every acquisition, so it is the fencing token itself.
+as if it still held the chat: each write of a chat whose lease this task holds (a
+checkpoint, the transcript rows derived from it, a saved step) reads the lease row in
+the same transaction, and refuses when the holder changed. The holder id is new at every
+acquisition, so it is the fencing token itself.
+
+The saved steps live in another store (snapshots.db, the schema ``kazma_steps``). Their
+writes carry the same token, read from the task as the checkpoint writes do, and check it
+against the lease row in their own transaction: on PostgreSQL that row is in the same
+database (``kazma.leases``), so the check and the step commit together, as a checkpoint's
+do, and a takeover either comes before the check (refused) or after the commit (the step
+was written while the lease was held). Checking from the capture path before and after the
+write instead would leave a window in which a stray step is written and seen, and a crash
+in it would keep it. On SQLite the steps are a file of their own, and one process serves a
+data folder (kazma.serve.lock): no other replica can take a chat over there, so the steps'
+writes are not fenced.
 """
 
 from __future__ import annotations
@@ -45,11 +57,12 @@ def fence_for(chat_id: str) -> Fence | None:
     return fence if fence is not None and fence.active and fence.chat_id == chat_id else None
 
 
-def check(conn: Conn, fence: Fence | None) -> None:
-    """Inside a write's transaction: raise LeaseLost when the lease is no longer the writer's."""
+def check(conn: Conn, fence: Fence | None, leases: str = "leases") -> None:
+    """Inside a write's transaction: raise LeaseLost when the lease is no longer the writer's.
+    `leases` is the lease table as the connection names it (``kazma.leases`` from the steps' schema)."""
     if fence is None:
         return
-    row = conn.execute("SELECT holder FROM leases WHERE chat_id = ?", (fence.chat_id,)).fetchone()
+    row = conn.execute(f"SELECT holder FROM {leases} WHERE chat_id = ?", (fence.chat_id,)).fetchone()
     if row is None or row["holder"] != fence.holder:
         raise LeaseLost(
             "Another Kazma server took this chat over while this turn ran (this server lost its hold on it). "

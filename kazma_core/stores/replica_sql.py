@@ -1,14 +1,20 @@
-"""What replicas sharing one database agree on, in kazma.db's schema: leaders and daily claims.
+"""What replicas sharing one database agree on, in kazma.db's schema: leaders and daily claims;
+and the one lock under which replicas starting together take turns (`one_at_a_time`).
 
-Both are single rows changed by one conditional statement, so two replicas asking at the
-same moment get one answer: on PostgreSQL the SERIALIZABLE transaction of the loser is run
-again and then finds the row taken. Times are the replicas' clocks (as the turn leases'
-are): replicas are expected to keep their clocks in step (NTP), to a second or so.
+Leaders and claims are single rows changed by one conditional statement, so two replicas
+asking at the same moment get one answer: on PostgreSQL the SERIALIZABLE transaction of the
+loser is run again and then finds the row taken. Times are the replicas' clocks (as the
+turn leases' are): replicas are expected to keep their clocks in step (NTP), to a second or so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import psycopg
 
 from kazma_core.stores.engine import Conn, Database
 
@@ -60,3 +66,22 @@ class ReplicaStore:
             lambda c: c.execute("SELECT day, holder FROM job_claims WHERE name = ? ORDER BY day", (name,)).fetchall()
         )
         return [(r["day"], r["holder"]) for r in rows]
+
+
+@contextlib.asynccontextmanager
+async def one_at_a_time(url: str, name: str) -> AsyncIterator[None]:
+    """Hold the database's lock of that name for the block: replicas doing the same at the same
+    moment (making the owner on an empty database) do it one after the other, and each finds
+    what the one before it committed. A PostgreSQL advisory lock, held by a connection of its
+    own, so it goes with that connection if the process dies. Without a URL (SQLite) one
+    process serves a data folder: there is nobody to take turns with."""
+    if not url:
+        yield
+        return
+    conn: psycopg.AsyncConnection[Any] = await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=10)
+    async with conn:
+        await conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (f"kazma:{name}",))
+        try:
+            yield
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (f"kazma:{name}",))

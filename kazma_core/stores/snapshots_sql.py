@@ -18,7 +18,7 @@ from typing import TypeVar
 import orjson
 
 from kazma_core.errors import StoreUnavailable
-from kazma_core.stores import bodies
+from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
 from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 from kazma_core.stores.engine import Conn, Database, DatabaseError, Row
@@ -372,8 +372,11 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
 class SqlSnapshotStore:
     """The SnapshotStore contract on one SQLite file (secure_delete on: a deleted step's text is gone)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, leases: str | None = None) -> None:
         self.db = db
+        # The turn leases as this database names them when they share it (PostgreSQL's kazma.leases):
+        # a step is then written only while its turn holds the chat (stores/fence.py).
+        self.leases = leases
 
     async def _tx(self, fn: Callable[[Conn], T]) -> T:
         try:
@@ -393,7 +396,16 @@ class SqlSnapshotStore:
         )
 
     async def put(self, step: NewStep, budgets: Budgets) -> PutResult:
-        return await self._tx(lambda c: _put(c, step, budgets))
+        """Write a step; LeaseLost when the turn writing it no longer holds its chat (stores/fence.py)."""
+        leases = self.leases
+        held = fence.fence_for(step.chat_id) if leases else None
+
+        def write(conn: Conn) -> PutResult:
+            if leases:
+                fence.check(conn, held, leases)
+            return _put(conn, step, budgets)
+
+        return await self._tx(write)
 
     async def copy(self, src_chat: str, step_id: str, dst_chat: str, new_id: str, budgets: Budgets) -> StepInfo | None:
         """Copy one step into another chat (a fork's first step), bodies included."""

@@ -117,7 +117,7 @@ async def stop_turn(request: Request, thread_id: str, user: UserDep) -> Stopped:
     """Stop the chat's running turn at its next step boundary; answers once it has ended."""
     core = core_of(request)
     await core.chats.owned(user, thread_id)
-    return Stopped(stopped=await core.turns.stop(thread_id), thread_id=thread_id)
+    return Stopped(stopped=await core.chats.stop(thread_id), thread_id=thread_id)
 
 
 PAGE = 100  # messages in a page when `before` is given without `limit`
