@@ -57,7 +57,7 @@ from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
 
 from kazma_core.stores.engine import Conn, Database, Row
-from kazma_core.stores.interfaces import Also, ConversationStore, TakenBack
+from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack
 from kazma_core.stores.types import NOTE_KEY
 
 BODIES = "conv_bodies"
@@ -755,6 +755,41 @@ class SqlConversationStore(ConversationStore):
         done = await self.db.tx(write)
         self._forget(thread_id)
         return done
+
+    async def drop_history(self, thread_id: str, give_up: GiveUp) -> bool:
+        """The chat's checkpoints up to the one `give_up` names (of every namespace) go with their
+        writes, in the transaction of `give_up`'s own writes (an undo given up: its kept-aside
+        rows go there), and so do the bodies that no checkpoint, write or row of the space, kept
+        aside or not, refers to any more. False, and nothing changed, when `give_up` gave up nothing."""
+
+        def write(conn: Conn) -> str | None:
+            # Read before give_up deletes them: the bodies of the rows kept aside lose a reference too.
+            kept = [
+                (n, n)
+                for (n,) in conn.execute(
+                    "SELECT body_n FROM kept_transcript WHERE chat_id = ? AND body_n IS NOT NULL", (thread_id,)
+                )
+            ]
+            upto = give_up(conn)
+            if upto is None:
+                return None
+            where = "thread_id = ? AND checkpoint_id <= ?"
+            args = (thread_id, upto)
+            dropped = [s for (refs,) in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(refs)]
+            dropped += [
+                s for (refs,) in conn.execute(f"SELECT value FROM writes WHERE {where} AND type = ?", (*args, REFS))
+                for s in _spans(refs)
+            ]
+            conn.execute(f"DELETE FROM checkpoints WHERE {where}", args)
+            conn.execute(f"DELETE FROM writes WHERE {where}", args)
+            self._collect(conn, space_of(conn, thread_id), bodies.merge([*dropped, *kept]), newest_of=thread_id)
+            return upto
+
+        upto = await self.db.tx(write)
+        held = self._held.get((thread_id, ""))
+        if upto and held is not None and held.id <= upto:
+            self._forget(thread_id)  # only when its newest went too: a turn then loads it afresh
+        return upto is not None
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         for thread_id in thread_ids:
