@@ -108,8 +108,25 @@ async def test_what_a_restore_took_back_is_gone_once_the_chat_moves_on(
     for i in range(10):
         await say(ann.http, chat, f"more {i}")
     assert traces(settings, text) == []
-    asked = [text for role, text in await said(ann.http, chat) if role == "user"]
+    asked = [m for role, m in await said(ann.http, chat) if role == "user"]
     assert asked == ["alpha", "next", *[f"more {i}" for i in range(10)]]
+
+
+async def test_a_newer_restore_ends_what_the_last_one_kept(server: RunningServer, ann: Person, settings: Settings) -> None:
+    """Only the last restore can be undone: undoing a second restore brings back the chat as the
+    first one left it, and nothing of what the first one took back."""
+    text = secret()
+    chat = await new_chat(ann.http)
+    await say(ann.http, chat, "alpha")
+    await say(ann.http, chat, f"later {text}")
+    first = await last_step_of_turn(ann.http, chat, 1)
+    await restore(ann.http, chat, first)
+    await restore(ann.http, chat, first)
+    assert traces(settings, text) == []
+    ok(await ann.http.post("/api/replay/undo", json={"thread_id": chat}))
+    assert traces(settings, text) == []
+    assert [m for role, m in await said(ann.http, chat) if role == "user"] == ["alpha"]
+    assert (await say(ann.http, chat, "next"))["turn_index"] == 2
 
 
 async def test_what_an_undo_kept_is_gone_when_it_runs_out(server: RunningServer, ann: Person, settings: Settings) -> None:
