@@ -150,3 +150,4 @@ class ChatService:
         if fact is None:
             raise NotFound("There is no such memory in this chat. List the chat's memories to see them.")
         await self.snapshots.delete_from_turn(chat_id, fact.turn_index)
+        await self._purge()

@@ -9,7 +9,8 @@ One pass, in order:
 3. deletes the steps of chats that no longer exist in kazma.db (a crash between deleting
    a chat's steps and its row, or a fork that died half-way), and their checkpoints;
    It also drops the undos of restores that ran out (``time_travel.undo_seconds``), with
-   what they kept aside;
+   what they kept aside, the checkpoints from before the restore and the bodies only they
+   held (``UndoKeep.drop``: the latest an undo nobody asked for again goes);
 4. prunes the chat step history (LangGraph checkpoints) of every chat to
    ``history.checkpoints_per_chat``;
 5. compacts the steps' database when at least a quarter of it, and 8 MB, is free room (not

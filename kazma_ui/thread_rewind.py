@@ -31,7 +31,7 @@ from kazma_core.errors import (
     TurnRunning,
 )
 from kazma_core.leases import chat_lease
-from kazma_core.stores.app_rewind import Intent, RewindRows, StepPoint
+from kazma_core.stores.app_rewind import TURN, Intent, RewindRows, StepPoint
 from kazma_core.stores.types import Chat, User
 from kazma_core.stores.snapshots import StepHead, StepInfo
 from kazma_core.messages import load_messages
@@ -281,6 +281,8 @@ class RewindService:
                 head = await self.core.snapshots.head(chat_id, info.id)
                 if head is None:
                     raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+                # Only the last restore can be undone: what an earlier one took back goes for good now.
+                await self.core.kept.drop(chat_id, TURN)
                 attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
                 messages = await self._step_messages(chat_id, head)
                 point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
@@ -386,5 +388,6 @@ class RewindService:
             await self._access(user, chat_id, grant, CHANGE)
             async with chat_lease(self.core.store, chat_id, "clear", self.core.settings.agent.lease_seconds, wait=2.0):
                 deleted = await self.core.snapshots.delete_chat(chat_id)
+                await self.core.snapshots.purge_wal()  # no copy of the deleted steps stays in a WAL
             attempt.detail = {"deleted": deleted}
         return Cleared(chat_id=chat_id, deleted=deleted)

@@ -40,7 +40,7 @@ STAGES = {
     "steps": (SqlSnapshotStore, "put_back"),
     "done": (RewindRows, "undone"),
     # a turn starting drops the undo: kazma.db's part, then the kept-aside steps
-    "turn": (RewindRows, "drop_undo"),
+    "turn": (SqlConversationStore, "drop_history"),
 }
 die_after(*STAGES[stage])
 

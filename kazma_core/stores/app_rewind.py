@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.interfaces import AppStore, GiveUp
 from kazma_core.stores.engine import Conn, Row
 
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
@@ -237,19 +237,35 @@ class RewindRows:
             )
         )
 
-    async def drop_undo(self, chat_id: str, why: str) -> bool:
-        """Whatever a ready undo would put back in kazma.db goes, and the row says why. Whether there was one."""
-        if await self.db.run(lambda c: c.execute("SELECT 1 FROM undos WHERE chat_id = ? AND state = ?", (chat_id, READY)).fetchone()) is None:
-            return False
+    async def ready(self, chat_id: str) -> bool:
+        """Whether the chat has an undo ready (one indexed read: every turn asks)."""
+        found = await self.db.run(
+            lambda c: c.execute("SELECT 1 FROM undos WHERE chat_id = ? AND state = ?", (chat_id, READY)).fetchone()
+        )
+        return found is not None
 
-        def write(conn: Conn) -> bool:
-            changed = conn.execute(
-                "UPDATE undos SET state = ? WHERE chat_id = ? AND state = ?", (why, chat_id, READY)
-            ).rowcount
+    @staticmethod
+    def give_up(chat_id: str, why: str) -> GiveUp:
+        """Whatever a ready undo would put back in kazma.db goes, and the row says why (`why`): run
+        first in the transaction that drops the chat's history from before the restore
+        (ConversationStore.drop_history), whose newest checkpoint it names. None, and nothing
+        changed, when no undo was ready (another caller gave it up, or undid it, first)."""
+
+        def write(conn: Conn) -> str | None:
+            row = conn.execute(
+                "UPDATE undos SET state = ? WHERE chat_id = ? AND state = ? RETURNING checkpoint_before",
+                (why, chat_id, READY),
+            ).fetchone()
+            if row is None:
+                return None
             _drop_kept(conn, chat_id)
-            return bool(changed)
+            return str(row[0] or "")
 
-        return await self.db.tx(write)
+        return write
+
+    async def purge(self) -> None:
+        """What was given up leaves kazma.db's files now (its WAL: secure_delete zeroed the pages)."""
+        await self.db.purge_wal()
 
     async def expired_undos(self, now: float) -> list[str]:
         rows = await self.db.run(

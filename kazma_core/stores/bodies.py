@@ -6,6 +6,13 @@ A holder (a checkpoint, a step) refers to its bodies by runs of numbers,
 ``[[start, length], ...]``: a few bytes for an append-only conversation, whatever its
 length. Freed bodies are found by interval arithmetic on the holders' runs, never by
 reading bodies.
+
+Each database keeps its own bodies and their holders: ``conv_bodies`` in kazma.db (held by
+checkpoints, task writes, transcript rows and the rows a restore keeps aside) and ``bodies``
+in snapshots.db (held by steps, kept-aside ones too). No body is held from the other
+database, so whether anything still refers to one is decided inside one transaction of its
+own: every path that drops holders (a deletion, a prune, an undo given up) collects, in that
+transaction, the bodies they held that nothing else does; nothing sweeps a whole chat.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
 
 from kazma_core.stores.engine import Conn, Database, Row
-from kazma_core.stores.interfaces import Also, ConversationStore, TakenBack
+from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack
 from kazma_core.stores.types import NOTE_KEY
 
 BODIES = "conv_bodies"
@@ -175,6 +175,14 @@ def _spans(refs: bytes | None) -> list[bodies.Interval]:
     """The body numbers a checkpoint's references (runs) or a write's ({"runs": ...}) use."""
     found = orjson.loads(refs) if refs else []
     return bodies.intervals(found["runs"] if isinstance(found, dict) else found)
+
+
+def _drop_writes(conn: Conn, where: str, args: Sequence[Any]) -> list[bodies.Interval]:
+    """Delete the writes that match, and say which bodies their messages used (a task's write may
+    hold messages no checkpoint took in: a turn cut off, a restore written over it)."""
+    spans = [s for (refs,) in conn.execute(f"SELECT value FROM writes WHERE {where} AND type = ?", (*args, REFS)) for s in _spans(refs)]
+    conn.execute(f"DELETE FROM writes WHERE {where}", args)
+    return spans
 
 
 def _removes_all(message: Any) -> bool:
@@ -694,16 +702,17 @@ class SqlConversationStore(ConversationStore):
             doomed = conn.execute(
                 f"SELECT thread_id, checkpoint_ns, checkpoint_id, msg_refs FROM checkpoints WHERE run_id IN ({marks})", ids
             ).fetchall()
+            written: dict[str, list[bodies.Interval]] = {}
             for row in doomed:
-                conn.execute(
-                    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                written.setdefault(row["thread_id"], []).extend(_drop_writes(
+                    conn, "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"]),
-                )
+                ))
             conn.execute(f"DELETE FROM checkpoints WHERE run_id IN ({marks})", ids)
             threads = {r["thread_id"] for r in doomed}
             for thread_id in threads:
                 dropped = [s for r in doomed if r["thread_id"] == thread_id for s in _spans(r["msg_refs"])]
-                self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped))
+                self._collect(conn, space_of(conn, thread_id), bodies.merge([*dropped, *written[thread_id]]))
             return threads
 
         for thread_id in await self.db.tx(write):
@@ -747,7 +756,7 @@ class SqlConversationStore(ConversationStore):
             args = (thread_id, checkpoint_id)
             dropped = [s for (refs,) in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(refs)]
             conn.execute(f"DELETE FROM checkpoints WHERE {where}", args)
-            conn.execute(f"DELETE FROM writes WHERE {where}", args)
+            dropped += _drop_writes(conn, where, args)
             also(conn)
             self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped))
             return True
@@ -755,6 +764,37 @@ class SqlConversationStore(ConversationStore):
         done = await self.db.tx(write)
         self._forget(thread_id)
         return done
+
+    async def drop_history(self, thread_id: str, give_up: GiveUp) -> bool:
+        """The chat's checkpoints up to the one `give_up` names (of every namespace) go with their
+        writes, in the transaction of `give_up`'s own writes (an undo given up: its kept-aside
+        rows go there), and so do the bodies that no checkpoint, write or row of the space, kept
+        aside or not, refers to any more. False, and nothing changed, when `give_up` gave up nothing."""
+
+        def write(conn: Conn) -> str | None:
+            # Read before give_up deletes them: the bodies of the rows kept aside lose a reference too.
+            kept = [
+                (n, n)
+                for (n,) in conn.execute(
+                    "SELECT body_n FROM kept_transcript WHERE chat_id = ? AND body_n IS NOT NULL", (thread_id,)
+                )
+            ]
+            upto = give_up(conn)
+            if upto is None:
+                return None
+            where = "thread_id = ? AND checkpoint_id <= ?"
+            args = (thread_id, upto)
+            dropped = [s for (refs,) in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(refs)]
+            conn.execute(f"DELETE FROM checkpoints WHERE {where}", args)
+            dropped += _drop_writes(conn, where, args)
+            self._collect(conn, space_of(conn, thread_id), bodies.merge([*dropped, *kept]), newest_of=thread_id)
+            return upto
+
+        upto = await self.db.tx(write)
+        held = self._held.get((thread_id, ""))
+        if upto and held is not None and held.id <= upto:
+            self._forget(thread_id)  # only when its newest went too: a turn then loads it afresh
+        return upto is not None
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         for thread_id in thread_ids:
@@ -788,7 +828,7 @@ class SqlConversationStore(ConversationStore):
                 args = (thread_id, ns, row[0])
                 dropped += [s for r in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(r[0])]
                 removed += conn.execute(f"DELETE FROM checkpoints WHERE {where}", args).rowcount
-                conn.execute(f"DELETE FROM writes WHERE {where}", args)
+                dropped += _drop_writes(conn, where, args)
             if not per_namespace:
                 # The kept history's older checkpoints keep their state, not their tasks' writes:
                 # those were applied, and a write may hold a whole tool result.
@@ -798,10 +838,7 @@ class SqlConversationStore(ConversationStore):
                     (thread_id, WRITES_KEPT - 1),
                 ).fetchone()
                 if newer is not None:
-                    conn.execute(
-                        "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id < ?",
-                        (thread_id, newer[0]),
-                    )
+                    dropped += _drop_writes(conn, "thread_id = ? AND checkpoint_ns = '' AND checkpoint_id < ?", (thread_id, newer[0]))
             if dropped:
                 self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped), newest_of=thread_id)
             return removed

@@ -23,6 +23,10 @@ from kazma_core.stores.types import Alert, AuditRow, Card, Chat, Fact, Place, Tr
 Also = Callable[[Conn], None]
 # What becomes of the transcript rows a rewind takes back (by id), in the same transaction.
 TakenBack = Callable[[Conn, list[int]], None]
+# A caller's writes that give up the older part of a chat's history, run first in the transaction
+# of ConversationStore.drop_history: the newest checkpoint that goes with every older one ("" for
+# none), or None when there was nothing to give up (and it changed nothing).
+GiveUp = Callable[[Conn], str | None]
 
 
 class AppStore(Protocol):
@@ -267,6 +271,11 @@ class ConversationStore(BaseCheckpointSaver[int], abc.ABC):
     @abc.abstractmethod
     async def drop_after(self, thread_id: str, checkpoint_id: str, also: Also) -> bool:
         """Make `checkpoint_id` the chat's newest again (an undo); False when it is gone."""
+
+    @abc.abstractmethod
+    async def drop_history(self, thread_id: str, give_up: GiveUp) -> bool:
+        """The chat's history up to the checkpoint `give_up` names goes, with every body nothing
+        refers to any more (a restore's undo given up); False when there was nothing to give up."""
 
     @abc.abstractmethod
     async def prune(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
