@@ -21,8 +21,9 @@ from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
-from kazma_core.stores.backends import APP_SCHEMA, AUDIT_SCHEMA, STEPS_SCHEMA, app_db, database_url, ensure_ready, steps_db
-from kazma_core.stores.postgres import SETTING, redact
+from kazma_core.stores import pg_copy
+from kazma_core.stores.backends import APP_SCHEMA, AUDIT_SCHEMA, STEPS_SCHEMA, app_db, database_url, steps_db
+from kazma_core.stores.postgres import SETTING, check_url, redact
 
 T = TypeVar("T")
 
@@ -76,8 +77,10 @@ def data_folder(args: argparse.Namespace) -> Iterator[Settings]:
     it would hide that), and a command that fails takes back what it made in the folder."""
     settings = load_settings(data_dir=args.data_dir)
     with taken_back_on_failure(settings.data_dir, settings.workspace):
-        if database_url(settings):
-            asyncio.run(ensure_ready(settings))
+        if url := database_url(settings):
+            check_url(url)
+            with pg_copy.connect(url) as conn:  # only asked to answer: an import needs it still empty
+                conn.execute("SELECT 1")
         prepare_data_dir(settings)
         yield settings
 
