@@ -8,13 +8,20 @@ Advisory ``flock`` locks, which the kernel drops when the process ends however i
   really holds the folder. A server that stops cleanly empties the file; an id left in a
   file nobody holds is a crashed server's, and the next server takes the lock over and
   says so in its log.
+
+A command that fails before it has done its work takes back what it made in the folder
+(`taken_back_on_failure`): the folder itself, its workspace, a lock file, a database file
+it created; never anything that was there before it started.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -41,10 +48,8 @@ class DataFolderLock:
     def shared(cls, data_dir: Path) -> DataFolderLock:
         """A server's hold (several may share it); refused while a restore or an import runs."""
         path = data_dir / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
+        fd, held = _locked(path, fcntl.LOCK_SH)
+        if not held:
             os.close(fd)
             raise FolderBusy(
                 f"A restore or an import is writing {data_dir}. Wait until it has finished, then start again."
@@ -56,10 +61,8 @@ class DataFolderLock:
         """The one server's hold of the folder: refused (naming the holder) while another server runs."""
         data_dir.mkdir(parents=True, exist_ok=True)
         path = data_dir / SERVE_LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        fd, held = _locked(path, fcntl.LOCK_EX)
+        if not held:
             holder = _pid_in(fd)
             os.close(fd)
             who = f" (process {holder})" if holder else ""
@@ -81,10 +84,8 @@ class DataFolderLock:
         """Sole hold of the folder, for `doing` (a restore, an import); refused while a server runs."""
         data_dir.mkdir(parents=True, exist_ok=True)
         path = data_dir / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        fd, held = _locked(path, fcntl.LOCK_EX)
+        if not held:
             holder = serving_pid(data_dir)
             os.close(fd)
             who = f" (process {holder})" if holder else " (a kazma command such as maintain or backup create)"
@@ -108,6 +109,22 @@ class DataFolderLock:
         self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+def _locked(path: Path, how: int) -> tuple[int, bool]:
+    """The lock file opened and locked (`how`, without waiting): (fd, True), or (fd, False) while
+    another process holds it. A file a failed start removed between its opening here and its
+    locking is opened again, so two holders can never lock two files of one name."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return fd, False
+        with contextlib.suppress(FileNotFoundError):  # removed meanwhile: the next round makes it again
+            if os.path.samestat(os.stat(path), os.fstat(fd)):
+                return fd, True
+        os.close(fd)
 
 
 def _pid_in(fd: int) -> int | None:
@@ -140,3 +157,80 @@ def serving_pid(data_dir: Path) -> int | None:
         return None
     finally:
         os.close(fd)
+
+
+# What a SQLite database keeps beside its file: left alone when the file was there before.
+_BESIDE = ("-wal", "-shm", "-journal")
+
+
+class Made:
+    """What one command is about to make in the data folder, noted before it makes anything."""
+
+    def __init__(self, data_dir: Path, *also: Path) -> None:
+        self.data_dir = data_dir
+        self.kept = False  # set once the command has done its work: from then on, what it made stays
+        self._first_new = _first_missing(data_dir)  # the folder, or the first of its parents it creates
+        self._before = set(os.listdir(data_dir)) if data_dir.is_dir() else set()
+        self._also = [p for p in also if not p.exists() and not p.is_relative_to(data_dir)]
+
+    def take_back(self) -> None:
+        """Remove what the command made, unless another process holds the folder (then what is new
+        in it may be that process's). Never anything that was there before."""
+        if self.data_dir.is_dir() and self._new():
+            with contextlib.ExitStack() as alone:
+                for name in (LOCK_FILE, SERVE_LOCK_FILE):
+                    fd, held = _locked(self.data_dir / name, fcntl.LOCK_EX)
+                    alone.callback(os.close, fd)
+                    if not held:
+                        log.warning("left what this command made in %s: another process holds the folder", self.data_dir)
+                        return
+                for name in self._new():  # the lock files too, when this command made them
+                    _remove(self.data_dir / name)
+        for path in self._also:
+            _remove(path)
+        if self._first_new is not None:
+            folder = self.data_dir
+            while folder.is_relative_to(self._first_new):
+                with contextlib.suppress(OSError):  # not empty: something else was put there meanwhile
+                    folder.rmdir()
+                folder = folder.parent
+
+    def _new(self) -> list[str]:
+        return [
+            name for name in sorted(set(os.listdir(self.data_dir)) - self._before)
+            if not name.endswith(_BESIDE) or _base(name) not in self._before
+        ]
+
+
+@contextlib.contextmanager
+def taken_back_on_failure(data_dir: Path, *also: Path) -> Iterator[Made]:
+    """Run a command's start; if it fails before `kept` is set, what it made is taken back, so a
+    failed start leaves the folder as it found it (no lock file, no empty workspace, no folder)."""
+    made = Made(data_dir, *also)
+    try:
+        yield made
+    except BaseException:
+        if not made.kept:
+            made.take_back()
+        raise
+
+
+def _first_missing(path: Path) -> Path | None:
+    missing = None
+    while not path.exists():
+        missing, path = path, path.parent
+    return missing
+
+
+def _base(name: str) -> str:
+    return next((name.removesuffix(end) for end in _BESIDE if name.endswith(end)), name)
+
+
+def _remove(path: Path) -> None:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError as err:
+        log.warning("could not remove %s after a failed start: %s", path, err.strerror)

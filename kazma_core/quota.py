@@ -4,6 +4,11 @@ A user's storage is what Kazma keeps for them: the text of their conversations a
 memories (kazma.db), their chats' saved steps (snapshots.db) and their own files.
 It is summed when asked (a family's or a team's data, not a warehouse), so no counter
 can drift from what is really on disk.
+
+Every write a person makes is refused by one rule once they are at the quota
+(`refuse_when_full`, 413 quota_exceeded): a message (`check_message`, from the start of
+every turn, so an edit or a regenerate that runs a turn is held to it too), a new chat
+(the chat API), a restore and a fork (the rewind service, for every surface).
 """
 
 from __future__ import annotations
@@ -47,8 +52,9 @@ class StorageQuota:
 
     async def room(self, user_id: str, *, fresh: bool = True) -> Room:
         """What the user keeps against the quota. Summing it reads every chat of the user, so the
-        check before each message (not fresh) sums again only every ROOM_SECONDS for a user well
-        under the quota (less than half); near the limit, and for a write, every time."""
+        check before each message, chat or restore (not fresh) sums again only every ROOM_SECONDS
+        for a user well under the quota (less than half); near the limit, and for a file or a
+        fork, every time."""
         now = time.monotonic()
         quota = self.settings.limits.user_quota_bytes
         cached = self._used.get(user_id)
@@ -84,13 +90,12 @@ class StorageQuota:
         seen = self._used.get(owner)
         if seen is not None:  # the message counts at once, before the next full sum
             self._used[owner] = (seen[0], seen[1] + len(text.encode()))
-        if room.used >= room.quota:
-            raise QuotaExceeded(
-                f"Your storage is full: {room.used // 1024} KB used of {room.quota // 1024} KB "
-                "(setting limits.user_quota_bytes). Delete chats or files you no longer need, "
-                "or ask the owner of this Kazma to raise the limit.",
-                limit=room.quota, setting="limits.user_quota_bytes",
-            )
+        _refuse_if_full(room)
+
+    async def refuse_when_full(self, user_id: str, *, fresh: bool) -> None:
+        """Refuse a write for this user (a new chat, a restore, a fork) once they are at the quota;
+        `fresh` for a write that may add a whole conversation (a fork)."""
+        _refuse_if_full(await self.room(user_id, fresh=fresh))
 
     async def owner_of(self, chat_id: str) -> str:
         """The chat's owner (a chat never changes hands, so it is looked up once)."""
@@ -107,3 +112,13 @@ class StorageQuota:
         owner = await self.owner_of(chat_id)
         folder = self.settings.files_of(owner)
         return folder, ToolLimits(self.settings.limits.max_tool_result_chars, lambda: self.room(owner))
+
+
+def _refuse_if_full(room: Room) -> None:
+    if room.used >= room.quota:
+        raise QuotaExceeded(
+            f"Your storage is full: {room.used // 1024} KB used of {room.quota // 1024} KB "
+            "(setting limits.user_quota_bytes). Delete chats or files you no longer need, "
+            "or ask the owner of this Kazma to raise the limit.",
+            limit=room.quota, setting="limits.user_quota_bytes",
+        )

@@ -10,16 +10,17 @@ import secrets
 import sys
 from typing import Any
 
-from kazma_core.datalock import DataFolderLock
+from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError, SettingsError
 from kazma_core.core import prepare_data_dir
-from kazma_core.settings import Settings, load_settings
+from kazma_core.settings import Settings, ensure_data_dir, load_settings
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.backends import app_db, database_url, ensure_ready
 from kazma_core.stores.engine import NewerSchema
 from kazma_core.stores.postgres import DatabaseUnreachable
 from kazma_core.stores.replica_sql import one_at_a_time
 from kazma_server import cli_data, cli_users
+from kazma_server.cli_data import data_folder
 
 LOGIN_TTL = 86_400
 SHUTDOWN_GRACE = 3
@@ -27,15 +28,13 @@ PLATFORMS = ("telegram", "discord", "slack")
 FIRST_OWNER = "first-owner"  # the lock replicas starting on an empty database make the owner under
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def _server_options(args: argparse.Namespace) -> dict[str, Any]:
     server: dict[str, Any] = {}
     if getattr(args, "host", None):
         server["host"] = args.host
     if getattr(args, "port", None):
         server["port"] = args.port
-    settings = load_settings(data_dir=getattr(args, "data_dir", None), **({"server": server} if server else {}))
-    prepare_data_dir(settings)
-    return settings
+    return {"server": server} if server else {}
 
 
 async def _login_url(settings: Settings) -> str | None:
@@ -65,28 +64,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from kazma_server.app import create_app
 
-    settings = _settings(args)
+    settings = load_settings(data_dir=args.data_dir, **_server_options(args))
     # Kazma's own lines (bots starting or retrying, the clean-up) with time and level, next to uvicorn's.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # Before anything is written: a second server on this folder stops here, naming the first.
-    serving = DataFolderLock.serving(settings.data_dir)
     for chatty in ("httpx", "httpcore", "apscheduler.scheduler", "apscheduler.executors.default"):
         logging.getLogger(chatty).setLevel(logging.WARNING)  # request lines would carry bot tokens
-    with serving:  # released however start-up ends, so a failed start leaves no lock to take over
-        asyncio.run(ensure_ready(settings))  # a database that cannot be used stops here, in one line
-        url = asyncio.run(_login_url(settings))
-        print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
-        if url is None:
-            print("Another replica starting at the same time made the owner: its sign-in link is in its log.", flush=True)
-        else:
-            print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
-        # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
-        config = uvicorn.Config(
-            create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",
-            timeout_graceful_shutdown=SHUTDOWN_GRACE,
-            proxy_headers=False,  # X-Forwarded-Proto is Kazma's to believe or not (security.trust_proxy)
-        )
-        uvicorn.Server(config).run()
+    with taken_back_on_failure(settings.data_dir, settings.workspace) as made:
+        # A database server that cannot be used is the real problem whatever else is wrong: said
+        # first, before the folder is looked at (its lock would hide it behind "another server").
+        in_folder = not database_url(settings)
+        if not in_folder:
+            asyncio.run(ensure_ready(settings))
+        ensure_data_dir(settings)
+        # Before anything is written in the folder: a second server on it stops here, naming the first.
+        with DataFolderLock.serving(settings.data_dir) as serving:  # released however start-up ends
+            prepare_data_dir(settings)  # a folder of the first layout is converted under the lock
+            if in_folder:
+                asyncio.run(ensure_ready(settings))  # SQLite files that cannot be used stop here, in one line
+            url = asyncio.run(_login_url(settings))
+            print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
+            if url is None:
+                print("Another replica starting at the same time made the owner: its sign-in link is in its log.", flush=True)
+            else:
+                print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
+            # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
+            config = uvicorn.Config(
+                create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",
+                timeout_graceful_shutdown=SHUTDOWN_GRACE,
+                proxy_headers=False,  # X-Forwarded-Proto is Kazma's to believe or not (security.trust_proxy)
+            )
+            server = uvicorn.Server(config)
+            try:
+                server.run()  # a start that fails (the port taken, the core not opening) exits here
+            finally:
+                made.kept = server.started  # once it has served, what is in the folder is its users'
     return 0
 
 
@@ -105,8 +116,8 @@ async def _users_add(settings: Settings, name: str, role: str) -> str:
 
 
 def cmd_users_add(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    token = asyncio.run(_users_add(settings, args.name, args.role))
+    with data_folder(args) as settings:
+        token = asyncio.run(_users_add(settings, args.name, args.role))
     print(f"API token for {args.name} (send as Authorization: Bearer <token>):")
     print(token)
     return 0
@@ -131,7 +142,8 @@ async def _users_link(settings: Settings, name: str, identity: str) -> str:
 
 
 def cmd_users_link(args: argparse.Namespace) -> int:
-    print(asyncio.run(_users_link(_settings(args), args.name, args.identity)))
+    with data_folder(args) as settings:
+        print(asyncio.run(_users_link(settings, args.name, args.identity)))
     return 0
 
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kazma_core.backup import NEVER_COPIED, create_backup, ensure_databases, restore_backup, verify_backup
-from kazma_core.datalock import DataFolderLock
+from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError
 from kazma_core.maintenance import Maintenance, PassReport, megabytes
 from kazma_core.migration import export_bundle, import_bundle
@@ -20,8 +21,9 @@ from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
+from kazma_core.stores import pg_copy
 from kazma_core.stores.backends import APP_SCHEMA, AUDIT_SCHEMA, STEPS_SCHEMA, app_db, database_url, steps_db
-from kazma_core.stores.postgres import SETTING, redact
+from kazma_core.stores.postgres import SETTING, check_url, redact
 
 T = TypeVar("T")
 
@@ -67,11 +69,20 @@ def steps_in(settings: Settings) -> str:
     return f"the schema {STEPS_SCHEMA}" if database_url(settings) else NEVER_COPIED
 
 
-def settings_of(args: argparse.Namespace) -> Settings:
-    """The settings a data command runs with (its --data-dir), the folder ready in today's layout."""
+@contextlib.contextmanager
+def data_folder(args: argparse.Namespace) -> Iterator[Settings]:
+    """The settings a data command runs with (its --data-dir), the folder ready in today's layout.
+
+    A database server that cannot be used is said before the folder is touched (a lock taken in
+    it would hide that), and a command that fails takes back what it made in the folder."""
     settings = load_settings(data_dir=args.data_dir)
-    prepare_data_dir(settings)
-    return settings
+    with taken_back_on_failure(settings.data_dir, settings.workspace):
+        if url := database_url(settings):
+            check_url(url)
+            with pg_copy.connect(url) as conn:  # only asked to answer: an import needs it still empty
+                conn.execute("SELECT 1")
+        prepare_data_dir(settings)
+        yield settings
 
 
 async def _with_stores(settings: Settings, work: Callable[[Maintenance], Awaitable[T]], **options: Any) -> T:
@@ -87,8 +98,7 @@ async def _with_stores(settings: Settings, work: Callable[[Maintenance], Awaitab
 
 # kazma maintain -------------------------------------------------------------------------
 def cmd_maintain(args: argparse.Namespace) -> int:
-    settings = settings_of(args)
-    with DataFolderLock.shared(settings.data_dir):
+    with data_folder(args) as settings, DataFolderLock.shared(settings.data_dir):
         report = asyncio.run(_with_stores(settings, lambda m: m.run_pass(by_hand=True)))
     print("\n".join(describe_pass(report, settings)))
     for alert in report.alerts:
@@ -166,9 +176,8 @@ def describe_pass(report: PassReport, settings: Settings) -> list[str]:
 
 # kazma backup ---------------------------------------------------------------------------
 def cmd_backup_create(args: argparse.Namespace) -> int:
-    settings = settings_of(args)
-    out = Path(args.out).expanduser().resolve() if args.out else settings.data_dir / "backups"
-    with DataFolderLock.shared(settings.data_dir):
+    with data_folder(args) as settings, DataFolderLock.shared(settings.data_dir):
+        out = Path(args.out).expanduser().resolve() if args.out else settings.data_dir / "backups"
         asyncio.run(ensure_databases(settings))
         report = create_backup(settings, out)
     print(f"Backup written to {report.path}")
@@ -181,10 +190,9 @@ def cmd_backup_create(args: argparse.Namespace) -> int:
 
 
 def cmd_backup_restore(args: argparse.Namespace) -> int:
-    settings = settings_of(args)
     path = Path(args.path).expanduser().resolve()
     verify_backup(path)  # a damaged backup is refused before anything else is looked at
-    with DataFolderLock.exclusive(settings.data_dir, "restore"):
+    with data_folder(args) as settings, DataFolderLock.exclusive(settings.data_dir, "restore"):
         report = restore_backup(path, settings)
         swept = asyncio.run(_with_stores(settings, lambda m: m.sweep_orphans(), orphan_grace=0.0))
     print(f"Restored {path} (written {report.manifest.created_at} by Kazma {report.manifest.kazma_version}) "
@@ -197,11 +205,10 @@ def cmd_backup_restore(args: argparse.Namespace) -> int:
 
 # kazma migrate --------------------------------------------------------------------------
 def cmd_migrate_export(args: argparse.Namespace) -> int:
-    settings = settings_of(args)
     file = Path(args.file).expanduser().resolve()
     if file.exists():
         raise KazmaError(f"{file} already exists. Choose another file name, or remove it first.")
-    with DataFolderLock.shared(settings.data_dir):
+    with data_folder(args) as settings, DataFolderLock.shared(settings.data_dir):
         asyncio.run(ensure_databases(settings))
         report = export_bundle(settings, file)
     print(f"Migration bundle written to {file} ({megabytes(file.stat().st_size)})")
@@ -217,9 +224,8 @@ def cmd_migrate_export(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate_import(args: argparse.Namespace) -> int:
-    settings = settings_of(args)
     file = Path(args.file).expanduser().resolve()
-    with DataFolderLock.exclusive(settings.data_dir, "import"):
+    with data_folder(args) as settings, DataFolderLock.exclusive(settings.data_dir, "import"):
         report = import_bundle(file, settings)
     manifest = report.manifest
     print(f"Imported {file} (written {manifest.created_at} by Kazma {manifest.kazma_version}, "

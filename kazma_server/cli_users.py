@@ -11,7 +11,7 @@ from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.quota import folder_bytes
 from kazma_core.settings import Settings
-from kazma_server.cli_data import settings_of
+from kazma_server.cli_data import data_folder
 from kazma_core.stores.types import User
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.interfaces import AppStore
@@ -58,7 +58,9 @@ async def _list(settings: Settings) -> list[str]:
 
 
 def cmd_users_list(args: argparse.Namespace) -> int:
-    print("\n".join(asyncio.run(_list(settings_of(args)))))
+    with data_folder(args) as settings:
+        lines = asyncio.run(_list(settings))
+    print("\n".join(lines))
     return 0
 
 
@@ -73,7 +75,8 @@ async def _new_token(settings: Settings, name: str) -> tuple[int, str]:
 
 
 def cmd_users_token(args: argparse.Namespace) -> int:
-    revoked, token = asyncio.run(_new_token(settings_of(args), args.name))
+    with data_folder(args) as settings:
+        revoked, token = asyncio.run(_new_token(settings, args.name))
     ended = f"{revoked} older token{'s' if revoked != 1 else ''} and sign-ins" if revoked else "no older tokens"
     print(f"New API token for {args.name} ({ended} ended; send it as Authorization: Bearer <token>):")
     print(token)
@@ -111,5 +114,7 @@ async def _remove(settings: Settings, name: str, really: bool) -> list[str]:
 
 
 def cmd_users_remove(args: argparse.Namespace) -> int:
-    print("\n".join(asyncio.run(_remove(settings_of(args), args.name, args.yes))))
+    with data_folder(args) as settings:
+        lines = asyncio.run(_remove(settings, args.name, args.yes))
+    print("\n".join(lines))
     return 0

@@ -180,7 +180,8 @@ class RewindService:
         to confirm what cannot happen. A step saved cut is refused too with `refuse_cut` (a
         command's question); the Time Travel page shows such a step as not restorable instead."""
         async with self.audited.attempt("restore", user, surface, chat_id, refusals_only=True) as attempt:
-            await self._access(user, chat_id, grant, CHANGE)
+            chat = await self._access(user, chat_id, grant, CHANGE)
+            await self.core.turns.quota.refuse_when_full(chat.owner_id, fresh=False)
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
             if refuse_cut:
@@ -211,6 +212,7 @@ class RewindService:
         async with self.audited.attempt("fork", user, surface, chat_id, refusals_only=True) as attempt:
             attempt.step_id = info.id
             self._refuse_truncated(info)
+            await self.core.turns.quota.refuse_when_full(user.id, fresh=True)
         return step_view(info)
 
     async def _lineage_root(self, chat_id: str) -> str:
@@ -270,7 +272,9 @@ class RewindService:
         self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
     ) -> Restored:
         async with self.audited.attempt("restore", user, surface, chat_id) as attempt:
-            await self._access(user, chat_id, grant, CHANGE)
+            chat = await self._access(user, chat_id, grant, CHANGE)
+            # The chat's storage is its owner's; a restore writes little (it takes back more).
+            await self.core.turns.quota.refuse_when_full(chat.owner_id, fresh=False)
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
             self._refuse_truncated(info)
@@ -357,6 +361,7 @@ class RewindService:
     ) -> Forked:
         async with self.audited.attempt("fork", user, surface, chat_id) as attempt:
             source = await self._access(user, chat_id, grant, READ)
+            await self.core.turns.quota.refuse_when_full(user.id, fresh=True)  # the new chat is the forker's
             info = await self.resolve(chat_id, address)
             attempt.step_id = info.id
             self._refuse_truncated(info)

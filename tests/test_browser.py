@@ -395,3 +395,22 @@ async def test_sign_out_ends_the_session_and_shows_the_sign_in_page(web: Web) ->
     assert not [c for c in await page.context.cookies() if c["name"] == "kazma_session"]
     async with httpx.AsyncClient(base_url=web.server.url, trust_env=False, cookies={"kazma_session": session}) as kept:
         assert (await kept.get("/api/me")).status_code == 401  # a copy of the cookie is worth nothing now
+
+
+async def test_the_api_docs_render_in_the_browser_under_the_strict_policy(web: Web) -> None:
+    """Broke: /docs needed 'unsafe-inline' and a CDN in its policy, for Swagger UI's inline start."""
+    page = await web.page("/docs")
+    violations: list[str] = []
+    page.on("console", lambda message: violations.append(message.text) if message.type == "error" else None)
+    # Reported by the browser itself, whatever the page's own scripts do.
+    await page.add_init_script(
+        "document.addEventListener('securitypolicyviolation', e => console.error(`CSP: ${e.violatedDirective} ${e.blockedURI}`))"
+    )
+    await page.reload()
+    await expect(page.locator(".swagger-ui .info .title")).to_contain_text("Kazma")
+    chats = page.locator(".opblock-summary-path", has_text="/api/chats").first
+    await expect(chats).to_be_visible()
+    await chats.click()  # an operation opens, with its parameters and answers
+    await expect(page.locator(".opblock-body").first).to_be_visible()
+    await shot(page, "docs.png")
+    assert violations == []

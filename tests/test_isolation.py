@@ -20,7 +20,7 @@ import pytest
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings, person, user_file
 from tests.http_server import RunningServer, serve_kazma
-from tests.helpers import error_of, new_chat, say, transcript
+from tests.helpers import chat_ids, error_of, new_chat, say, transcript
 
 
 async def approve(who: Person, chat: str, turn: dict[str, Any]) -> dict[str, Any]:
@@ -157,6 +157,41 @@ async def test_the_owner_raises_the_quota_on_the_settings_page_and_it_applies_at
             raised = await olga.put("/api/settings/limits.user_quota_bytes", json={"value": 1 << 20})
         assert raised.status_code == 200 and raised.json()["restart_needed"] is False, raised.text
         assert (await say(ann.http, chat, "hello"))["status"] == "done"
+
+
+async def test_a_user_at_the_quota_cannot_fork_restore_or_start_a_chat_on_any_route(tmp_path: Path) -> None:
+    """Broke: a user at the quota forked their newest step 15 times, each answered 201: only a message was checked."""
+    settings = make_settings(tmp_path / "data", limits={"user_quota_bytes": 65_536, "max_message_chars": 100_000})
+    async with two_people(settings) as (server, ann, bob):
+        chat = await new_chat(ann.http)
+        await say(ann.http, chat, noise(70_000))
+        await say(bob.http, await new_chat(bob.http), "hello")
+        steps = (await ann.http.get(f"/api/replay/snapshots/{chat}")).json()["snapshots"]
+        step = {"thread_id": chat, "snapshot_id": steps[-1]["snapshot_id"]}
+        for _ in range(15):
+            full = error_of(await ann.http.post("/api/replay/fork", json=step), 413, "quota_exceeded")
+            assert full["setting"] == "limits.user_quota_bytes" and full["limit"] == 65_536
+            assert full["message"].startswith("Your storage is full: ") and "Delete chats or files" in full["message"]
+        error_of(await ann.http.post("/api/replay/restore", json={**step, "snapshot_id": steps[0]["snapshot_id"]}), 413, "quota_exceeded")
+        error_of(await ann.http.get(f"/api/replay/snapshots/{chat}/{steps[0]['snapshot_id']}/preview"), 413, "quota_exceeded")
+        error_of(await ann.http.post("/api/chats", json={"title": "one more"}), 413, "quota_exceeded")
+        for confirmed in (False, True):  # the command asks first; both the question and the fork are refused
+            said = await ann.http.post(  # run by the command handler and the rewind service, as in a chat app
+                f"/api/chats/{chat}/commands", json={"text": f"/fork {step['snapshot_id'][:8]}", "confirmed": confirmed},
+                headers={"X-Kazma-Surface": "tui"},
+            )
+            assert said.status_code == 200, said.text
+            assert said.json()["kind"] == "error" and said.json()["code"] == "quota_exceeded", said.json()
+            assert said.json()["text"].startswith("Your storage is full: "), said.json()
+        assert await chat_ids(ann.http) == [chat]  # nothing was written
+        forked = await bob.http.post("/api/replay/fork", json={"thread_id": chat, "snapshot_id": step["snapshot_id"]})
+        assert forked.status_code == 404  # a stranger learns nothing of ann's chat, her quota included
+        _, token = await server.add_user("olga", role="owner")
+        async with server.client(token) as olga:
+            raised = await olga.put("/api/settings/limits.user_quota_bytes", json={"value": 1 << 20})
+            assert raised.status_code == 200, raised.text
+        assert (await ann.http.post("/api/replay/fork", json=step)).status_code == 201
+        assert (await ann.http.post("/api/chats", json={"title": "one more"})).status_code == 201
 
 
 # -- paths leak, odd file names --------------------------------------------------------------------

@@ -311,3 +311,37 @@ async def test_a_web_command_answers_in_the_persons_language_and_only_in_their_o
     error_of(await member[1].post(f"/api/chats/{chat}/commands", json={"text": "hello"}), 400, "invalid_input")
     unknown = (await member[1].post(f"/api/chats/{chat}/commands", json={"text": "/nope"})).json()
     assert unknown["kind"] == "error" and unknown["code"] == "bad_command"
+
+
+# -- /docs and the answers of the API ------------------------------------------------------------------
+
+
+async def test_the_api_docs_have_the_strict_policy_of_every_page_and_no_inline_script(server: RunningServer) -> None:
+    """Broke: /docs was served with 'unsafe-inline' and a CDN in its Content-Security-Policy, although
+    Swagger UI's files are this server's own."""
+    async with httpx.AsyncClient(base_url=server.url, trust_env=False) as http:
+        docs, page = await http.get("/docs"), await http.get("/")
+        assert docs.status_code == 200 and page.status_code == 200
+        policy = docs.headers["content-security-policy"]
+        assert policy == page.headers["content-security-policy"]
+        assert "unsafe" not in policy and "http" not in policy and "blob:" not in policy, policy
+        assert "script-src 'self';" in policy and "style-src 'self';" in policy
+        scripts = re.findall(r"<script([^>]*)>(.*?)</script>", docs.text, re.S)
+        assert scripts and all('src="/' in attrs and not body.strip() for attrs, body in scripts), scripts
+        for src in re.findall(r'(?:src|href)="(/[^"]+)"', docs.text):
+            assert (await http.get(src)).status_code == 200, src  # every asset from this server
+
+
+@pytest.mark.parametrize(("method", "path", "allowed"), [
+    ("DELETE", "/api/chats", "GET, POST"),
+    ("PUT", "/api/chats/abc/messages", "GET, POST"),
+    ("GET", "/api/replay/fork", "POST"),
+    ("POST", "/docs", "GET"),
+])
+async def test_a_method_a_route_does_not_take_is_answered_405_naming_every_method_it_takes(
+    member: tuple[User, httpx.AsyncClient], method: str, path: str, allowed: str
+) -> None:
+    """Broke: DELETE /api/chats answered `Allow: POST`, though GET /api/chats lists the chats."""
+    answer = await member[1].request(method, path)
+    error_of(answer, 405, "method_not_allowed")
+    assert answer.headers["allow"] == allowed

@@ -18,7 +18,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -31,7 +30,7 @@ from kazma_core.health import StoreHealth
 from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, sessions, settings_api
-from kazma_ui.web.guard import BodyLimit, SecurityHeaders, security_headers
+from kazma_ui.web.guard import AllowedMethods, BodyLimit, SecurityHeaders, security_headers
 
 log = logging.getLogger(__name__)
 FAVICON = pages.STATIC_DIR / "favicon.svg"
@@ -85,12 +84,9 @@ def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = Non
     app = FastAPI(title="Kazma", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
 
     @app.get("/docs", include_in_schema=False)
-    async def docs() -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url="/openapi.json", title="Kazma API",
-            swagger_js_url="/docs-assets/swagger-ui-bundle.js", swagger_css_url="/docs-assets/swagger-ui.css",
-            swagger_favicon_url="/favicon.ico",
-        )
+    async def docs(request: Request) -> HTMLResponse:
+        """Swagger UI from this server's own files, started by static/docs.js: no inline script, no CDN."""
+        return pages.TEMPLATES.TemplateResponse(request, "docs.html", {"static": pages.static_url})
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> FileResponse:
@@ -196,6 +192,7 @@ def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = Non
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=pages.STATIC_DIR), name="static")
     app.mount("/docs-assets", StaticFiles(directory=swagger_assets()), name="docs-assets")
+    app.add_middleware(AllowedMethods)
     # Added last, so outermost: a body refused for its size gets the security headers too.
     app.add_middleware(BodyLimit, limit=settings.limits.max_body_bytes)
     app.add_middleware(SecurityHeaders, trust_proxy=settings.security.trust_proxy)

@@ -72,7 +72,9 @@ def turn_out(result: TurnResult) -> TurnOut:
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=ChatOut)
 async def create_chat(request: Request, user: UserDep, body: NewChat | None = None) -> ChatOut:
-    chat = await core_of(request).chats.create(user, body.title if body else None)
+    core = core_of(request)
+    await core.turns.quota.refuse_when_full(user.id, fresh=False)  # a new chat adds its title only
+    chat = await core.chats.create(user, body.title if body else None)
     return chat_out(chat)
 
 

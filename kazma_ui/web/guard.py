@@ -1,4 +1,5 @@
-"""What every answer gets, whatever route it comes from: security headers, HTTPS known, bodies bounded.
+"""What every answer gets, whatever route it comes from: security headers, HTTPS known, bodies
+bounded, a true Allow header.
 
 Plain ASGI middleware, so a refusal (a body over the limit) carries the same headers as
 a page, and no route ever sees a body it would have to hold in memory whole.
@@ -10,6 +11,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import orjson
+from starlette.routing import Match, Mount
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -17,19 +19,14 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# Pages load their scripts and styles from /static only; nothing may frame them.
+# Every page, /docs too, loads its scripts and styles from this server only (never inline,
+# never another origin); nothing may frame them.
 PAGE_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-# FastAPI's /docs and /redoc pages load their viewer from a CDN and start it inline.
-DOCS_POLICY = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com; "
-    "worker-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
-)
-DOCS_PATHS = ("/docs", "/redoc")
 HSTS_SECONDS = 180 * 86_400
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")  # the methods Kazma's routes take
 
 
 def is_https(scope: Scope) -> bool:
@@ -38,9 +35,8 @@ def is_https(scope: Scope) -> bool:
 
 def security_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     """The headers every answer to this request carries."""
-    policy = DOCS_POLICY if scope.get("path", "") in DOCS_PATHS else PAGE_POLICY
     extra = [
-        (b"content-security-policy", policy.encode()),
+        (b"content-security-policy", PAGE_POLICY.encode()),
         (b"x-frame-options", b"DENY"),
         (b"x-content-type-options", b"nosniff"),
         (b"referrer-policy", b"no-referrer"),
@@ -79,6 +75,43 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class AllowedMethods:
+    """A 405 names in its Allow header every method its path takes. Starlette's router answers
+    from one route of the path only, so /api/chats (a GET route and a POST route) said "POST"."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_allow(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 405:
+                methods = allowed_methods(scope)
+                if methods:
+                    kept = [(name, value) for name, value in message.get("headers", []) if name.lower() != b"allow"]
+                    message["headers"] = [*kept, (b"allow", ", ".join(methods).encode())]
+            await send(message)
+
+        await self.app(scope, receive, with_allow)
+
+
+def allowed_methods(scope: Scope) -> list[str]:
+    """The methods some route of this request's path takes, each asked of the app's router as a
+    request of its own would be (a mounted folder of files is left out: it takes GET only)."""
+    routes = [r for r in getattr(getattr(scope.get("app"), "router", None), "routes", ()) if not isinstance(r, Mount)]
+    return [
+        method for method in METHODS
+        if any(route.matches({**_probe(scope), "method": method})[0] is Match.FULL for route in routes)
+    ]
+
+
+def _probe(scope: Scope) -> Scope:
+    return {"type": "http", "path": scope["path"], "root_path": scope.get("root_path", ""), "headers": []}
 
 
 class BodyLimit:
