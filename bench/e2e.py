@@ -3,12 +3,12 @@ on LangGraph's stock checkpointer (bench/stock_serve.py), with the same messages
 
 For each server, in a fresh data folder, default settings, the offline model:
 
-1. one chat grown to 100, 500 and 1,000 messages (user messages of about 580 characters,
-   answers that quote them): bytes in the data folder and bytes the server wrote to disk
-   (/proc/PID/io write_bytes) at each size; at 1,000, the folder once the server has
-   stopped, against the raw text of the conversation;
-2. turn latency: a message to the 1,000-message chat and one to a new chat, alternated;
-3. restore (to the newest step) and fork (of it) over HTTP at 1,000 messages;
+1. one chat grown to a tenth, half and all of --messages (1,000 unless told: 100, 500 and
+   1,000; user messages of about 580 characters, answers that quote them): bytes in the data
+   folder and bytes the server wrote to disk (/proc/PID/io write_bytes) at each size; at the
+   full length, the folder once the server has stopped, against the raw text of the conversation;
+2. turn latency: a message to the long chat and one to a new chat, alternated;
+3. restore (to the newest step) and fork (of it) over HTTP at the full length;
 4. 20 chats x 20 messages at once: messages/s, p50, p99;
 5. `big 2000` then 8 messages, with tool results cut at 4 MB instead of 64 KB for this phase so
    the 2 MB result is stored whole: how much the stopped data folder grew; and another user's
@@ -24,7 +24,7 @@ a private one started from Debian's binaries as the tests do.
 
 The machine is shared and noisy: read the ratios, measured minutes apart at most.
 
-    .venv/bin/python bench/e2e.py [--quick] [--only kazma stock kazma-pg kazma-pg2]
+    .venv/bin/python bench/e2e.py [--quick] [--messages 1000] [--only kazma stock kazma-pg kazma-pg2]
 """
 
 from __future__ import annotations
@@ -234,7 +234,12 @@ async def send(http: httpx.AsyncClient, thread: str, text: str) -> tuple[float, 
     return took, r.json()
 
 
-async def run(kind: str, quick: bool, base: Path, database_url: str = "") -> Result:
+def lengths(messages: int) -> tuple[int, ...]:
+    """Where the long chat is measured on its way: a tenth, half and all of it, in whole turns."""
+    return tuple(max(2, messages * k // 10 // 2 * 2) for k in (1, 5, 10))
+
+
+async def run(kind: str, quick: bool, messages: int, base: Path, database_url: str = "") -> Result:
     data = base / kind / "data"
     database = {"database": {"url": database_url}} if database_url else {}
     tokens = await users(load_settings(data_dir=str(data), **database), ["ann", "bob", *[f"u{i}" for i in range(20)]])
@@ -248,7 +253,7 @@ async def run(kind: str, quick: bool, base: Path, database_url: str = "") -> Res
     async with client(server, tokens["ann"]) as http:
         long_chat = (await http.post("/api/chats", json={})).json()["thread_id"]
         count, raw = 0, 0
-        for target in (100, 500, 1000):
+        for target in lengths(messages):
             while count < target:
                 text = f"{count // 2}: {PARAGRAPH}"
                 _, answer = await send(http, long_chat, text)
@@ -327,8 +332,9 @@ def mb(n: float) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def report(results: dict[str, Result]) -> None:
+def report(results: dict[str, Result], messages: int) -> None:
     kinds = list(results)
+    n = f"{messages:,}"
     print("\nKazma end-to-end bench: kazma serve over HTTP, offline model, default settings")
     print(f"({os.cpu_count()} cores, shared with whatever else runs on the machine: the client, every server "
           "and PostgreSQL share them)")
@@ -342,16 +348,16 @@ def report(results: dict[str, Result]) -> None:
         extra = f"{values[0] / values[1]:>10.3f}x" if ratio and len(values) == 2 and values[1] else ""
         print(f"{label:44}{cells}{extra}")
 
-    for size in (100, 500, 1000):
+    for size in lengths(messages):
         row(f"data folder at {size} messages (MB, live)", [results[k].sizes[size][0] / 1e6 for k in kinds], ".2f")
         row(f"bytes written by {size} messages (MB)", [results[k].sizes[size][1] / 1e6 for k in kinds], ".1f")
-    row("data folder at 1,000, server stopped (MB)", [results[k].stopped_folder / 1e6 for k in kinds], ".2f")
+    row(f"data folder at {n}, server stopped (MB)", [results[k].stopped_folder / 1e6 for k in kinds], ".2f")
     row("  x the raw text of the conversation", [results[k].stopped_folder / results[k].raw_text for k in kinds], ".2f")
     row("turn p50, new chat (ms)", [results[k].fresh_ms for k in kinds], ".1f")
-    row("turn p50, 1,000-message chat (ms)", [results[k].long_ms for k in kinds], ".1f")
-    row("  1,000-message / new chat", [results[k].long_ms / results[k].fresh_ms for k in kinds], ".2f")
-    row("restore at 1,000 over HTTP, p50 (ms)", [results[k].restore_ms for k in kinds], ".1f")
-    row("fork at 1,000 over HTTP, p50 (ms)", [results[k].fork_ms for k in kinds], ".1f")
+    row(f"turn p50, {n}-message chat (ms)", [results[k].long_ms for k in kinds], ".1f")
+    row(f"  {n}-message / new chat", [results[k].long_ms / results[k].fresh_ms for k in kinds], ".2f")
+    row(f"restore at {n} over HTTP, p50 (ms)", [results[k].restore_ms for k in kinds], ".1f")
+    row(f"fork at {n} over HTTP, p50 (ms)", [results[k].fork_ms for k in kinds], ".1f")
     row("20 chats x 20 messages: messages/s", [results[k].throughput for k in kinds], ".0f")
     row("  p50 (ms)", [results[k].p50_ms for k in kinds], ".0f")
     row("  p99 (ms)", [results[k].p99_ms for k in kinds], ".0f")
@@ -362,8 +368,8 @@ def report(results: dict[str, Result]) -> None:
     if "kazma" in results:
         r, t = results["kazma"], TARGETS
         checks = [
-            ("turn at 1,000 <= 1.3x a new chat", r.long_ms / r.fresh_ms <= t["ratio"]),
-            ("folder at 1,000 <= 4x the raw text", r.stopped_folder / r.raw_text <= t["folder_x_raw"]),
+            (f"turn at {n} <= 1.3x a new chat", r.long_ms / r.fresh_ms <= t["ratio"]),
+            (f"folder at {n} <= 4x the raw text", r.stopped_folder / r.raw_text <= t["folder_x_raw"]),
             ("restore <= 20 ms over HTTP", r.restore_ms <= t["restore_ms"]),
             ("fork <= 20 ms over HTTP", r.fork_ms <= t["fork_ms"]),
             (">= 250 messages/s, p99 <= 300 ms", r.throughput >= t["throughput"] and r.p99_ms <= t["p99_ms"]),
@@ -378,8 +384,11 @@ def report(results: dict[str, Result]) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer samples")
+    parser.add_argument("--messages", type=int, default=1000, help="length of the long chat (default: 1000)")
     parser.add_argument("--only", nargs="+", choices=list(SERVERS), help="these servers (default: all four)")
     args = parser.parse_args()
+    if args.messages < 20:
+        parser.error("--messages: at least 20")
     kinds = args.only or list(SERVERS)
     base = Path(tempfile.mkdtemp(prefix="kazma-e2e-"))
     try:
@@ -390,8 +399,8 @@ async def main() -> None:
             results = {}
             for kind in kinds:
                 url = stack.enter_context(fresh_database(admin)) if kind in REPLICAS else ""
-                results[kind] = await run(kind, args.quick, base, url)
-            report(results)
+                results[kind] = await run(kind, args.quick, args.messages, base, url)
+            report(results, args.messages)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

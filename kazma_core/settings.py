@@ -41,7 +41,9 @@ class TimeTravelSettings(_Section):
     enabled: bool = Field(description="Save steps at all")
     max_snapshots: int = Field(ge=1, le=100_000, description="Newest steps kept per conversation")
     max_global_snapshots: int = Field(ge=1, le=10_000_000, description="Newest steps kept in the whole database")
-    max_snapshot_bytes: int = Field(ge=4096, le=1 << 30, description="Largest step stored whole")
+    max_snapshot_bytes: int = Field(
+        ge=4096, le=1 << 30, description="Most a step may add (its new messages and own fields) and still be stored whole"
+    )
     max_thread_bytes: int = Field(ge=1 << 16, le=1 << 40, description="Bytes of steps kept per conversation")
     max_total_bytes: int = Field(ge=1 << 20, le=1 << 44, description="Bytes of steps kept in the whole database")
     max_per_turn: int = Field(ge=2, le=10_000, description="Steps kept per turn: its first and its newest")

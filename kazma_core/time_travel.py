@@ -1,8 +1,10 @@
 """Capture: after each supervisor iteration, save the agent's whole state as a step.
 
 Rules, in order: the ``enabled`` switch; the long-turn rule (every step up to the
-20th, then every 10th, always the turn's last); the size rule (a state over
-``max_snapshot_bytes`` is stored with long texts cut and marked, flagged truncated);
+20th, then every 10th, always the turn's last); the size rule (a step counts what it
+adds: the message bodies its chat has not stored yet and its own fields; one adding more
+than ``max_snapshot_bytes`` has the long texts of those new bodies cut and marked, and is
+flagged truncated, as is every later step that holds a message stored cut);
 then the write, which keeps every budget inside its transaction. Only a committed
 step is announced; a failed capture is counted and logged and the turn goes on.
 """
@@ -53,7 +55,8 @@ def _cut(value: Any, limit: int) -> Any:
 
 
 def cut_long_texts(bodies: list[bytes], budget: int) -> list[bytes]:
-    """Cut long strings, shorter each round, until the bodies fit the budget (or the floor is hit)."""
+    """Cut long strings, shorter each round, until the bodies fit the budget (or the floor is hit).
+    Given only a step's new bodies: what it shares with earlier steps is never read again."""
     parsed = [orjson.loads(b) for b in bodies]
     limit = CUT_START
     while True:

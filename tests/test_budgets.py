@@ -10,6 +10,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from kazma_core.core import Core
 from kazma_core.stores.types import Chat
 from tests.conftest import make_settings, metric
@@ -143,13 +145,16 @@ async def test_file_grows_linearly_with_the_conversation(tmp_path: Path) -> None
         for block in range(3):
             for n in range(30):
                 await core.turns.send(chat.id, f"message {block}-{n} " + "lorem ipsum " * 80)
-            steps = await core.snapshots.list_steps(chat.id)
-            logical = sum(s.size for s in steps)
             sizes.append((await core.snapshots.usage(chat.id))[1])
         growth = [sizes[0], sizes[1] - sizes[0], sizes[2] - sizes[1]]
         # Each block of 30 turns adds about the same bytes: no square growth.
         assert max(growth) < 1.2 * min(growth)
-        # Storing whole states would have cost the sum of their sizes.
+        # A step's size is what it added, so the sizes add up to what the chat's steps take...
+        steps = await core.snapshots.list_steps(chat.id)
+        assert sum(s.size for s in steps) == sizes[-1]
+        # ...and storing whole states would have cost the sum of theirs.
+        whole = [await core.snapshots.get(chat.id, s.id) for s in steps]
+        logical = sum(len(orjson.dumps(step.state)) for step in whole if step is not None)
         assert sizes[-1] * 20 < logical
     finally:
         await core.close()

@@ -142,8 +142,10 @@ WEB: dict[str, tuple[str, str]] = {
     "step_label": ("turn {turn}, step {step}", "الدورة {turn}، الخطوة {step}"),
     "truncated_mark": ("saved cut", "محفوظة مقصوصة"),
     "truncated_reason": (
-        "This step was saved cut, because it was larger than the step size limit. It can be read, but not restored or forked.",
-        "حُفظت هذه الخطوة مقصوصة لأنها أكبر من حدّ حجم الخطوة. يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها.",
+        "This step was saved cut, because it or an earlier step it shares messages with added more than the step size "
+        "limit. It can be read, but not restored or forked.",
+        "حُفظت هذه الخطوة مقصوصة لأنها، أو خطوة سابقة تشاركها رسائلها، أضافت أكثر من حدّ حجم الخطوة. "
+        "يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها.",
     ),
     "gap_one": (
         "Step {from} not kept: in a long turn every step up to the 20th is kept, then every 10th, and the last.",
@@ -154,10 +156,10 @@ WEB: dict[str, tuple[str, str]] = {
         "الخطوات {from}–{to} لم تُحفظ: في الدورة الطويلة تُحفظ كل خطوة حتى العشرين، ثم كل عاشرة، والأخيرة.",
     ),
     "cut_explained": (
-        "Steps marked “saved cut” were larger than the step size limit, so their long texts were cut: they can be read, "
+        "Steps marked “saved cut” added more than the step size limit, so their long texts were cut: they can be read, "
         "not restored or forked. Once a large tool result is in a conversation, every later step holds it too. "
         "Restore or fork a step before it, or raise “Largest step stored whole” in Settings for the steps to come.",
-        "الخطوات الموسومة «محفوظة مقصوصة» كانت أكبر من حدّ حجم الخطوة، فقُصّت نصوصها الطويلة: تُقرأ، ولا تُستعاد ولا تُفرَّع. "
+        "الخطوات الموسومة «محفوظة مقصوصة» أضافت أكثر من حدّ حجم الخطوة، فقُصّت نصوصها الطويلة: تُقرأ، ولا تُستعاد ولا تُفرَّع. "
         "وحين تدخل نتيجة أداة كبيرة في المحادثة، تحملها كل خطوة بعدها أيضًا. "
         "استعد خطوة قبلها أو فرّعها، أو ارفع «أكبر خطوة تُخزَّن كاملة» في الإعدادات للخطوات القادمة.",
     ),
@@ -265,7 +267,12 @@ WEB: dict[str, tuple[str, str]] = {
     "setting_time_travel.enabled": ("Save steps at all", "حفظ الخطوات من الأصل"),
     "setting_time_travel.max_snapshots": ("Newest steps kept per conversation", "أحدث الخطوات المحفوظة لكل محادثة"),
     "setting_time_travel.max_global_snapshots": ("Newest steps kept in the whole database", "أحدث الخطوات المحفوظة في قاعدة البيانات كلها"),
-    "setting_time_travel.max_snapshot_bytes": ("Largest step stored whole (bytes)", "أكبر خطوة تُخزَّن كاملة (بايت)"),
+    "setting_time_travel.max_snapshot_bytes": (
+        "Largest step stored whole: what a step adds, its new messages and own fields, not the messages it shares "
+        "with earlier steps; a step adding more is stored cut (bytes)",
+        "أكبر خطوة تُخزَّن كاملة: ما تضيفه الخطوة، أي رسائلها الجديدة وحقولها، لا الرسائل التي تشارك فيها خطوات سابقة؛ "
+        "والخطوة التي تضيف أكثر تُخزَّن مقصوصة (بايت)",
+    ),
     "setting_time_travel.max_thread_bytes": ("Bytes of steps kept per conversation", "بايتات الخطوات المحفوظة لكل محادثة"),
     "setting_time_travel.max_total_bytes": ("Bytes of steps kept in the whole database", "بايتات الخطوات المحفوظة في قاعدة البيانات كلها"),
     "setting_time_travel.max_per_turn": ("Steps kept per turn: its first and its newest", "الخطوات المحفوظة لكل دورة: أولاها وأحدثها"),

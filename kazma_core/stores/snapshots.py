@@ -37,8 +37,8 @@ class NewStep:
     fields: dict[str, Any]
     message_ids: Sequence[str]
     encode: Callable[[int], bytes]
-    # Called with every message body when the whole state is over max_snapshot_bytes;
-    # returns the bodies cut down. The step is then stored flagged truncated.
+    # Called with the bodies the chat has not stored yet when they and the step's own fields
+    # come to more than max_snapshot_bytes; returns them cut down. The step is then flagged truncated.
     shrink: Callable[[list[bytes], int], list[bytes]] = field(default=lambda bodies, limit: bodies)
 
 

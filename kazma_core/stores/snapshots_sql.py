@@ -7,12 +7,15 @@ every step costs O(n) bytes, not O(n^2). References are runs of the chat's body 
 the chat's newest step: when the message at its tail has the same id and the same
 content, the messages before it are taken as the same too (Kazma's graph only appends;
 a restore rewrites the whole list), and only the messages past it are serialised. Budgets are enforced in the same transaction from
-the counters table, and freed bodies are collected at once.
+the counters table, and freed bodies are collected at once. A step's size is what it adds (the
+bodies new to the chat, and its row), so the cost of a step and its size limit
+(max_snapshot_bytes) never grow with the conversation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import orjson
@@ -232,61 +235,101 @@ class _Interner(bodies.Interner):
         super().__init__(conn, "bodies", space_of(conn, chat_id), owner=chat_id)
 
 
-def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
+@dataclass
+class _Shared:
+    """What a new step takes over from the chat's newest step: its references to the first
+    `count` messages, their bytes, and whether any of them is stored cut."""
+
+    runs: Runs = field(default_factory=list)
+    count: int = 0
+    msg_bytes: int = 0
+    cut: bool = False
+    refs_bytes: int = 0
+
+
+def _shared(conn: Conn, step: NewStep) -> _Shared:
     n = len(step.message_ids)
     prev = conn.execute(
         "SELECT message_count, tail_key, tail_digest, refs, truncated, msg_bytes FROM steps WHERE chat_id = ?"
         " ORDER BY seq DESC LIMIT 1",
         (step.chat_id,),
     ).fetchone()
-    runs: Runs = []
-    start = 0
-    msg_bytes = 0
+    # A cut step keeps the digest of its last message as the conversation has it, not as
+    # stored, so the steps after it still find what they share with it.
     if (
         prev is not None
-        and not prev["truncated"]
         and 0 < prev["message_count"] <= n
         and step.message_ids[prev["message_count"] - 1] == prev["tail_key"]
         and bodies.digest(step.encode(prev["message_count"] - 1)) == prev["tail_digest"]
     ):
-        runs = orjson.loads(prev["refs"])
-        start = prev["message_count"]
-        msg_bytes = prev["msg_bytes"]
-    new_bodies = [step.encode(i) for i in range(start, n)]
+        return _Shared(
+            orjson.loads(prev["refs"]), prev["message_count"], prev["msg_bytes"], bool(prev["truncated"]), len(prev["refs"])
+        )
+    return _Shared()
+
+
+def _known(conn: Conn, space: str, digests: list[bytes]) -> set[bytes]:
+    """Which of the digests the space holds a body for (a few queries, not one per body)."""
+    found: set[bytes] = set()
+    for i in range(0, len(digests), 500):
+        chunk = digests[i : i + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(f"SELECT digest FROM bodies WHERE chat_id = ? AND digest IN ({marks})", (space, *chunk))
+        found.update(bytes(r[0]) for r in rows)
+    return found
+
+
+def _stored_bytes(new: list[bytes], limit: int) -> int:
+    """The room the new bodies take as stored; packed only when their plain size is over the limit
+    (a body is never stored larger than it is)."""
+    plain = sum(len(b) for b in new)
+    return plain if plain <= limit else sum(len(bodies.pack(b)) for b in new)
+
+
+def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
+    """The size rule: a step counts what it adds (its new bodies and its own row), what the
+    byte budgets count too. Over max_snapshot_bytes, only its new bodies are cut; the ones it
+    shares stay references. A step holding a cut body, its own or shared, is flagged truncated."""
+    n = len(step.message_ids)
+    shared = _shared(conn, step)
+    new_bodies = [step.encode(i) for i in range(shared.count, n)]
+    tail_digest = bodies.digest(new_bodies[-1] if new_bodies else step.encode(n - 1)) if n else None
     fields = orjson.dumps(step.fields)
-    msg_bytes += sum(len(b) for b in new_bodies)
-    state_bytes = msg_bytes + n + len(fields) + len('{"messages":[]}')
-    truncated = state_bytes > budgets.max_snapshot_bytes
-    if truncated:
-        budget = max(budgets.max_snapshot_bytes - len(fields) - n - 16, 0)
-        new_bodies = step.shrink([step.encode(i) for i in range(n)], budget)
-        runs, msg_bytes = [], sum(len(b) for b in new_bodies)
-        state_bytes = msg_bytes + n + len(fields) + len('{"messages":[]}')
-    interner = _Interner(conn, step.chat_id)
-    new_ids = [interner.add(body) for body in new_bodies]
-    added = interner.added
-    tail_key = step.message_ids[-1] if n else None
-    tail_digest = bodies.digest(new_bodies[-1] if new_bodies else step.encode(n - 1)) if n and not truncated else None
-    refs = orjson.dumps(bodies.runs_extend(runs, new_ids))
     questions = orjson.dumps(step.questions)
+    keys: list[bytes | None] = [bodies.digest(b) for b in new_bodies]
+    known = _known(conn, space_of(conn, step.chat_id), [k for k in keys if k is not None])
+    fresh = [i for i, k in enumerate(keys) if k not in known]
+    room = budgets.max_snapshot_bytes - (len(fields) + len(questions) + shared.refs_bytes + ROW_OVERHEAD)
+    cut = bool(fresh) and _stored_bytes([new_bodies[i] for i in fresh], room) > room
+    if cut:
+        for i, body in zip(fresh, step.shrink([new_bodies[i] for i in fresh], max(room, 0)), strict=True):
+            new_bodies[i], keys[i] = body, None
+    interner = _Interner(conn, step.chat_id)
+    new_ids = [interner.add(body, key) for body, key in zip(new_bodies, keys, strict=True)]
+    added = interner.added
+    truncated = cut or shared.cut
+    msg_bytes = shared.msg_bytes + sum(len(b) for b in new_bodies)
+    tail_key = step.message_ids[-1] if n else None
+    refs = orjson.dumps(bodies.runs_extend(shared.runs, new_ids))
     own = len(fields) + len(refs) + len(questions) + ROW_OVERHEAD
+    size = own + added  # the column state_bytes holds it: what the listing shows as a step's size
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
         " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) VALUES"
         " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
         (
             step.id, step.chat_id, step.turn_index, step.iteration, step.created_at, step.model,
-            questions.decode(), n, state_bytes, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields,
+            questions.decode(), n, size, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields,
         ),
     )
     (seq,) = cur.fetchone()
-    _bump(conn, step.chat_id, 1, own + added, step.created_at)
-    _bump(conn, GLOBAL, 1, own + added, step.created_at)
+    _bump(conn, step.chat_id, 1, size, step.created_at)
+    _bump(conn, GLOBAL, 1, size, step.created_at)
     evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets)
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
         created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
-        size=state_bytes, truncated=truncated,
+        size=size, truncated=truncated,
     )
     return PutResult(info, evicted)
 
@@ -355,10 +398,10 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
         " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) SELECT ?, ?, turn_index,"
-        " iteration, created_at, model, questions, message_count, state_bytes, msg_bytes, ?, truncated, tail_key,"
+        " iteration, created_at, model, questions, message_count, ?, msg_bytes, ?, truncated, tail_key,"
         " tail_digest, ?, fields"
         " FROM steps WHERE seq = ? RETURNING seq",
-        (new_id, dst, own, refs, row["seq"]),
+        (new_id, dst, own + added, own, refs, row["seq"]),
     )
     (seq,) = cur.fetchone()
     _bump(conn, dst, 1, own + added, row["created_at"])
