@@ -133,7 +133,7 @@ class RewindService:
     def _refuse_truncated(info: StepInfo) -> None:
         if info.truncated:
             raise SnapshotTruncated(
-                f"{label_of(info)} was saved cut, because it was larger than the step size limit. "
+                f"{label_of(info)} was saved cut, because it (or an earlier step it shares messages with) added more than the step size limit. "
                 "It can be read, but not restored or forked: pick another step."
             )
 

@@ -541,6 +541,6 @@ async def test_the_step_list_explains_long_turn_gaps_and_cut_steps_in_both_langu
     await talk(core, chat, "steps 25", "big 3000")
     english = await run(service, user, chat.id, "/replay list")
     assert "  … steps 20–24 not kept (a long turn keeps every step up to the 20th, then every 10th, and the last)" in english.text
-    assert "Saved cut: larger than the step size limit" in english.text
+    assert "Saved cut: it added more than the step size limit" in english.text
     arabic = await run(service, user, chat.id, "/replay list", lang="ar")
-    assert "لم تُحفظ (تحفظ الدورة الطويلة كل خطوة حتى العشرين" in arabic.text and "محفوظة مقصوصة: أكبر من حدّ حجم الخطوة" in arabic.text
+    assert "لم تُحفظ (تحفظ الدورة الطويلة كل خطوة حتى العشرين" in arabic.text and "محفوظة مقصوصة: أضافت أكثر من حدّ حجم الخطوة" in arabic.text

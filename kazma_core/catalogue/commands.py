@@ -62,9 +62,9 @@ COMMANDS: dict[str, Text] = {
         "  … الخطوات {first}–{last} لم تُحفظ (تحفظ الدورة الطويلة كل خطوة حتى العشرين، ثم كل عاشرة، والأخيرة)",
     ),
     "cut_why": Text(
-        "Saved cut: larger than the step size limit, so long texts were cut. Once a large tool result is in the chat, "
+        "Saved cut: it added more than the step size limit, so long texts were cut. Once a large tool result is in the chat, "
         "later steps hold it too. Restore or fork a step before it.",
-        "محفوظة مقصوصة: أكبر من حدّ حجم الخطوة، فقُصّت النصوص الطويلة. وحين تدخل نتيجة أداة كبيرة في الدردشة، "
+        "محفوظة مقصوصة: أضافت أكثر من حدّ حجم الخطوة، فقُصّت النصوص الطويلة. وحين تدخل نتيجة أداة كبيرة في الدردشة، "
         "تحملها الخطوات اللاحقة أيضًا. استعد خطوة قبلها أو فرّعها.",
     ),
     "cut": Text("(saved cut: can be read, not restored)", "(حُفظت مقصوصة: تُقرأ ولا تُستعاد)"),
