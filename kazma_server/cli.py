@@ -16,8 +16,7 @@ from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.backends import app_db, ensure_ready
-from kazma_core.stores.engine import NewerSchema
-from kazma_core.stores.postgres import DatabaseUnreachable
+from kazma_core.stores.engine import DatabaseError, NewerSchema
 from kazma_server import cli_data, cli_users
 
 LOGIN_TTL = 86_400
@@ -62,7 +61,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for chatty in ("httpx", "httpcore", "apscheduler.scheduler", "apscheduler.executors.default"):
         logging.getLogger(chatty).setLevel(logging.WARNING)  # request lines would carry bot tokens
     with serving:  # released however start-up ends, so a failed start leaves no lock to take over
-        asyncio.run(ensure_ready(settings))  # a database that cannot be used stops here, in one line
+        # kazma.db that cannot be used stops here, in one line; the steps' or the audit trail's is served without.
+        asyncio.run(ensure_ready(settings, serving=True))
         url = asyncio.run(_login_url(settings))
         print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
         print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as err:
         print(f"kazma: {err.message}", file=sys.stderr)
         return 2
-    except (DatabaseUnreachable, NewerSchema) as err:
+    except (DatabaseError, NewerSchema) as err:
         # The database named by the settings cannot be used: one line that says which and why.
         print(f"kazma: {err}", file=sys.stderr)
         return 2
