@@ -47,7 +47,7 @@ ATTEMPTS = 10  # a transaction another replica keeps beating is run again this m
 AGAIN = Backoff(first=0.01, most=0.5)
 CONNECT_SECONDS = 3
 STATEMENT_SECONDS = 8
-RETRY_SECONDS = 5.0  # no attempt starts after this; one that started ends within CONNECT_SECONDS
+RETRY_SECONDS = 2.0  # no attempt starts after this; one that started ends within CONNECT_SECONDS
 # Every connection of the pool: a server gone silent is noticed within about 4 s (keepalives
 # idle 2 s, then two probes 1 s apart; unacknowledged data after 4 s), not at the OS's 2 hours.
 BOUNDED: dict[str, Any] = {
@@ -229,7 +229,7 @@ class PostgresDB:
 
     def _attempts(self, fn: Callable[[Conn], T], serializable: bool) -> T:
         if self._away is not None:
-            # The last probe found the server away: ask it again rather than wait out the pool.
+            # Found away (by a probe, or the last request): ask the server again rather than wait out the pool.
             self._away = self._probe()
             if self._away is not None:
                 raise DatabaseError(self.label, self._away)
@@ -253,12 +253,17 @@ class PostgresDB:
                            again=again, note=note)
         except _AWAY as err:
             log.warning("%s cannot be used: %s", self.label, str(err).strip() or type(err).__name__)
+            if not isinstance(err, errors.QueryCanceled | errors.LockNotAvailable):
+                self._away = why(err)  # the next request asks the server (a probe) rather than the pool
             raise DatabaseError(self.label, why(err)) from err
 
     def _probe(self) -> str | None:
         try:
             with psycopg.connect(self.url, autocommit=True, **BOUNDED) as conn:
                 conn.execute(sql.SQL("SELECT 1 FROM {}.kazma_version").format(sql.Identifier(self.schema))).fetchall()
+        except errors.UndefinedTable:
+            # A store makes its schema on first use: one not made yet is fine, one that went is not.
+            return None if self._pool is None else f"the schema {self.schema} is missing"
         except psycopg.Error as err:
             return why(err)
         return None
