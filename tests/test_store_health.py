@@ -126,7 +126,9 @@ async def test_healthz_needs_no_sign_in_and_shows_no_path(server: RunningServer,
 async def test_a_damaged_kazma_db_is_named_logged_and_counted_though_it_cannot_hold_the_alert(
     server: RunningServer, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with server.client() as http:
+    _, token = await server.add_user("ann")
+    async with server.client(token) as http:
+        chat = await new_chat(http)
         assert (await http.get("/healthz")).status_code == 200
         for part in (settings.kazma_db, settings.kazma_db.with_name("kazma.db-wal")):
             if part.exists():
@@ -140,6 +142,9 @@ async def test_a_damaged_kazma_db_is_named_logged_and_counted_though_it_cannot_h
         assert any(r.getMessage().startswith("store damaged: kazma.db is damaged (file is not a database). Stop Kazma")
                    for r in caplog.records)
         assert gauge((await http.get("/metrics")).text, "kazma_store_healthy", store="kazma.db") == 0
+        # Every request needs it (the sign-in first): 503 with what to do, never a page from the cache.
+        for ask in (http.get("/api/chats"), http.post(f"/api/chats/{chat}/messages", json={"text": "hi"})):
+            assert "Try again in a minute" in error_of(await ask, 503, "store_unavailable")["message"]
 
 
 # -- a store that cannot be read when `kazma serve` starts ---------------------------------------
