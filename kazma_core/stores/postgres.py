@@ -25,6 +25,7 @@ import asyncio
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -47,7 +48,8 @@ ATTEMPTS = 10  # a transaction another replica keeps beating is run again this m
 AGAIN = Backoff(first=0.01, most=0.5)
 CONNECT_SECONDS = 3
 STATEMENT_SECONDS = 8
-RETRY_SECONDS = 2.0  # no attempt starts after this; one that started ends within CONNECT_SECONDS
+RETRY_SECONDS = 2.0  # a lost connection is not tried again after this; an attempt ends within CONNECT_SECONDS
+CONFLICT_SECONDS = 6.0  # nor a transaction another replica keeps beating
 # Every connection of the pool: a server gone silent is noticed within about 4 s (keepalives
 # idle 2 s, then two probes 1 s apart; unacknowledged data after 4 s), not at the OS's 2 hours.
 BOUNDED: dict[str, Any] = {
@@ -72,9 +74,14 @@ class DatabaseUnreachable(DatabaseError):
         self.args = (line,)
 
 
+def _slow(err: BaseException) -> bool:
+    """A statement or a lock wait that ran out of time (STATEMENT_SECONDS): the server is there."""
+    return isinstance(err, errors.QueryCanceled | errors.LockNotAvailable)
+
+
 def why(err: BaseException) -> str:
     """What is wrong, in a few words that name no host: a person may read them (/healthz, a 503)."""
-    if isinstance(err, errors.QueryCanceled | errors.LockNotAvailable):
+    if _slow(err):
         return "the PostgreSQL server did not answer in time"
     if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError | PoolTimeout):
         return "the PostgreSQL server cannot be reached"
@@ -92,6 +99,15 @@ def check_url(url: str) -> None:
         raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL ({reason}). Fix it and start again.") from err
     if port is not None and not str(port).isdigit():
         raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL (port {port!r}). Fix it and start again.")
+
+
+def read_rows(url: str, statement: str) -> list[tuple[Any, ...]]:
+    """The rows of one query, on a connection of its own; none when the server cannot answer it."""
+    try:
+        with psycopg.connect(url, **BOUNDED) as conn:
+            return [tuple(row) for row in conn.execute(statement).fetchall()]
+    except psycopg.Error:
+        return []
 
 
 def redact(url: str) -> str:
@@ -234,26 +250,28 @@ class PostgresDB:
             if self._away is not None:
                 raise DatabaseError(self.label, self._away)
         committing: list[bool] = []
+        started = time.monotonic()
 
         def again(err: BaseException) -> bool:
             if isinstance(err, errors.SerializationFailure | errors.DeadlockDetected):
                 return True
-            # A connection lost before its commit: run again on a new one. Lost at the commit, whether it
-            # happened is unknown: the caller is told, nothing is run twice. A statement that timed out
-            # would only time out again.
-            slow = isinstance(err, errors.QueryCanceled | errors.LockNotAvailable)
-            return isinstance(err, _AWAY) and not committing and not slow
+            # A connection lost before its commit: run again on a new one, for a moment. Lost at the
+            # commit, whether it happened is unknown: the caller is told, nothing is run twice. A
+            # statement that timed out would only time out again.
+            return isinstance(err, _AWAY) and not committing and not _slow(err) and time.monotonic() - started < RETRY_SECONDS
 
         def note(err: BaseException, pause: float) -> None:
             committing.clear()
             log.info("%s: transaction run again (%s)", self.label, type(err).__name__)
 
         try:
-            return retried(AGAIN, ATTEMPTS, RETRY_SECONDS, lambda: self._once(fn, serializable, committing),
+            return retried(AGAIN, ATTEMPTS, CONFLICT_SECONDS, lambda: self._once(fn, serializable, committing),
                            again=again, note=note)
+        except errors.TransactionRollback:
+            raise  # beaten by other replicas every time: not the server away
         except _AWAY as err:
             log.warning("%s cannot be used: %s", self.label, str(err).strip() or type(err).__name__)
-            if not isinstance(err, errors.QueryCanceled | errors.LockNotAvailable):
+            if not _slow(err):
                 self._away = why(err)  # the next request asks the server (a probe) rather than the pool
             raise DatabaseError(self.label, why(err)) from err
 

@@ -8,12 +8,13 @@ its thread instead, and the event loop waits once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kazma_core.errors import without_paths
 from kazma_core.stores.engine import DatabaseError, NewerSchema
@@ -109,6 +110,17 @@ def probe_file(path: Path) -> str | None:
     except sqlite3.Error as err:
         return _reason(err)
     return None
+
+
+def read_rows(path: Path, statement: str) -> list[tuple[Any, ...]]:
+    """The rows of one query of a file opened read only; none when it is missing or cannot be read."""
+    if not path.exists():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            return [tuple(row) for row in conn.execute(statement).fetchall()]
+    except sqlite3.Error:
+        return []
 
 
 def _reason(err: sqlite3.Error) -> str:

@@ -103,7 +103,7 @@ def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = Non
         if isinstance(err, StoreUnavailable):
             # A store failing a request (a file unreadable, the database away: DatabaseError, from
             # either engine) is reported at once, and its later requests refused fast until it is back.
-            log.error("a store failed under %s %s: %s", request.method, request.url.path, err)
+            log.warning("a store failed under %s %s: %s", request.method, request.url.path, err)
             await request.app.state.health.check()
         body = err.to_dict()
         body["message"] = without_paths(err.message)
