@@ -1,27 +1,28 @@
-"""Is each store readable? Checked on /healthz, every few seconds, and whenever a store fails a request.
+"""Is each store usable? Checked at start, on /healthz, every few seconds, and whenever a store fails a request.
 
-Each check opens the file afresh (read only) and reads its schema and the first page of
-every table, so garbage written over a file while the server runs is seen even though the
-server's own connections may still serve pages from memory. A store found damaged is
-reported once, at once: the gauge ``kazma_store_healthy{store}`` drops to 0, a line is
-logged at ERROR, and an operator alert is raised (when kazma.db itself can take it). The
-other stores keep serving.
+Each check is the engine's probe (`Database.probe`): a SQLite file opened afresh (read only),
+its schema and the first page of every table read, so garbage written over a file while the
+server runs is seen even though the server's own connection may still serve pages from
+memory; a PostgreSQL schema read over a connection of its own, within a few seconds. A store
+found wrong is reported once, at once: the gauge ``kazma_store_healthy{store}`` drops to 0, a
+line is logged at ERROR, and an operator alert is raised (when the chats' database itself can
+take it). Until it reads back again its requests answer 503 ``store_unavailable``; the other
+stores keep serving. When it is back, the gauge is 1 again and a line says so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 
 from prometheus_client import Counter, Gauge
 
-from kazma_core.errors import without_paths
 from kazma_core.maintenance import raise_alert
-from kazma_core.settings import Settings
+from kazma_core.stores.engine import Database
 from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.postgres import SETTING
+
 log = logging.getLogger(__name__)
 
 WATCH_SECONDS = 10.0
@@ -36,88 +37,83 @@ class StoreState:
     problem: str | None = None
 
 
-def probe(path: Path) -> str | None:
-    """None when the file reads back as a database; otherwise what is wrong, in a few words."""
-    if not path.exists():
-        return "the file is missing"
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
-        try:
-            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            for table in tables:
-                conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchall()
-        finally:
-            conn.close()
-    except sqlite3.OperationalError as err:
-        if "locked" in str(err) or "busy" in str(err):
-            return None  # busy with a write of its own (a clean-up, a compaction): not damaged
-        return without_paths(str(err)) or type(err).__name__
-    except sqlite3.Error as err:
-        return without_paths(str(err)) or type(err).__name__
-    return None
+@dataclass(frozen=True)
+class Watched:
+    role: str  # "chats" | "steps" | "audit"
+    db: Database
 
 
-def advice(name: str) -> str:
-    if name == "snapshots.db":
+def advice(role: str, db: Database) -> str:
+    """What an operator does about a store found wrong."""
+    if db.dialect == "postgresql":
+        return (
+            f"Requests that need it answer 503 until the PostgreSQL server of {SETTING} answers again; "
+            "Kazma goes on by itself then, with nothing to restart."
+        )
+    if role == "steps":
         return (
             "Saved steps cannot be listed, restored or forked; chats go on. Stop Kazma, move snapshots.db "
             "aside (steps are never backed up) and start again: a new, empty one is made."
         )
+    if role == "audit":
+        return (
+            f"Restores, forks and clears cannot be recorded; chats go on. Stop Kazma, move {db.label} aside "
+            "(or put back the copy in your latest backup folder) and start again."
+        )
     return (
-        f"Stop Kazma and put back your latest backup (`kazma backup restore PATH`), which holds {name}; "
+        f"Stop Kazma and put back your latest backup (`kazma backup restore PATH`), which holds {db.label}; "
         "then start again."
     )
 
 
 class StoreHealth:
-    def __init__(self, settings: Settings, store: AppStore) -> None:
+    def __init__(self, stores: list[Watched], store: AppStore) -> None:
         self.store = store
-        candidates = (settings.kazma_db, settings.snapshots_db, settings.audit_db)
-        self.files = {p.name: p for p in candidates}
-        # A store makes its file on first use: a file not made yet is fine, one that was there and went is not.
-        self.seen: set[str] = set()
+        self.stores = {w.db.label: w for w in stores}
         self.damaged: dict[str, str] = {}
         self._lock = asyncio.Lock()
-        for name in self.files:
+        for name in self.stores:
             STORE_HEALTHY.labels(store=name).set(1)
 
     async def check(self) -> dict[str, StoreState]:
         """Probe every store now; report each newly damaged one, and note each one that came back."""
         async with self._lock:
+            names = list(self.stores)
+            problems = await asyncio.gather(*(self.stores[name].db.probe() for name in names))
             states: dict[str, StoreState] = {}
-            for name, path in self.files.items():
-                if name not in self.seen and not path.exists():
-                    states[name] = StoreState(True)
-                    continue
-                self.seen.add(name)
-                problem = await asyncio.to_thread(probe, path)
+            for name, problem in zip(names, problems):
                 states[name] = StoreState(problem is None, problem)
                 if problem is not None and name not in self.damaged:
                     self.damaged[name] = problem
-                    await self._report(name, problem)
+                    await self._report(self.stores[name], problem)
                 elif problem is None and name in self.damaged:
                     del self.damaged[name]
                     STORE_HEALTHY.labels(store=name).set(1)
                     log.warning("store %s reads back whole again", name)
             return states
 
-    async def _report(self, name: str, problem: str) -> None:
+    async def _report(self, watched: Watched, problem: str) -> None:
+        name = watched.db.label
         STORE_HEALTHY.labels(store=name).set(0)
         STORE_DAMAGED.labels(store=name).inc()
-        message = f"{name} is damaged ({problem}). {advice(name)}"
+        what = "cannot be used" if watched.db.dialect == "postgresql" else "is damaged"
+        message = f"{name} {what} ({problem}). {advice(watched.role, watched.db)}"
         log.error("store damaged: %s", message)
-        if name == "kazma.db":
-            return  # the alert would be written into the damaged file: the log line and the metric carry it
+        if watched.role == "chats" or watched.db.dialect == "postgresql":
+            # The alert would be written into the store that failed (kazma.db, or the server that is
+            # away): the log line and the metric carry it.
+            return
         try:
             await raise_alert(self.store, ALERT_KIND, message)
         except Exception:
             log.exception("the operator alert for the damaged %s could not be stored", name)
 
     async def watch(self, every: float = WATCH_SECONDS) -> None:
-        """The server's background check: runs until cancelled."""
+        """The server's background check, at once (a store that could not be read at start is
+        reported then), then every few seconds; runs until cancelled."""
         while True:
-            await asyncio.sleep(every)
             try:
                 await self.check()
             except Exception:
                 log.exception("the store health check failed")
+            await asyncio.sleep(every)

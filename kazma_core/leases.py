@@ -27,9 +27,17 @@ HOLDER_PREFIX = f"{REPLICA_ID}:"
 ASK_AGAIN = Backoff(first=0.01, most=0.2)  # a turn's end frees the lease at once: ask again soon
 
 
+# This process's holders whose block still runs. One of ours that is not here ended without
+# letting go (the database was away when it ended): dead, so the sweep frees its chat and closes
+# its cut turn as soon as the database is back, not a lease's time later.
+_HELD: set[str] = set()
+
+
 def holder_is_dead(holder: str) -> bool:
     """True when the lease's holder is known to be gone (see replica_is_dead); a holder on
     another host is never guessed dead: only its lease's expiry frees its chats."""
+    if holder.startswith(HOLDER_PREFIX):
+        return holder not in _HELD
     return replica_is_dead(holder)
 
 
@@ -39,10 +47,15 @@ async def chat_lease(
 ) -> AsyncIterator[str]:
     """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
-    if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl)):
-        raise TurnRunning(
-            "A turn is running in this chat. Wait for its answer (or stop it), then try again."
-        )
+    _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
+    try:
+        if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl)):
+            raise TurnRunning(
+                "A turn is running in this chat. Wait for its answer (or stop it), then try again."
+            )
+    except BaseException:
+        _HELD.discard(holder)
+        raise
 
     async def heartbeat() -> None:
         while True:
@@ -67,4 +80,7 @@ async def chat_lease(
         beat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beat
-        await store.release_lease(chat_id, holder)
+        try:
+            await store.release_lease(chat_id, holder)
+        finally:
+            _HELD.discard(holder)

@@ -5,7 +5,10 @@ from a first pause up to a ceiling (`Backoff`). Every loop of ours that tries ag
 - a message Discord or Telegram failed to take is sent again, a few times (`bots/discord_bot.py`,
   `bots/telegram_bot.py`);
 - a turn waiting for a busy chat asks for its lease again, until its wait is over (`kazma_core/leases.py`);
-- the TUI reconnects to the server, for ever (`kazma_ui/tui/app.py`).
+- the TUI reconnects to the server, for ever (`kazma_ui/tui/app.py`);
+- a PostgreSQL transaction refused for a conflict, or whose connection was lost before it ran,
+  runs again, a few times and for a few seconds at most (`kazma_core/stores/postgres.py`, in its
+  worker thread: `retried`).
 
 The bounded loops run on tenacity (`with_retries`, `ask_until`); the endless ones start counting
 again after a success, and ask `Backoff.pause` for each pause. The platform SDKs' own retries
@@ -18,7 +21,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, retry_if_result, stop_after_attempt, stop_after_delay
+from tenacity import (
+    AsyncRetrying, RetryCallState, Retrying, retry_if_exception, retry_if_result, stop_after_attempt, stop_after_delay,
+)
 
 T = TypeVar("T")
 
@@ -52,6 +57,25 @@ async def with_retries(
         stop=stop_after_attempt(tries), wait=backoff._wait, retry=retry_if_exception(again), before_sleep=told, reraise=True
     )
     return await retrying(_awaiting(call))
+
+
+def retried(
+    backoff: Backoff, tries: int, within: float, call: Callable[[], T], *,
+    again: Callable[[BaseException], bool], note: Callable[[BaseException, float], None],
+) -> T:
+    """`with_retries` for a blocking call (a worker thread's): also given up once `within` seconds
+    have passed, so whoever waits for the answer waits a bounded time."""
+
+    def told(state: RetryCallState) -> None:
+        err = state.outcome.exception() if state.outcome else None
+        if err is not None and state.next_action is not None:
+            note(err, state.next_action.sleep)
+
+    retrying = Retrying(
+        stop=stop_after_attempt(tries) | stop_after_delay(within), wait=backoff._wait, retry=retry_if_exception(again),
+        before_sleep=told, reraise=True,
+    )
+    return retrying(call)
 
 
 async def ask_until(backoff: Backoff, within: float, ask: Callable[[], Awaitable[bool]]) -> bool:

@@ -9,13 +9,11 @@ defaults file. Each field says whether it is read live or when the server starts
 from __future__ import annotations
 
 import os
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-import psycopg
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -25,6 +23,8 @@ from pydantic_settings import (
 )
 
 from kazma_core.errors import SettingsError
+from kazma_core.stores.postgres import read_rows as pg_rows
+from kazma_core.stores.sqlite import read_rows as sqlite_rows
 
 # config/kazma.toml, shipped inside the package through the kazma_core/defaults.toml link.
 DEFAULTS_FILE = Path(__file__).resolve().parent / "defaults.toml"
@@ -263,19 +263,10 @@ def _describe(err: ValidationError) -> str:
 
 
 def _stored_rows(kazma_db: Path, url: str) -> list[tuple[str, str]]:
+    # Not there yet (a new database), unreadable or unreachable: none; opening the stores says which.
     if url:
-        try:
-            with psycopg.connect(url, connect_timeout=5) as conn:
-                return list(conn.execute("SELECT key, value FROM kazma.settings_overrides").fetchall())
-        except psycopg.Error:
-            return []  # not there yet (a new database), or unreachable: opening the stores says which
-    if not kazma_db.exists():
-        return []
-    try:
-        with sqlite3.connect(f"file:{kazma_db}?mode=ro", uri=True) as conn:
-            return list(conn.execute("SELECT key, value FROM settings_overrides").fetchall())
-    except sqlite3.Error:
-        return []
+        return pg_rows(url, "SELECT key, value FROM kazma.settings_overrides")
+    return sqlite_rows(kazma_db, "SELECT key, value FROM settings_overrides")
 
 
 def read_overrides(kazma_db: Path, url: str = "") -> dict[str, Any]:

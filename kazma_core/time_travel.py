@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 from langchain_core.messages import BaseMessage
 
+from kazma_core.errors import StoreUnavailable
 from kazma_core.events import EventBus
 from kazma_core.messages import encode_message
 from kazma_core.metrics import CAPTURE_TOTAL
@@ -138,6 +139,11 @@ class SnapshotRecorder:
             return None
         try:
             result = await self.store.put(step, self.budgets)
+        except StoreUnavailable as err:
+            # The step store cannot be used (reported by the health check, once): one line, not a traceback a step.
+            log.warning("time travel: step %s of chat %s not saved: %s", step.iteration, step.chat_id, err)
+            CAPTURE_TOTAL.labels(result="failed").inc()
+            return None
         except Exception:
             # Capture must never break or lose the turn: count it, log it, go on.
             log.exception("time travel: could not save step %s of chat %s", step.iteration, step.chat_id)

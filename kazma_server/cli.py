@@ -16,8 +16,7 @@ from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, ensure_data_dir, load_settings
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.backends import app_db, database_url, ensure_ready
-from kazma_core.stores.engine import NewerSchema
-from kazma_core.stores.postgres import DatabaseUnreachable
+from kazma_core.stores.engine import DatabaseError, NewerSchema
 from kazma_core.stores.replica_sql import one_at_a_time
 from kazma_server import cli_data, cli_users
 from kazma_server.cli_data import data_folder
@@ -74,13 +73,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # first, before the folder is looked at (its lock would hide it behind "another server").
         in_folder = not database_url(settings)
         if not in_folder:
-            asyncio.run(ensure_ready(settings))
+            asyncio.run(ensure_ready(settings, serving=True))
         ensure_data_dir(settings)
         # Before anything is written in the folder: a second server on it stops here, naming the first.
         with DataFolderLock.serving(settings.data_dir) as serving:  # released however start-up ends
             prepare_data_dir(settings)  # a folder of the first layout is converted under the lock
             if in_folder:
-                asyncio.run(ensure_ready(settings))  # SQLite files that cannot be used stop here, in one line
+                # kazma.db that cannot be used stops here, in one line; the steps' or the audit
+                # trail's is served without (its requests answer 503, /healthz names it).
+                asyncio.run(ensure_ready(settings, serving=True))
             url = asyncio.run(_login_url(settings))
             print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
             if url is None:
@@ -213,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as err:
         print(f"kazma: {err.message}", file=sys.stderr)
         return 2
-    except (DatabaseUnreachable, NewerSchema) as err:
+    except (DatabaseError, NewerSchema) as err:
         # The database named by the settings cannot be used: one line that says which and why.
         print(f"kazma: {err}", file=sys.stderr)
         return 2

@@ -44,6 +44,9 @@ class Audited:
     ) -> AsyncIterator[Attempt]:
         """Record the action's outcome when it ends; with `refusals_only`, only a refusal or an
         error (a preview is audited when it refuses, as the action itself would be)."""
+        # An action that could not be recorded is not done: an audit trail that cannot be written
+        # answers 503 before anything changes, rather than after.
+        await self.core.audit.db.run(lambda conn: None)
         attempt = Attempt()
         outcome = "ok"
         try:

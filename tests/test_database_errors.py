@@ -1,18 +1,28 @@
-"""A database Kazma cannot use stops every command with one line naming KAZMA_DATABASE__URL, never a traceback."""
+"""A database Kazma cannot use stops every command with one line naming KAZMA_DATABASE__URL, never a
+traceback; one that goes away while the server runs answers 503 at once, and Kazma goes on when it is back."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import psycopg
 import pytest
 
 from kazma_core.stores.app_schema import MIGRATIONS
+from tests.conftest import make_settings
+from tests.helpers import error_of, eventually, new_chat, say
+from tests.http_server import RunningServer, serve_kazma
 from tests.postgres import free_port
+from tests.tcp_proxy import TcpProxy, tcp_proxy
 
 KAZMA = str(Path(sys.executable).with_name("kazma"))
 SETTING = "KAZMA_DATABASE__URL (database.url)"
@@ -74,3 +84,101 @@ def test_serve_refuses_a_database_made_by_a_newer_kazma(tmp_path: Path, pg_url: 
 def test_every_data_command_stops_in_one_line_when_the_server_does_not_answer(tmp_path: Path, argv: list[str]) -> None:
     url = f"postgresql://kazma@127.0.0.1:{free_port()}/kazma"
     assert_one_line(kazma(url, tmp_path, *argv), "Kazma cannot use the PostgreSQL server of", "Connection refused")
+
+
+# -- the database going away while Kazma runs ----------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def kazma_through_proxy(
+    tmp_path: Path, pg_url: str, **overrides: Any
+) -> AsyncIterator[tuple[RunningServer, TcpProxy]]:
+    """Kazma on PostgreSQL, its database reached through a proxy the test can cut as a network would."""
+    parts = urlsplit(pg_url)
+    async with tcp_proxy(f"http://{parts.hostname}:{parts.port}") as proxy:
+        through = parts._replace(netloc=f"{parts.username}@127.0.0.1:{urlsplit(proxy.url).port}").geturl()
+        settings = make_settings(tmp_path / "data", database={"url": through}, **overrides)
+        async with serve_kazma(settings) as server:
+            yield server, proxy
+
+
+async def within_10_s(call: Awaitable[httpx.Response]) -> httpx.Response:
+    async with asyncio.timeout(10):
+        return await call
+
+
+async def test_an_outage_of_postgresql_answers_503_at_once_and_kazma_goes_on_when_it_is_back(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Broke: with the database away a message answered 500 (a psycopg error), a request waited for
+    the pool ten times over, /healthz probed SQLite files that are not there, and the pool kept
+    retrying on its own backoff for minutes after the server was back."""
+    async with kazma_through_proxy(tmp_path, pg_url) as (server, proxy):
+        _, token = await server.add_user("ann")
+        async with server.client(token) as ann:
+            chat = await new_chat(ann)
+            before = [(await say(ann, chat, f"remember: fact {n}"))["reply"] for n in range(2)]
+            assert (await ann.get("/healthz")).status_code == 200
+
+            proxy.cut()
+            for ask in (
+                ann.post(f"/api/chats/{chat}/messages", json={"text": "are you there?"}),
+                ann.get(f"/api/replay/snapshots/{chat}"),
+                ann.get(f"/api/chats/{chat}/messages"),
+            ):
+                body = error_of(await within_10_s(ask), 503, "store_unavailable")
+                assert "Try again in a minute" in body["message"] and "127.0.0.1" not in body["message"]
+            health = await within_10_s(ann.get("/healthz"))
+            assert health.status_code == 503
+            assert health.json()["stores"]["PostgreSQL schema kazma"] == {
+                "ok": False, "problem": "the PostgreSQL server cannot be reached"}
+
+            proxy.mend()
+            after = await say(ann, chat, "hello again")
+            assert after["reply"].startswith('You said: "hello again"')
+            assert (await ann.get("/healthz")).status_code == 200
+            rows = (await ann.get(f"/api/chats/{chat}/messages")).json()["messages"]
+            texts = [r["text"] for r in rows]
+            assert [t for t in texts if t in before] == before  # nothing answered before the outage is lost
+            assert "are you there?" not in texts
+            assert (await ann.get(f"/api/replay/snapshots/{chat}")).status_code == 200
+
+
+async def test_a_turn_running_when_postgresql_goes_away_ends_with_one_error_note_once_it_is_back(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Broke: the turn's end could not free its chat while the database was away, so after it came
+    back the chat answered turn_running until the lease ran out, and the cut turn stayed open."""
+    async with kazma_through_proxy(tmp_path, pg_url, agent={"lease_seconds": 6}) as (server, proxy):
+        _, token = await server.add_user("ann")
+        async with server.client(token) as ann:
+            chat = await new_chat(ann)
+            await say(ann, chat, "hello")
+            turn = asyncio.create_task(ann.post(f"/api/chats/{chat}/messages", json={"text": "sleep 3"}))
+            asked: list[list[str]] = []
+
+            async def read_asked() -> None:
+                rows = (await ann.get(f"/api/chats/{chat}/messages")).json()["messages"]
+                asked.append([r["text"] for r in rows if r["role"] == "user"])
+
+            async with asyncio.timeout(10):  # the turn has taken the message in: it sleeps now
+                while not asked or "sleep 3" not in asked[-1]:
+                    await read_asked()
+            proxy.cut()
+            error_of(await within_10_s(turn), 503, "store_unavailable")
+            proxy.mend()
+
+            notes: list[list[str]] = []
+
+            async def read_notes() -> None:
+                rows = (await ann.get(f"/api/chats/{chat}/messages")).json()["messages"]
+                notes.append([r["text"] for r in rows if r["role"] == "error"])
+
+            async with asyncio.timeout(20):
+                while not notes or not notes[-1]:
+                    await read_notes()
+                    await asyncio.sleep(0.2)
+            assert notes[-1] == ["Kazma stopped during this turn. Send the message again."]
+            assert (await say(ann, chat, "and now?"))["reply"].startswith('You said: "and now?"')
+            await read_notes()
+            assert len(notes[-1]) == 1

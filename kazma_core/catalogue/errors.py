@@ -9,6 +9,13 @@ ERRORS: dict[str, Text] = {
         "There is no such chat among yours. Check the chat id, or list your chats.",
         "لا توجد دردشة كهذه بين دردشاتك. تحقّق من معرّف الدردشة، أو اعرض دردشاتك.",
     ),
+    "store_down": Text(
+        "Kazma cannot reach its data right now (a store is damaged or its database is out of reach), so this "
+        "was not done. Try again in a minute; if it keeps failing, tell the owner of this Kazma (/healthz "
+        "names the store).",
+        "يتعذّر على كازما الوصول إلى بياناتها الآن (مخزن تالف أو قاعدة بياناته بعيدة المنال)، فلم يُنفَّذ هذا. "
+        "حاول مجددًا بعد دقيقة؛ وإن تكرّر الإخفاق فأخبر مالك كازما هذه (يسمّي /healthz المخزن).",
+    ),
     "turn_stopped": Text(
         "Stopped before Kazma answered, as you asked. Send a message to go on.",
         "أُوقفت قبل أن تجيب كازما، كما طلبت. أرسل رسالة لتتابع.",

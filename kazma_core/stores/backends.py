@@ -6,15 +6,18 @@ three schemas of one PostgreSQL database, shared by every replica that names it.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from kazma_core.settings import Settings
 from kazma_core.stores import app_schema, audit_sql, snapshots_sql
-from kazma_core.stores.engine import Database
+from kazma_core.stores.engine import Database, DatabaseError
 from kazma_core.stores.pg_copy import SchemaFile
-from kazma_core.stores.postgres import PostgresDB
+from kazma_core.stores.postgres import DatabaseUnreachable, PostgresDB
 from kazma_core.stores.sqlite import SqliteDB
 
+log = logging.getLogger(__name__)
+NEEDED = "fix it (a damaged file: put back your latest backup, `kazma backup restore PATH`), then start again."
 APP_SCHEMA = "kazma"
 STEPS_SCHEMA = "kazma_steps"
 AUDIT_SCHEMA = "kazma_audit"
@@ -58,11 +61,28 @@ def archive_schemas(folder: Path) -> list[SchemaFile]:
     ]
 
 
-async def ensure_ready(settings: Settings) -> None:
+async def ensure_ready(settings: Settings, *, serving: bool = False) -> list[DatabaseError]:
     """Open (create, upgrade) every store's database now, so that one that cannot be used stops a
-    command before it starts anything (a server unreachable, a schema newer than this Kazma)."""
-    for db in (app_db(settings), steps_db(settings), audit_db(settings)):
+    command before it starts anything (a server unreachable, a schema newer than this Kazma, a
+    damaged file), in one line.
+
+    ``serving`` (kazma serve): the saved steps and the audit trail are not needed to serve chats,
+    so one of them that cannot be read is returned rather than raised, and the server starts
+    without it (its requests answer 503 and /healthz names it). kazma.db is needed for anything
+    at all (the sign-in link, every chat): that one still stops the start."""
+    down: list[DatabaseError] = []
+    for db, needed in ((app_db(settings), True), (steps_db(settings), False), (audit_db(settings), False)):
         try:
             await db.run(lambda conn: None)
+        except DatabaseUnreachable:
+            raise
+        except DatabaseError as err:
+            if needed and serving:
+                raise DatabaseError(err.label, f"{err.reason}. Kazma cannot start without it: {NEEDED}") from err
+            if not serving:
+                raise
+            log.warning("%s; Kazma starts without it (its requests answer 503, /healthz names it)", err)
+            down.append(err)
         finally:
             await db.close()
+    return down

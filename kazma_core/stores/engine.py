@@ -8,22 +8,37 @@ number of replicas (``stores/postgres.py``). A store hands a whole function to
 :meth:`Database.tx`; on PostgreSQL that function may run again when a concurrent
 transaction of another replica conflicts with it, so it must not change anything
 outside the connection that a second run would not set the same way.
+
+A database that cannot be used (a file unreadable, its disk gone, the server away) is one
+case on both engines: each engine raises its driver's errors of that kind as
+:class:`DatabaseError`, a 503 ``store_unavailable`` that tells a person what to do, and
+answers :meth:`Database.probe` for the health check.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-import psycopg
+from kazma_core.catalogue import sentence
+from kazma_core.errors import StoreUnavailable
 
 T = TypeVar("T")
 Params = Sequence[Any] | Mapping[str, Any]
 Row = Any  # sqlite3.Row, or postgres.Row: by position and by column name
 
-# An error of the engine under a store (a file that cannot be read, a server gone).
-DatabaseError: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error)
+
+class DatabaseError(StoreUnavailable):
+    """A store's database cannot be used right now (a file unreadable, a disk gone, a server away).
+
+    ``message`` is for the person whose request needed it; ``str(err)`` (the database and the
+    engine's reason) is for the operator's log and for a command's one line."""
+
+    def __init__(self, label: str, reason: str) -> None:
+        super().__init__(sentence("errors.store_down", "en"), message_id="store_down")
+        self.label = label
+        self.reason = reason
+        self.args = (f"{label}: {reason}",)
 
 
 class Cursor(Protocol):
@@ -61,6 +76,12 @@ class Database(Protocol):
 
     async def purge_wal(self) -> None:
         """Make deleted rows unreadable from the database's files now (secure deletion)."""
+        ...
+
+    async def probe(self) -> str | None:
+        """Read the database afresh, beside the store's own connection: None when it reads back
+        and answers (within a few seconds), else what is wrong, in a few words. While a probe
+        finds it wrong, the store's requests are refused with DatabaseError too."""
         ...
 
     async def close(self) -> None: ...

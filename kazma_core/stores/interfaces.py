@@ -234,6 +234,8 @@ class AppStore(Protocol):
 class AuditStore(Protocol):
     """Who restored, forked or cleared what, from where, and how it went (refusals too)."""
 
+    db: Database  # the health check probes it
+
     async def record(self, row: AuditRow) -> None:
         ...
 

@@ -11,13 +11,18 @@ store's transactions run in the order the process asks for them. Transactions ar
 SERIALIZABLE, so two replicas writing the same chat behave as if one wrote after the
 other: the one PostgreSQL refuses runs again, and a connection lost before its commit is
 replaced and the transaction run again, a few times before the error is given up.
+
+The server away (stopped, the network cut) is bounded in time everywhere: a connection is
+given up after CONNECT_SECONDS, a dead peer is noticed by TCP keepalives within a few seconds,
+a statement or a lock wait ends after STATEMENT_SECONDS, and the retries stop after
+RETRY_SECONDS, so a request answers 503 (DatabaseError) well within 10 s. The pool makes a
+new connection when one is asked for, so the first request after the server is back works.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import re
 import threading
 import time
@@ -33,19 +38,54 @@ from psycopg.adapt import Loader
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from kazma_core.stores.engine import Conn, Cursor, NewerSchema, Params
+from kazma_core.retry import Backoff, retried
+from kazma_core.stores.engine import Conn, Cursor, DatabaseError, NewerSchema, Params
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 ATTEMPTS = 10  # a transaction another replica keeps beating is run again this many times, pauses doubling
+AGAIN = Backoff(first=0.01, most=0.5)
+CONNECT_SECONDS = 3
+STATEMENT_SECONDS = 8
+RETRY_SECONDS = 2.0  # a lost connection is not tried again after this; an attempt ends within CONNECT_SECONDS
+CONFLICT_SECONDS = 6.0  # nor a transaction another replica keeps beating
+# Every connection of the pool: a server gone silent is noticed within about 4 s (keepalives
+# idle 2 s, then two probes 1 s apart; unacknowledged data after 4 s), not at the OS's 2 hours.
+BOUNDED: dict[str, Any] = {
+    "connect_timeout": CONNECT_SECONDS,
+    "keepalives": 1, "keepalives_idle": 2, "keepalives_interval": 1, "keepalives_count": 2,
+    "tcp_user_timeout": 4000,
+    "options": f"-c statement_timeout={STATEMENT_SECONDS * 1000} -c lock_timeout={STATEMENT_SECONDS * 1000}",
+}
+# What says the server cannot be used right now; a mistake in Kazma's SQL is a bug (a 500).
+_AWAY = (psycopg.OperationalError, psycopg.InterfaceError, psycopg.InternalError, PoolTimeout)
 SETTING = "KAZMA_DATABASE__URL (database.url)"
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _MIGRATE_LOCK = 0x6B617A6D61  # "kazma": one replica migrates at a time
 
 
-class DatabaseUnreachable(RuntimeError):
-    """The PostgreSQL server named by the setting cannot be used: one line that names the setting."""
+class DatabaseUnreachable(DatabaseError):
+    """The PostgreSQL server named by the setting cannot be used: one line that names the setting
+    (``str``, for a command), and a 503 with what to do for a request that needed it."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__("PostgreSQL", line)
+        self.args = (line,)
+
+
+def _slow(err: BaseException) -> bool:
+    """A statement or a lock wait that ran out of time (STATEMENT_SECONDS): the server is there."""
+    return isinstance(err, errors.QueryCanceled | errors.LockNotAvailable)
+
+
+def why(err: BaseException) -> str:
+    """What is wrong, in a few words that name no host: a person may read them (/healthz, a 503)."""
+    if _slow(err):
+        return "the PostgreSQL server did not answer in time"
+    if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError | PoolTimeout):
+        return "the PostgreSQL server cannot be reached"
+    return f"the PostgreSQL server failed the request ({type(err).__name__})"
 
 
 def check_url(url: str) -> None:
@@ -59,6 +99,15 @@ def check_url(url: str) -> None:
         raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL ({reason}). Fix it and start again.") from err
     if port is not None and not str(port).isdigit():
         raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL (port {port!r}). Fix it and start again.")
+
+
+def read_rows(url: str, statement: str) -> list[tuple[Any, ...]]:
+    """The rows of one query, on a connection of its own; none when the server cannot answer it."""
+    try:
+        with psycopg.connect(url, **BOUNDED) as conn:
+            return [tuple(row) for row in conn.execute(statement).fetchall()]
+    except psycopg.Error:
+        return []
 
 
 def redact(url: str) -> str:
@@ -138,7 +187,7 @@ class PostgresDB:
 
     dialect = "postgresql"
 
-    def __init__(self, url: str, schema: str, migrations: Sequence[str], *, pool_timeout: float = 10.0) -> None:
+    def __init__(self, url: str, schema: str, migrations: Sequence[str], *, pool_timeout: float = CONNECT_SECONDS) -> None:
         check_url(url)
         self.url = url
         self.schema = schema
@@ -148,6 +197,7 @@ class PostgresDB:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"pg-{schema}")
         self._pool: ConnectionPool[Any] | None = None
         self._opened = threading.Lock()
+        self._away: str | None = None  # what the last probe found; requests are refused meanwhile
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.row_factory = _rows
@@ -159,48 +209,88 @@ class PostgresDB:
         with self._opened:
             if self._pool is None:
                 try:
-                    with psycopg.connect(self.url, connect_timeout=int(self._timeout), autocommit=True) as conn:
+                    with psycopg.connect(self.url, connect_timeout=CONNECT_SECONDS, autocommit=True) as conn:
                         migrate(conn, self.schema, self._migrations)
                 except psycopg.OperationalError as err:
                     raise DatabaseUnreachable(
                         f"Kazma cannot use the PostgreSQL server of {SETTING} {redact(self.url)}: "
                         f"{str(err).strip().splitlines()[0]}"
                     ) from err
+                # reconnect_timeout: a connection the pool could not make is given up soon, so the next
+                # request asks for a new one at once (rather than after the pool's backoff, minutes).
                 pool: ConnectionPool[Any] = ConnectionPool(
-                    self.url, min_size=1, max_size=1, open=False, configure=self._configure,
+                    self.url, min_size=1, max_size=1, open=False, configure=self._configure, kwargs=BOUNDED,
                     check=ConnectionPool.check_connection, timeout=self._timeout, name=f"kazma-{self.schema}",
+                    reconnect_timeout=self._timeout,
                 )
-                pool.open(wait=True, timeout=self._timeout)
+                try:
+                    pool.open(wait=True, timeout=self._timeout)
+                except PoolTimeout as err:
+                    pool.close()
+                    raise DatabaseError(self.label, why(err)) from err
                 self._pool = pool
             return self._pool
 
-    def _attempts(self, fn: Callable[[Conn], T], serializable: bool) -> T:
-        delay = 0.01
-        for attempt in range(1, ATTEMPTS + 1):
-            committing = False
+    def _once(self, fn: Callable[[Conn], T], serializable: bool, committed: list[bool]) -> T:
+        with self._open().connection() as raw:
+            raw.isolation_level = psycopg.IsolationLevel.SERIALIZABLE if serializable else None
             try:
-                with self._open().connection() as raw:
-                    raw.isolation_level = psycopg.IsolationLevel.SERIALIZABLE if serializable else None
-                    try:
-                        result = fn(PgConn(raw))
-                    except BaseException:
-                        raw.rollback()
-                        raise
-                    committing = True
-                    raw.commit()
-                    return result
-            except (errors.SerializationFailure, errors.DeadlockDetected) as err:
-                last: Exception = err
-            except (psycopg.OperationalError, PoolTimeout) as err:
-                if committing:
-                    raise  # whether the commit happened is unknown: the caller is told, nothing is run twice
-                last = err
-            if attempt == ATTEMPTS:
-                raise last
-            log.info("%s: transaction run again (%s)", self.label, type(last).__name__)
-            time.sleep(delay * (1 + random.random()))
-            delay = min(delay * 2, 0.5)
-        raise AssertionError("unreachable")
+                result = fn(PgConn(raw))
+            except BaseException:
+                raw.rollback()
+                raise
+            committed.append(True)
+            raw.commit()
+            return result
+
+    def _attempts(self, fn: Callable[[Conn], T], serializable: bool) -> T:
+        if self._away is not None:
+            # Found away (by a probe, or the last request): ask the server again rather than wait out the pool.
+            self._away = self._probe()
+            if self._away is not None:
+                raise DatabaseError(self.label, self._away)
+        committing: list[bool] = []
+        started = time.monotonic()
+
+        def again(err: BaseException) -> bool:
+            if isinstance(err, errors.SerializationFailure | errors.DeadlockDetected):
+                return True
+            # A connection lost before its commit: run again on a new one, for a moment. Lost at the
+            # commit, whether it happened is unknown: the caller is told, nothing is run twice. A
+            # statement that timed out would only time out again.
+            return isinstance(err, _AWAY) and not committing and not _slow(err) and time.monotonic() - started < RETRY_SECONDS
+
+        def note(err: BaseException, pause: float) -> None:
+            committing.clear()
+            log.info("%s: transaction run again (%s)", self.label, type(err).__name__)
+
+        try:
+            return retried(AGAIN, ATTEMPTS, CONFLICT_SECONDS, lambda: self._once(fn, serializable, committing),
+                           again=again, note=note)
+        except errors.TransactionRollback:
+            raise  # beaten by other replicas every time: not the server away
+        except _AWAY as err:
+            log.warning("%s cannot be used: %s", self.label, str(err).strip() or type(err).__name__)
+            if not _slow(err):
+                self._away = why(err)  # the next request asks the server (a probe) rather than the pool
+            raise DatabaseError(self.label, why(err)) from err
+
+    def _probe(self) -> str | None:
+        try:
+            with psycopg.connect(self.url, autocommit=True, **BOUNDED) as conn:
+                conn.execute(sql.SQL("SELECT 1 FROM {}.kazma_version").format(sql.Identifier(self.schema))).fetchall()
+        except errors.UndefinedTable:
+            # A store makes its schema on first use: one not made yet is fine, one that went is not.
+            return None if self._pool is None else f"the schema {self.schema} is missing"
+        except psycopg.Error as err:
+            return why(err)
+        return None
+
+    async def probe(self) -> str | None:
+        # In a thread of its own: a probe never waits behind the store's work.
+        problem = await asyncio.to_thread(self._probe)
+        self._away = problem
+        return problem
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, self._attempts, fn, False)

@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kazma_core.stores.engine import Database
+
 
 @dataclass(frozen=True)
 class Budgets:
@@ -106,6 +108,8 @@ class PutResult:
 
 class SnapshotStore(Protocol):
     """A backend keeps every budget inside the write's transaction, with counters, never scans."""
+
+    db: Database  # the health check probes it
 
     async def put(self, step: NewStep, budgets: Budgets) -> PutResult: ...
 

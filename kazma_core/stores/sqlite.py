@@ -8,14 +8,16 @@ its thread instead, and the event loop waits once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from kazma_core.stores.engine import NewerSchema
+from kazma_core.errors import without_paths
+from kazma_core.stores.engine import DatabaseError, NewerSchema
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -88,6 +90,47 @@ def copy_database(src: Path, dst: Path) -> None:
         source.close()
 
 
+def probe_file(path: Path) -> str | None:
+    """None when the file reads back as a database: its schema and the first page of every table,
+    read through a connection of its own (the store's may still serve pages from memory)."""
+    if not path.exists():
+        return "the file is missing"
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+        try:
+            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            for table in tables:
+                conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchall()
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as err:
+        if "locked" in str(err) or "busy" in str(err):
+            return None  # busy with a write of its own (a clean-up, a compaction): not damaged
+        return _reason(err)
+    except sqlite3.Error as err:
+        return _reason(err)
+    return None
+
+
+def read_rows(path: Path, statement: str) -> list[tuple[Any, ...]]:
+    """The rows of one query of a file opened read only; none when it is missing or cannot be read."""
+    if not path.exists():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            return [tuple(row) for row in conn.execute(statement).fetchall()]
+    except sqlite3.Error:
+        return []
+
+
+def _reason(err: sqlite3.Error) -> str:
+    return without_paths(str(err)) or type(err).__name__
+
+
+# A mistake in Kazma's own SQL is a bug (a 500), not a file that cannot be used.
+_BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError)
+
+
 class SqliteDB:
     """A SQLite file served by one worker thread."""
 
@@ -100,9 +143,14 @@ class SqliteDB:
         self._secure_delete = secure_delete
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
         self._conn: sqlite3.Connection | None = None
+        self._seen = path.exists()  # a file not made yet is fine; one that was there and went is not
+        self._damaged: str | None = None  # what the last probe found wrong; requests are refused meanwhile
 
     def _open(self) -> sqlite3.Connection:
         if self._conn is None:
+            if self._seen and not self.path.exists():
+                # Made an empty one here, the store would answer as if its data never was.
+                raise DatabaseError(self.label, "the file is missing")
             conn = open_sqlite(self.path, secure_delete=self._secure_delete)
             try:
                 migrate(conn, self._migrations, self.label)
@@ -110,12 +158,47 @@ class SqliteDB:
                 conn.close()
                 raise
             self._conn = conn
+            self._seen = True
         return self._conn
+
+    def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._damaged is not None:
+            # Found damaged: the store's connection may still serve what it cached, so nothing is
+            # answered from it until the file reads back whole again (put back, or moved aside).
+            self._damaged = self._probe()
+            self._drop()  # whole again or not, what the connection cached from before is not to be trusted
+            if self._damaged is not None:
+                raise DatabaseError(self.label, self._damaged)
+        try:
+            return fn(self._open())
+        except _BUGS:
+            raise
+        except sqlite3.Error as err:
+            self._drop()  # the next request opens the file afresh (a disk back, a file put back)
+            raise DatabaseError(self.label, _reason(err)) from err
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _probe(self) -> str | None:
+        if not self._seen and not self.path.exists():
+            return None
+        self._seen = True
+        return probe_file(self.path)
 
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn with the connection on the store's thread (reads, or writes in autocommit)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(self._open()))
+        return await loop.run_in_executor(self._pool, self._call, fn)
+
+    async def probe(self) -> str | None:
+        # In a thread of its own: a probe never waits behind the store's work.
+        problem = await asyncio.to_thread(self._probe)
+        if problem is not None:
+            self._damaged = problem
+        return problem
 
     async def tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn inside one IMMEDIATE transaction: all of it commits, or none of it."""

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import importlib.util
 import logging
-import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -26,7 +25,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from kazma_core.core import Core, prepare_data_dir
 from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import KazmaError, StoreUnavailable, without_paths
-from kazma_core.health import StoreHealth
+from kazma_core.health import StoreHealth, Watched
 from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, sessions, settings_api
@@ -67,7 +66,10 @@ def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = Non
         await app.state.core.recover()
         await app.state.rewind.recover()
         app.state.tasks = set()
-        app.state.health = StoreHealth(settings, app.state.core.store)
+        core = app.state.core
+        app.state.health = StoreHealth(
+            [Watched("chats", core.store.db), Watched("steps", core.snapshots.db), Watched("audit", core.audit.db)], core.store
+        )
         for duty in (app.state.health.watch(), app.state.core.sweep()):
             task = asyncio.create_task(duty)
             app.state.tasks.add(task)
@@ -95,7 +97,10 @@ def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = Non
     @app.exception_handler(KazmaError)
     async def kazma_error(request: Request, err: KazmaError) -> JSONResponse:
         if isinstance(err, StoreUnavailable):
-            await request.app.state.health.check()  # a store failing a request is reported at once
+            # A store failing a request (a file unreadable, the database away: DatabaseError, from
+            # either engine) is reported at once, and its later requests refused fast until it is back.
+            log.warning("a store failed under %s %s: %s", request.method, request.url.path, err)
+            await request.app.state.health.check()
         body = err.to_dict()
         body["message"] = without_paths(err.message)
         return JSONResponse(body, status_code=err.status)
@@ -110,20 +115,6 @@ def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = Non
             {"error": "internal_error", "message": "Something went wrong on the server; it is logged. Try again, "
              "and tell the owner of this Kazma if it keeps happening."},
             status_code=500, headers=headers,
-        )
-
-    @app.exception_handler(sqlite3.DatabaseError)
-    async def store_error(request: Request, err: sqlite3.DatabaseError) -> JSONResponse:
-        """A store that fails under a request: reported at once (health), answered 503 without a path."""
-        log.error("a store failed under %s %s: %s", request.method, request.url.path, err)
-        await request.app.state.health.check()
-        return JSONResponse(
-            {
-                "error": "store_unavailable",
-                "message": "Kazma cannot read its data right now. Try again in a moment; the owner is alerted "
-                "if a file is damaged (see /healthz).",
-            },
-            status_code=503,
         )
 
     @app.exception_handler(StarletteHTTPException)
