@@ -309,7 +309,9 @@ class PostgresDB:
                 for (table,) in tables:
                     conn.execute(sql.SQL("VACUUM {}.{}").format(sql.Identifier(self.schema), sql.Identifier(table)))
 
-        await asyncio.get_running_loop().run_in_executor(self._thread, vacuum)
+        # On a thread of its own, with a connection of its own: the store's one thread goes on
+        # serving every other chat's transactions meanwhile.
+        await asyncio.to_thread(vacuum)
 
     async def close(self) -> None:
         if self._pool is not None:
