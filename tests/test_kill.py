@@ -44,7 +44,7 @@ def visible(messages: list[BaseMessage]) -> list[tuple[str, str]]:
             out.append(("user", m.text))
         elif isinstance(m, AIMessage) and not m.tool_calls:
             note = m.additional_kwargs.get(NOTE_KEY)
-            out.append(("error", note["text"]) if note else ("assistant", m.text))
+            out.append((note.get("role", "error"), note["text"]) if note else ("assistant", m.text))
     return out
 
 
@@ -131,7 +131,7 @@ async def check(data: Path, chats: list[ChatLog], cycle: int, database: dict[str
             assert rows == expected, f"kill {cycle}: chat {chat.thread_id} transcript {rows[-6:]} != state {expected[-6:]}"
             turns = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role == "user"]
             assert turns == sorted(set(turns)), f"kill {cycle}: a turn numbered twice: {turns}"
-            errors = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role == "error"]
+            errors = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role in ("error", "stopped")]
             assert len(errors) == len(set(errors)), f"kill {cycle}: a turn marked failed twice: {errors}: {[(r.turn_index, r.role, r.text[:40]) for r in await core.store.transcript(chat.thread_id)]}"
             if not chat.restore_in_doubt:
                 for text, reply in chat.answered:
