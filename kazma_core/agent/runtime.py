@@ -23,6 +23,7 @@ from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
+from kazma_core.stores.snapshots import StepInfo
 from kazma_core.stores.types import Card
 from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.interfaces import ConversationStore
@@ -32,7 +33,7 @@ from kazma_core.undo_keep import TURN, UndoKeep
 log = logging.getLogger(__name__)
 
 STOPPED_REASON = ERRORS["turn_stopped"].en
-CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the turn's last step
+CAPTURED_NODES = {"tool_worker"}  # the turn's last step is saved by the supervisor (agent/graph.py)
 PRUNE_EVERY = 10  # turns: the chat step history is cut back to its setting this often
 
 
@@ -222,6 +223,16 @@ class TurnRunner:
 
     async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
         workspace, limits = await self.quota.turn_scope(chat_id)
+        # A tool step is saved while the graph goes on (the step store's one thread keeps their
+        # order); the turn ends only when every one of them is saved.
+        captures: list[asyncio.Task[Any]] = []
+
+        async def keep_last_step(values: dict[str, Any]) -> StepInfo | None:
+            """The turn's last step, saved before its answer is shown (agent/graph.py), after
+            the tool steps before it. See SnapshotRecorder.capture for a step store that is down."""
+            await asyncio.gather(*captures)
+            return await self.recorder.capture(chat_id, values, last=True)
+
         deps = TurnDeps(
             chat_id=chat_id,
             turn_index=turn_index,
@@ -231,6 +242,7 @@ class TurnRunner:
             max_iterations=self.settings.agent.max_iterations,
             approval_ttl=self.settings.agent.approval_ttl_seconds,
             limits=limits,
+            keep_last_step=keep_last_step,
         )
         node: str | None = None
         interrupted = False
@@ -238,9 +250,6 @@ class TurnRunner:
         stopped = False
         stoppable = contextlib.ExitStack()  # a resumed turn (an approval answered) can be stopped too
         stoppable.enter_context(self.stops.running(chat_id))
-        # Steps are saved while the graph goes on (the step store's one thread keeps their
-        # order); the turn ends only when every one of them is saved.
-        captures: list[asyncio.Task[Any]] = []
         try:
             try:
                 async for mode, chunk in self.graph.astream(
@@ -252,7 +261,7 @@ class TurnRunner:
                         continue
                     state = chunk
                     if node is not None:
-                        step = self.recorder.prepare(chat_id, state, last=CAPTURED_NODES[node])
+                        step = self.recorder.prepare(chat_id, state, last=False)
                         captures.append(asyncio.create_task(self.recorder.save(step)))
                         node = None
                     if self.stops.requested(chat_id):  # a step boundary: the saved state is whole
