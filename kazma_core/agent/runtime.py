@@ -17,10 +17,12 @@ from kazma_core.agent.graph import TurnDeps, closing_messages
 from kazma_core.agent.stops import StopRequests
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import (
-    ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed, without_paths,
+    ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, StoreUnavailable, TurnFailed,
+    without_paths,
 )
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
+from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
 from kazma_core.stores.snapshots import StepInfo
@@ -189,7 +191,27 @@ class TurnRunner:
         if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards(chat_id, "pending"):
             return False
         await self._close_failed_turn(chat_id, chat.last_turn, "Kazma stopped during this turn. Send the message again.")
+        await self._drop_unshown_step(chat_id, chat.last_turn)
         return True
+
+    async def _drop_unshown_step(self, chat_id: str, turn_index: int) -> None:
+        """A turn's last step is saved before its answer's checkpoint: a process that died between
+        the two left a step whose answer the conversation never took in (nor showed). It goes, so
+        a restore cannot bring back an answer the transcript never had."""
+        try:
+            steps = await self.recorder.store.list_steps(chat_id)
+            newest = steps[-1] if steps and steps[-1].turn_index == turn_index else None
+            step = await self.recorder.store.get(chat_id, newest.id) if newest else None
+            saved = load_messages(step.state.get("messages") or []) if step else []
+            held = {m.id for m in (await self.graph.aget_state(self.config(chat_id))).values.get("messages", [])}
+            if not saved or saved[-1].id in held:
+                return
+            if len(steps) > 1:
+                await self.recorder.store.delete_after(chat_id, steps[-2].id)
+            else:
+                await self.recorder.store.delete_from_turn(chat_id, turn_index)
+        except StoreUnavailable:
+            log.exception("time travel: could not check the last step of chat %s's cut turn", chat_id)
 
     async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str, role: str = "error") -> None:
         """Leave the history a finished turn, so the next message does not replay a broken one.
