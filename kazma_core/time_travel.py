@@ -6,7 +6,9 @@ adds: the message bodies its chat has not stored yet and its own fields; one add
 than ``max_snapshot_bytes`` has the long texts of those new bodies cut and marked, and is
 flagged truncated, as is every later step that holds a message stored cut);
 then the write, which keeps every budget inside its transaction. Only a committed
-step is announced; a failed capture is counted and logged and the turn goes on.
+step is announced; a failed capture is counted and logged and the turn goes on. A
+turn's last step is saved before its answer is shown (agent/graph.py), the rest while
+the graph goes on.
 """
 
 from __future__ import annotations
@@ -102,7 +104,12 @@ class SnapshotRecorder:
         )
 
     async def capture(self, chat_id: str, state: dict[str, Any], *, last: bool) -> StepInfo | None:
-        """Save one step; return what was stored, or None when it was skipped or failed."""
+        """Save one step; return what was stored, or None when it was skipped or failed.
+
+        The answer of a turn waits for its last step: a step store that is down fails the
+        write (SQLite at once, or after its 10 s busy wait; PostgreSQL once its connection
+        attempts run out), and the answer is then given all the same, degraded: without its
+        step, counted ``failed``, logged, and never announced."""
         return await self.save(self.prepare(chat_id, state, last=last))
 
     def prepare(self, chat_id: str, state: dict[str, Any], *, last: bool) -> NewStep | None:

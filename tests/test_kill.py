@@ -1,6 +1,6 @@
 """`kazma serve` SIGKILLed at random moments during concurrent messages, approvals and restores:
 after each restart every chat's transcript matches its agent state, no answered message
-is lost, and nothing is marked twice.
+is lost, nothing is marked twice, and every answer shown has its turn's last step listed.
 
 The transcript and the agent's state live in one store and commit together, so this
 holds at any instant; the test proves it the way it would break, by killing the real
@@ -24,7 +24,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.core import Core
-from kazma_core.stores.types import NOTE_KEY
+from kazma_core.stores.types import NOTE_KEY, TranscriptRow
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
 from tests.helpers import free_port
@@ -36,15 +36,16 @@ USERS = ("ann", "bob", "cem")
 START_SECONDS = 60.0
 
 
-def visible(messages: list[BaseMessage]) -> list[tuple[str, str]]:
-    """What the transcript must show of an agent state: each user message, each answer, each note."""
+def shown(messages: list[BaseMessage]) -> list[tuple[int, tuple[str, str]]]:
+    """What the transcript must show of an agent state (each user message, each answer, each
+    note), with where each one is in the state."""
     out = []
-    for m in messages:
+    for at, m in enumerate(messages):
         if isinstance(m, HumanMessage):
-            out.append(("user", m.text))
+            out.append((at, ("user", m.text)))
         elif isinstance(m, AIMessage) and not m.tool_calls:
             note = m.additional_kwargs.get(NOTE_KEY)
-            out.append((note.get("role", "error"), note["text"]) if note else ("assistant", m.text))
+            out.append((at, (note.get("role", "error"), note["text"]) if note else ("assistant", m.text)))
     return out
 
 
@@ -126,9 +127,13 @@ async def check(data: Path, chats: list[ChatLog], cycle: int, database: dict[str
         seen: dict[str, Any] = {"rows": 0}
         for chat in chats:
             state = await core.turns.graph.aget_state(core.turns.config(chat.thread_id))
-            rows = [(r.role, r.text) for r in await core.store.transcript(chat.thread_id)]
-            expected = visible(list(state.values.get("messages", [])))
-            assert rows == expected, f"kill {cycle}: chat {chat.thread_id} transcript {rows[-6:]} != state {expected[-6:]}"
+            transcript = await core.store.transcript(chat.thread_id)
+            rows = [(r.role, r.text) for r in transcript]
+            expected = shown(list(state.values.get("messages", [])))
+            assert rows == [row for _, row in expected], (
+                f"kill {cycle}: chat {chat.thread_id} transcript {rows[-6:]} != state {expected[-6:]}"
+            )
+            await check_steps(core, chat.thread_id, cycle, transcript, [at for at, _ in expected])
             turns = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role == "user"]
             assert turns == sorted(set(turns)), f"kill {cycle}: a turn numbered twice: {turns}"
             errors = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role in ("error", "stopped")]
@@ -143,6 +148,21 @@ async def check(data: Path, chats: list[ChatLog], cycle: int, database: dict[str
         return seen
     finally:
         await core.close()
+
+
+async def check_steps(core: Core, chat_id: str, cycle: int, transcript: list[TranscriptRow], at: list[int]) -> None:
+    """Every answer the transcript shows (those answered over HTTP among them) has its turn's
+    last step listed: the step of that turn holding the state up to the answer. Only the
+    newest `max_snapshots` steps are kept: a turn older than every listed step is left out."""
+    steps = await core.snapshots.list_steps(chat_id)
+    listed = {(s.turn_index, s.message_count) for s in steps}
+    oldest = min((s.turn_index for s in steps), default=0) if len(steps) >= core.settings.time_travel.max_snapshots else 0
+    for row, position in zip(transcript, at, strict=True):
+        if row.role == "assistant" and row.turn_index >= oldest:
+            assert (row.turn_index, position + 1) in listed, (
+                f"kill {cycle}: chat {chat_id} turn {row.turn_index} answered {row.text!r} without its last step;"
+                f" listed (turn, messages): {sorted(listed)[-6:]}"
+            )
 
 
 @pytest.mark.engines()

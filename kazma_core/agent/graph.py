@@ -2,12 +2,18 @@
 
 One graph run is one turn on the chat's LangGraph thread. Gated tools stop at a
 LangGraph ``interrupt`` whose resume value is the approval card's decision.
+
+The turn's last step is saved by the supervisor, before it hands back its answer: the
+answer is shown from the checkpoint written after the node (its transcript row), so a
+kill at any instant leaves no answer shown without its step.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
@@ -67,6 +73,9 @@ class TurnDeps:
     max_iterations: int
     approval_ttl: float
     limits: ToolLimits = ToolLimits()
+    # Saves the state a turn ends with as its last step, and returns once it is written (or
+    # failed, counted): the answer waits for it. None: the turn's steps are not captured.
+    keep_last_step: Callable[[dict[str, Any]], Awaitable[object]] | None = None
 
 
 def _add_cost(cost: dict[str, float] | None, message: AIMessage) -> dict[str, float]:
@@ -91,13 +100,19 @@ async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str,
     if not isinstance(reply, AIMessage):
         reply = AIMessage(content=str(reply.content))
     calls = reply.tool_calls if can_use_tools else []
-    return {
+    update = {
         "messages": [reply],
         "iteration": iteration,
         "plan": [f"{c['name']}" for c in calls] or ["answer"],
         "routing": {"next": "tools" if calls else "respond", "tools": [c["name"] for c in calls]},
         "cost": _add_cost(state.get("cost"), reply),
     }
+    if not calls and deps.keep_last_step is not None:
+        # The answer is shown once this node's checkpoint is written: its step is saved first,
+        # as the turn ends (what respond leaves), the reply with the id its checkpoint will hold.
+        reply.id = reply.id or str(uuid.uuid4())
+        await deps.keep_last_step({**state, **update, **_finished(), "messages": [*state.get("messages", []), reply]})
+    return update
 
 
 async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str, Any]:
@@ -147,8 +162,13 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
     return {"messages": results, "scratchpad": scratch, "gates": gates}
 
 
-async def respond(state: AgentState) -> dict[str, Any]:
+def _finished() -> dict[str, Any]:
+    """The fields a turn's end sets."""
     return {"routing": {"next": "done", "tools": []}, "plan": []}
+
+
+async def respond(state: AgentState) -> dict[str, Any]:
+    return _finished()
 
 
 def closing_messages(messages: list[AnyMessage], reason: str | None = None, role: str = "error") -> list[AnyMessage]:

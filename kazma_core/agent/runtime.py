@@ -17,12 +17,15 @@ from kazma_core.agent.graph import TurnDeps, closing_messages
 from kazma_core.agent.stops import StopRequests
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import (
-    ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, TurnFailed, without_paths,
+    ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, StoreUnavailable, TurnFailed,
+    without_paths,
 )
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
+from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
+from kazma_core.stores.snapshots import StepInfo
 from kazma_core.stores.types import Card
 from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.interfaces import ConversationStore
@@ -32,7 +35,7 @@ from kazma_core.undo_keep import TURN, UndoKeep
 log = logging.getLogger(__name__)
 
 STOPPED_REASON = ERRORS["turn_stopped"].en
-CAPTURED_NODES = {"tool_worker": False, "respond": True}  # node -> is it the turn's last step
+CAPTURED_NODES = {"tool_worker"}  # the turn's last step is saved by the supervisor (agent/graph.py)
 PRUNE_EVERY = 10  # turns: the chat step history is cut back to its setting this often
 
 
@@ -188,7 +191,27 @@ class TurnRunner:
         if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards(chat_id, "pending"):
             return False
         await self._close_failed_turn(chat_id, chat.last_turn, "Kazma stopped during this turn. Send the message again.")
+        await self._drop_unshown_step(chat_id, chat.last_turn)
         return True
+
+    async def _drop_unshown_step(self, chat_id: str, turn_index: int) -> None:
+        """A turn's last step is saved before its answer's checkpoint: a process that died between
+        the two left a step whose answer the conversation never took in (nor showed). It goes, so
+        a restore cannot bring back an answer the transcript never had."""
+        try:
+            steps = await self.recorder.store.list_steps(chat_id)
+            newest = steps[-1] if steps and steps[-1].turn_index == turn_index else None
+            step = await self.recorder.store.get(chat_id, newest.id) if newest else None
+            saved = load_messages(step.state.get("messages") or []) if step else []
+            held = {m.id for m in (await self.graph.aget_state(self.config(chat_id))).values.get("messages", [])}
+            if not saved or saved[-1].id in held:
+                return
+            if len(steps) > 1:
+                await self.recorder.store.delete_after(chat_id, steps[-2].id)
+            else:
+                await self.recorder.store.delete_from_turn(chat_id, turn_index)
+        except StoreUnavailable:
+            log.exception("time travel: could not check the last step of chat %s's cut turn", chat_id)
 
     async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str, role: str = "error") -> None:
         """Leave the history a finished turn, so the next message does not replay a broken one.
@@ -222,6 +245,16 @@ class TurnRunner:
 
     async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
         workspace, limits = await self.quota.turn_scope(chat_id)
+        # A tool step is saved while the graph goes on (the step store's one thread keeps their
+        # order); the turn ends only when every one of them is saved.
+        captures: list[asyncio.Task[Any]] = []
+
+        async def keep_last_step(values: dict[str, Any]) -> StepInfo | None:
+            """The turn's last step, saved before its answer is shown (agent/graph.py), after
+            the tool steps before it. See SnapshotRecorder.capture for a step store that is down."""
+            await asyncio.gather(*captures)
+            return await self.recorder.capture(chat_id, values, last=True)
+
         deps = TurnDeps(
             chat_id=chat_id,
             turn_index=turn_index,
@@ -231,6 +264,7 @@ class TurnRunner:
             max_iterations=self.settings.agent.max_iterations,
             approval_ttl=self.settings.agent.approval_ttl_seconds,
             limits=limits,
+            keep_last_step=keep_last_step,
         )
         node: str | None = None
         interrupted = False
@@ -238,9 +272,6 @@ class TurnRunner:
         stopped = False
         stoppable = contextlib.ExitStack()  # a resumed turn (an approval answered) can be stopped too
         stoppable.enter_context(self.stops.running(chat_id))
-        # Steps are saved while the graph goes on (the step store's one thread keeps their
-        # order); the turn ends only when every one of them is saved.
-        captures: list[asyncio.Task[Any]] = []
         try:
             try:
                 async for mode, chunk in self.graph.astream(
@@ -252,7 +283,7 @@ class TurnRunner:
                         continue
                     state = chunk
                     if node is not None:
-                        step = self.recorder.prepare(chat_id, state, last=CAPTURED_NODES[node])
+                        step = self.recorder.prepare(chat_id, state, last=False)
                         captures.append(asyncio.create_task(self.recorder.save(step)))
                         node = None
                     if self.stops.requested(chat_id):  # a step boundary: the saved state is whole
