@@ -23,11 +23,9 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import pytest
 
-from kazma_core.core import Core
-from tests.conftest import make_settings
 from tests.helpers import eventually
 from tests.tcp_proxy import TcpProxy, tcp_proxy
-from tests.test_kill import ChatLog, act, check
+from tests.test_kill import ChatLog, act, check, people_with_chats
 from tests.test_replicas import LEASE_SECONDS, replica
 
 CHAOS_SECONDS = float(os.environ.get("CHAOS_SECONDS") or 40)  # not KAZMA_*: the fixtures clear those
@@ -95,17 +93,7 @@ async def test_two_replicas_through_outages_and_a_kill_keep_every_chat_whole(tmp
     rng = random.Random(seed)
     print(f"chaos seed {seed} (CHAOS_SEED={seed} repeats it)", file=sys.stderr)
     database = {"url": pg_url}
-    core = await Core.open(make_settings(tmp_path / "setup", database=database))
-    chats: list[ChatLog] = []
-    try:
-        await core.store.add_user("olga", "owner")
-        for name in USERS:
-            user = await core.store.add_user(name)
-            token = await core.store.issue_token(user.id, "api")
-            for n in range(CHATS_PER_USER):
-                chats.append(ChatLog((await core.chats.create(user, f"{name} {n}")).id, token))
-    finally:
-        await core.close()
+    chats = await people_with_chats(tmp_path / "setup", database, USERS, CHATS_PER_USER)
 
     async with tcp_proxy(f"http://{urlsplit(pg_url).hostname}:{urlsplit(pg_url).port or 5432}") as proxy:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
@@ -178,5 +166,8 @@ async def test_two_replicas_through_outages_and_a_kill_keep_every_chat_whole(tmp
                         continue  # a turn waits at its approval card: nothing is lost, it is the person's to answer
                     assert r.status_code == 200 and r.json()["status"] == "done", r.text
                     chat.answered.append(("after the storm", r.json()["reply"]))
-    seen = await check(tmp_path / "check", chats, -1, database)
+    # Not every answer has its step here: while the database was away a step's write could fail
+    # and the answer, whose write came once it was back, was given without it (degraded, as a
+    # step store that is down is; the kill test checks the steps, with the database there).
+    seen = await check(tmp_path / "check", chats, -1, database, steps=False)
     assert seen["rows"] > len(chats)

@@ -177,6 +177,13 @@ def _spans(refs: bytes | None) -> list[bodies.Interval]:
     return bodies.intervals(found["runs"] if isinstance(found, dict) else found)
 
 
+def _drop_checkpoints(conn: Conn, where: str, args: Sequence[Any]) -> list[bodies.Interval]:
+    """Delete the checkpoints `where` selects, with their writes; the body spans they referred to."""
+    dropped = [s for (refs,) in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(refs)]
+    conn.execute(f"DELETE FROM checkpoints WHERE {where}", args)
+    return dropped + _drop_writes(conn, where, args)
+
+
 def _drop_writes(conn: Conn, where: str, args: Sequence[Any]) -> list[bodies.Interval]:
     """Delete the writes that match, and say which bodies their messages used (a task's write may
     hold messages no checkpoint took in: a turn cut off, a restore written over it)."""
@@ -632,8 +639,9 @@ class SqlConversationStore(ConversationStore):
         )
 
         held = self._held.get((thread_id, checkpoint_ns))
-        # The next checkpoint takes these messages in: it will know their bodies by identity.
-        written = self._written.setdefault(thread_id, {})
+        # The next checkpoint takes these messages in: it will know their bodies by identity, once
+        # this transaction committed (a run that failed or ran again numbered bodies that are not there).
+        written: dict[int, tuple[int, int, Any, str | None]] = {}
 
         def encoded(conn: Conn, channel: str, value: Any) -> tuple[str, bytes]:
             is_list = channel == MESSAGES and checkpoint_ns == "" and isinstance(value, list)
@@ -662,6 +670,7 @@ class SqlConversationStore(ConversationStore):
         lease = fence.fence_for(thread_id)
 
         def write(conn: Conn) -> None:
+            written.clear()
             fence.check(conn, lease)
             conn.executemany(
                 "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
@@ -675,6 +684,7 @@ class SqlConversationStore(ConversationStore):
             )
 
         await self.db.tx(write)
+        self._written.setdefault(thread_id, {}).update(written)
 
     # deleting, copying, pruning ------------------------------------------------------------------
     def _delete_thread(self, conn: Conn, thread_id: str, also: Also | None = None) -> None:
@@ -754,9 +764,7 @@ class SqlConversationStore(ConversationStore):
                 return False
             where = "thread_id = ? AND checkpoint_ns = '' AND checkpoint_id > ?"
             args = (thread_id, checkpoint_id)
-            dropped = [s for (refs,) in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(refs)]
-            conn.execute(f"DELETE FROM checkpoints WHERE {where}", args)
-            dropped += _drop_writes(conn, where, args)
+            dropped = _drop_checkpoints(conn, where, args)
             also(conn)
             self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped))
             return True
@@ -784,9 +792,7 @@ class SqlConversationStore(ConversationStore):
                 return None
             where = "thread_id = ? AND checkpoint_id <= ?"
             args = (thread_id, upto)
-            dropped = [s for (refs,) in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(refs)]
-            conn.execute(f"DELETE FROM checkpoints WHERE {where}", args)
-            dropped += _drop_writes(conn, where, args)
+            dropped = _drop_checkpoints(conn, where, args)
             self._collect(conn, space_of(conn, thread_id), bodies.merge([*dropped, *kept]), newest_of=thread_id)
             return upto
 
