@@ -32,7 +32,7 @@ run: $(STAMP)
 
 test: $(STAMP) | $(CHROMIUM) $(INITDB)
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 bench: $(STAMP)
 	$(PY) bench/capture.py

@@ -43,13 +43,14 @@ def holder_is_dead(holder: str) -> bool:
 
 @contextlib.asynccontextmanager
 async def chat_lease(
-    store: AppStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0
+    store: AppStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0, *, finishing: bool = False
 ) -> AsyncIterator[str]:
-    """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s)."""
+    """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s);
+    `finishing`: to finish a restore a crash or an outage cut (AppStore.acquire_lease)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
     _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
     try:
-        if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl)):
+        if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl, finishing=finishing)):
             raise TurnRunning(
                 "A turn is running in this chat. Wait for its answer (or stop it), then try again."
             )

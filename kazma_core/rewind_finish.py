@@ -55,7 +55,7 @@ class RewindFinisher:
         finished: list[str] = []
         for intent in await self.rows.open_intents():
             try:
-                async with chat_lease(self.store, intent.chat_id, "restore", self.lease_seconds, wait=wait):
+                async with chat_lease(self.store, intent.chat_id, "restore", self.lease_seconds, wait=wait, finishing=True):
                     # Finished meanwhile by its own replica: the steps after it now are a later turn's.
                     if intent.id not in {i.id for i in await self.rows.open_intents()}:
                         continue

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kazma_core.core import Core
+from kazma_core.errors import TurnRunning
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
@@ -162,5 +163,32 @@ async def test_a_turn_killed_mid_way_is_closed_at_the_next_start_and_the_chat_go
         history = (await core.turns.graph.aget_state(core.turns.config(chat.id))).values["messages"]
         answered = {m.tool_call_id for m in history if m.type == "tool"}
         assert all(c["id"] in answered for m in history if m.type == "ai" for c in m.tool_calls)
+    finally:
+        await core.close()
+
+
+async def test_a_restore_cut_before_its_steps_holds_the_chat_until_it_is_finished(tmp_path: Path) -> None:
+    """Regression: a restore cut after its kazma.db part (a kill, or the database away) left the
+    chat free with the steps after it still listed. A turn could run before the sweep finished the
+    restore, whose finishing then hid that turn's steps; a restore to one of the old later steps
+    brought back messages the transcript no longer had."""
+    data = tmp_path / "data"
+    chat_id, step_id, transcript, step_ids = await prepared(data)
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, "steps", str(data), "ann", chat_id, step_id],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert child.returncode == -9, child.stderr
+    core = await Core.open(make_settings(data))
+    try:
+        assert await core.recover() == [chat_id]  # the dead process's lease is freed...
+        with pytest.raises(TurnRunning):  # ...but the chat waits for its restore to be finished
+            await core.turns.send(chat_id, "too soon")
+        assert await RewindService(core).recover() == 1
+        assert (await core.turns.send(chat_id, "now")).status == "done"
+        steps = [s.id for s in await core.snapshots.list_steps(chat_id)]
+        assert steps[: step_ids.index(step_id) + 1] == step_ids[: step_ids.index(step_id) + 1]
+        assert len(steps) > step_ids.index(step_id) + 1  # the new turn's steps are listed
+        assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)][:4] == transcript[:4]
     finally:
         await core.close()

@@ -442,8 +442,16 @@ class SqlAppStore:
         return cur.rowcount == 1
 
     # turn leases ----------------------------------------------------------------------
-    async def acquire_lease(self, chat_id: str, holder: str, purpose: str, ttl: float) -> bool:
+    async def acquire_lease(
+        self, chat_id: str, holder: str, purpose: str, ttl: float, *, finishing: bool = False
+    ) -> bool:
         def write(conn: Conn) -> bool:
+            if not finishing and conn.execute(
+                "SELECT 1 FROM restore_intents WHERE chat_id = ? LIMIT 1", (chat_id,)
+            ).fetchone():
+                # A restore whose steps part was cut (a database away, a replica killed): its later
+                # steps are still listed. Nothing else runs in the chat until the sweep finished it.
+                return False
             now = time.time()
             cur = conn.execute(
                 "INSERT INTO leases (chat_id, holder, purpose, expires_at) VALUES (?, ?, ?, ?) "

@@ -191,7 +191,11 @@ class AppStore(Protocol):
         """Move a pending card to its outcome; False when it was no longer pending."""
         ...
 
-    async def acquire_lease(self, chat_id: str, holder: str, purpose: str, ttl: float) -> bool:
+    async def acquire_lease(
+        self, chat_id: str, holder: str, purpose: str, ttl: float, *, finishing: bool = False
+    ) -> bool:
+        """Take the chat's lease unless another holds it; unless `finishing`, not while a restore
+        of the chat is still to be finished (its steps part was cut: whoever finishes it first)."""
         ...
 
     async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:

@@ -116,10 +116,10 @@ class ChatView(VerticalScroll):
         """Older messages, put above those shown; what the person was reading stays in place."""
         entries = [Entry(m["role"], m["text"], m["turn_index"], m.get("id")) for m in messages]
         height = self.virtual_size.height
+        self.more = more
         if entries:
             self.entries[:0] = entries
             await self.mount(*(Static(e.shown(self.lang), classes=e.kind, markup=False) for e in entries), before=0)
-        self.more = more
         self._asked = False
 
         def keep_place() -> None:
