@@ -200,6 +200,7 @@ async def test_a_long_chat_opens_on_its_newest_page_and_scrolling_up_brings_the_
     }"""
     )
     assert box["top"] >= 0 and box["bottom"] >= 0, box
+    await view_shot(page, "chat-desk-older-page.png")
     await send(page, "calc 56+0")
     await expect(rows(page, "assistant").last).to_have_text("56+0 = 56")
     await expect(page.locator("#messages .message")).to_have_count(112)

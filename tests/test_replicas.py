@@ -323,15 +323,25 @@ async def killed_after(tmp_path: Path, pg_url: str, child: str, stage: str, chat
     assert process.returncode == -signal.SIGKILL, err.decode()
 
 
-async def test_a_holder_whose_lease_was_taken_saves_no_step(tmp_path: Path, pg_url: str) -> None:
-    """Regression: fencing refused a stalled holder's checkpoint and transcript writes, not its saved
-    steps (another store): it could still add a stray step to a chat another replica had taken."""
+@contextlib.asynccontextmanager
+async def two_replicas_and_a_chat(tmp_path: Path, pg_url: str) -> AsyncIterator[tuple[Core, Core, str]]:
+    """Two cores on one database (replicas A and B, in this process) and Ann's chat, answered once on A."""
     a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
     b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_url}))
     try:
         ann = await a.store.add_user("ann")
         chat = (await a.chats.create(ann, "fenced")).id
         await a.turns.send(chat, "hello")
+        yield a, b, chat
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_holder_whose_lease_was_taken_saves_no_step(tmp_path: Path, pg_url: str) -> None:
+    """Regression: fencing refused a stalled holder's checkpoint and transcript writes, not its saved
+    steps (another store): it could still add a stray step to a chat another replica had taken."""
+    async with two_replicas_and_a_chat(tmp_path, pg_url) as (a, b, chat):
         state = (await a.turns.graph.aget_state(a.turns.config(chat))).values
         async with chat_lease(a.store, chat, "turn", 30):
             assert await a.recorder.capture(chat, state, last=True) is not None  # held: saved
@@ -342,9 +352,6 @@ async def test_a_holder_whose_lease_was_taken_saves_no_step(tmp_path: Path, pg_u
             assert await b.store.acquire_lease(chat, "b-holder", "recover", 30)
             assert await a.recorder.capture(chat, state, last=True) is None
         assert [s.id for s in await b.snapshots.list_steps(chat)] == before
-    finally:
-        await a.close()
-        await b.close()
 
 
 async def test_replicas_started_together_on_an_empty_database_make_one_owner(tmp_path: Path, pg_url: str) -> None:
@@ -389,12 +396,7 @@ async def test_replicas_started_together_on_an_empty_database_make_one_owner(tmp
 
 # the pieces, in one process against the same kind of database ------------------------------------
 async def test_a_holder_whose_lease_was_taken_writes_nothing_more_to_the_chat(tmp_path: Path, pg_url: str) -> None:
-    a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
-    b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_url}))
-    try:
-        ann = await a.store.add_user("ann")
-        chat = (await a.chats.create(ann, "fenced")).id
-        await a.turns.send(chat, "hello")
+    async with two_replicas_and_a_chat(tmp_path, pg_url) as (a, b, chat):
         before = await a.store.transcript(chat)
         async with chat_lease(a.store, chat, "turn", 30) as holder:
             # A stalls past its lease (as a paused process does); B takes the chat meanwhile.
@@ -405,9 +407,6 @@ async def test_a_holder_whose_lease_was_taken_writes_nothing_more_to_the_chat(tm
                     a.turns.config(chat), {"messages": [AIMessage("written too late")]}, as_node="respond"
                 )
         assert await b.store.transcript(chat) == before
-    finally:
-        await a.close()
-        await b.close()
 
 
 async def test_a_lease_of_another_host_is_freed_only_once_expired(tmp_path: Path, pg_url: str) -> None:
