@@ -95,6 +95,10 @@ class StockCheckpointer(AsyncSqliteSaver):
         if also is not None:
             await self.db.tx(also)
 
+    async def drop_history(self, thread_id: str, give_up: Any) -> bool:
+        """An undo given up: its rows in kazma.db go; the stock saver keeps every checkpoint, as it does."""
+        return await self.db.tx(give_up) is not None
+
     async def head(self, thread_id: str) -> tuple[str, list[BaseMessage]] | None:
         found = await self.aget_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
         return (found.checkpoint["id"], list(found.checkpoint["channel_values"].get(MESSAGES) or [])) if found else None
