@@ -31,6 +31,8 @@ ASK_AGAIN = Backoff(first=0.01, most=0.2)  # a turn's end frees the lease at onc
 # letting go (the database was away when it ended): dead, so the sweep frees its chat and closes
 # its cut turn as soon as the database is back, not a lease's time later.
 _HELD: set[str] = set()
+# Holders whose block ended leaving the chat to the sweep (leave_to_sweep): their lease is not let go.
+_LEFT: set[str] = set()
 
 
 def holder_is_dead(holder: str) -> bool:
@@ -39,6 +41,16 @@ def holder_is_dead(holder: str) -> bool:
     if holder.startswith(HOLDER_PREFIX):
         return holder not in _HELD
     return replica_is_dead(holder)
+
+
+def leave_to_sweep(chat_id: str) -> None:
+    """The lease this task holds on the chat is not let go when its block ends: what the block
+    left (a turn the database cut off, not closed yet) is the sweep's to close, as a dead
+    holder's, once the database is back (Core.recover). Let go, the chat would take the next
+    message with the cut turn still open, and nothing would close it."""
+    held = fence.fence_for(chat_id)
+    if held is not None:
+        _LEFT.add(held.holder)
 
 
 @contextlib.asynccontextmanager
@@ -82,6 +94,8 @@ async def chat_lease(
         with contextlib.suppress(asyncio.CancelledError):
             await beat
         try:
-            await store.release_lease(chat_id, holder)
+            if holder not in _LEFT:
+                await store.release_lease(chat_id, holder)
         finally:
             _HELD.discard(holder)
+            _LEFT.discard(holder)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,12 +18,17 @@ import httpx
 import psycopg
 import pytest
 
+from kazma_core.core import Core
+from kazma_core.errors import StoreUnavailable
 from kazma_core.stores.app_schema import MIGRATIONS
+from kazma_core.stores.types import Chat, User
+from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
 from tests.helpers import error_of, eventually, new_chat, say
 from tests.http_server import RunningServer, serve_kazma
 from tests.postgres import free_port
 from tests.tcp_proxy import TcpProxy, tcp_proxy
+from tests.test_kill import shown
 
 KAZMA = str(Path(sys.executable).with_name("kazma"))
 SETTING = "KAZMA_DATABASE__URL (database.url)"
@@ -182,3 +188,47 @@ async def test_a_turn_running_when_postgresql_goes_away_ends_with_one_error_note
             assert (await say(ann, chat, "and now?"))["reply"].startswith('You said: "and now?"')
             await read_notes()
             assert len(notes[-1]) == 1
+
+
+@contextlib.contextmanager
+def answers_cannot_be_saved(db: Path) -> Iterator[None]:
+    """kazma.db refuses every transaction that would save an answer (its transcript row), as a disk
+    that fails at that very moment would; everything else (a lease let go, a step) still commits."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute(
+            "CREATE TRIGGER answers_fail BEFORE INSERT ON transcript WHEN NEW.role = 'assistant'"
+            " BEGIN SELECT json('the disk failed'); END"
+        )
+        conn.commit()
+    try:
+        yield
+    finally:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            conn.execute("DROP TRIGGER answers_fail")
+            conn.commit()
+
+
+@pytest.mark.parametrize("cut", ["a message", "an approval denied"])
+async def test_a_turn_whose_answer_could_not_be_saved_is_closed_and_no_restore_brings_its_answer_back(
+    core: Core, chat: Chat, user: User, cut: str
+) -> None:
+    """Broke (one chaos run in three): the answer's checkpoint failed while the chat's lease was let
+    go, so nothing closed the cut turn. Its last step, saved before the answer, stayed listed; a
+    restore to it put into the state an answer the transcript never had."""
+    await core.turns.send(chat.id, "hello")
+    card = (await core.turns.send(chat.id, "write a.txt: x")).gates[0]["card_id"] if cut != "a message" else ""
+    with answers_cannot_be_saved(core.settings.kazma_db):
+        with pytest.raises(StoreUnavailable):
+            if card:
+                await core.turns.decide(chat.id, card, "deny", user.id)
+            else:
+                await core.turns.send(chat.id, "are you there?")
+    await core.recover()  # what the server's sweep does every few seconds
+
+    newest = (await core.snapshots.list_steps(chat.id))[-1]
+    await RewindService(core).restore(user, "test", chat.id, newest.id)
+    state = await core.turns.graph.aget_state(core.turns.config(chat.id))
+    rows = [(r.role, r.text) for r in await core.store.transcript(chat.id)]
+    assert rows == [row for _, row in shown(list(state.values["messages"]))]
+    assert not state.next
+    assert (await core.turns.send(chat.id, "and now?")).reply.startswith('You said: "and now?"')

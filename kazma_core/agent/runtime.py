@@ -21,7 +21,7 @@ from kazma_core.errors import (
     without_paths,
 )
 from kazma_core.events import EventBus
-from kazma_core.leases import chat_lease
+from kazma_core.leases import chat_lease, leave_to_sweep
 from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
@@ -184,14 +184,20 @@ class TurnRunner:
                 log.info("chat %s is busy; its expired card %s will be closed later", chat_id, card.id)
 
     async def close_interrupted(self, chat_id: str) -> bool:
-        """Close a turn cut off by a crash (its process died holding the lease), as a failed one."""
-        snapshot = await self.graph.aget_state(self.config(chat_id))
-        chat = await self.store.get_chat(chat_id)
-        # A superstep cut short shows as a task (with or without its writes), not always in `next`.
-        if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards(chat_id, "pending"):
-            return False
-        await self._close_failed_turn(chat_id, chat.last_turn, "Kazma stopped during this turn. Send the message again.")
-        await self._drop_unshown_step(chat_id, chat.last_turn)
+        """Close a turn cut off by a crash (its process died holding the lease) or by the database
+        going away, as a failed one, under the chat's lease. The database away again meanwhile,
+        the lease stays (leave_to_sweep): the sweep closes the turn once it is back."""
+        try:
+            snapshot = await self.graph.aget_state(self.config(chat_id))
+            chat = await self.store.get_chat(chat_id)
+            # A superstep cut short shows as a task (with or without its writes), not always in `next`.
+            if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards(chat_id, "pending"):
+                return False
+            await self._close_failed_turn(chat_id, chat.last_turn, "Kazma stopped during this turn. Send the message again.")
+            await self._drop_unshown_step(chat_id, chat.last_turn)
+        except StoreUnavailable:
+            leave_to_sweep(chat_id)
+            raise
         return True
 
     async def _drop_unshown_step(self, chat_id: str, turn_index: int) -> None:
@@ -291,6 +297,14 @@ class TurnRunner:
                         break
             finally:
                 await asyncio.gather(*captures)
+        except StoreUnavailable:
+            # The database went away mid-turn: the turn is closed now as a crash's is (its error
+            # note, and its last step dropped when the answer it ends was never saved), before the
+            # chat takes anything else; else by the sweep. Left open, the step of an answer nobody
+            # saw could be restored, bringing back an answer the transcript never had.
+            with contextlib.suppress(StoreUnavailable):
+                await self.close_interrupted(chat_id)
+            raise
         except KazmaError:
             raise
         except Exception as err:
