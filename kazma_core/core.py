@@ -12,9 +12,8 @@ from kazma_core.agent.models import build_model
 from kazma_core.agent.runtime import TurnRunner
 from kazma_core.chats import ChatService
 from kazma_core.events import EventBus, LocalEventBus
-from kazma_core.errors import TurnRunning
+from kazma_core.errors import StoreUnavailable, TurnRunning
 from kazma_core.leases import chat_lease, holder_is_dead
-from kazma_core.stores.engine import DatabaseError
 from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.settings import Settings, ensure_data_dir
 from kazma_core.stores.app_sql import SqlAppStore
@@ -32,6 +31,10 @@ from kazma_core.stores.backends import APP_SCHEMA, app_db, audit_db, database_ur
 from kazma_core.events_relay import RelayedBus, shared_bus
 
 log = logging.getLogger(__name__)
+
+# The leases whose holder, gone, may have left a turn cut off: a turn's, and the one that was closing
+# it when the database went away (`TurnRunner.close_interrupted` keeps its lease for the sweep).
+CUT_TURNS = ("turn", "recover")
 
 
 def prepare_data_dir(settings: Settings) -> None:
@@ -90,12 +93,12 @@ class Core:
         for chat_id, holder, purpose in await self.store.lease_holders():
             if holder_is_dead(holder):
                 await self.store.release_lease(chat_id, holder)
-                if purpose == "turn":
+                if purpose in CUT_TURNS:
                     await self._close_cut_turn(chat_id)
                 freed.append(chat_id)
         # An expired lease of another purpose is simply taken by the next one to ask for it.
         for chat_id, _, purpose in await self.store.expired_leases(time.time()):
-            if purpose == "turn" and await self._close_cut_turn(chat_id):
+            if purpose in CUT_TURNS and await self._close_cut_turn(chat_id):
                 freed.append(chat_id)
         return freed
 
@@ -124,8 +127,10 @@ class Core:
                 if freed := await self.recover():
                     log.info("freed %d chat(s) whose holder died or stopped renewing its lease", len(freed))
                 await self.rewinds.finish_cut()
-            except DatabaseError as err:  # the database away for a moment: the next sweep tries again
+            except StoreUnavailable as err:  # a store away for a moment (the steps' too): the next sweep tries again
                 log.warning("the sweep of dead holders' chats failed (%s)", err)
+            except Exception:  # nothing ends the sweep: a chat it cannot free now is tried again next time
+                log.exception("the sweep of dead holders' chats failed")
 
     async def close(self) -> None:
         if isinstance(self.events, RelayedBus):

@@ -1,6 +1,6 @@
 """Is each store usable? Checked at start, on /healthz, every few seconds, and whenever a store fails a request.
 
-Each check is the engine's probe (`Database.probe`): a SQLite file opened afresh (read only),
+Each check is the engine's probe (`Database.probe`): a SQLite file opened afresh (only read),
 its schema and the first page of every table read, so garbage written over a file while the
 server runs is seen even though the server's own connection may still serve pages from
 memory; a PostgreSQL schema read over a connection of its own, within a few seconds. A store

@@ -90,13 +90,26 @@ def copy_database(src: Path, dst: Path) -> None:
         source.close()
 
 
+def open_reader(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection that only reads an existing file, of its own, and leaves nothing beside it.
+
+    Not SQLite's read-only mode: a read-only connection to a WAL database makes its -wal and
+    -shm files and cannot remove them, so one that closed last (a health check as a server stopped,
+    before its store had opened the file) left them in the data folder. Opened read-write (never
+    creating the file) and made query-only, the last connection to close removes them, as the
+    store's own does."""
+    conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=timeout)
+    conn.execute("PRAGMA query_only=ON")
+    return conn
+
+
 def probe_file(path: Path) -> str | None:
     """None when the file reads back as a database: its schema and the first page of every table,
     read through a connection of its own (the store's may still serve pages from memory)."""
     if not path.exists():
         return "the file is missing"
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+        conn = open_reader(path)
         try:
             tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
             for table in tables:
@@ -117,7 +130,7 @@ def read_rows(path: Path, statement: str) -> list[tuple[Any, ...]]:
     if not path.exists():
         return []
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        with contextlib.closing(open_reader(path)) as conn:
             return [tuple(row) for row in conn.execute(statement).fetchall()]
     except sqlite3.Error:
         return []
@@ -142,6 +155,9 @@ class SqliteDB:
         self._migrations = migrations
         self._secure_delete = secure_delete
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
+        # The probes' own thread (they never wait behind the store's work), ended by close: no probe
+        # has the file open once the store is closed (a failed start takes back what it made then).
+        self._probes = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-probe-{path.name}")
         self._conn: sqlite3.Connection | None = None
         self._seen = path.exists()  # a file not made yet is fine; one that was there and went is not
         self._damaged: str | None = None  # what the last probe found wrong; requests are refused meanwhile
@@ -194,8 +210,10 @@ class SqliteDB:
         return await loop.run_in_executor(self._pool, self._call, fn)
 
     async def probe(self) -> str | None:
-        # In a thread of its own: a probe never waits behind the store's work.
-        problem = await asyncio.to_thread(self._probe)
+        try:
+            problem = await asyncio.get_running_loop().run_in_executor(self._probes, self._probe)
+        except RuntimeError:  # closed (a check as the server stops): the file is not opened again
+            return None
         if problem is not None:
             self._damaged = problem
         return problem
@@ -231,6 +249,7 @@ class SqliteDB:
                 self._conn.close()
                 self._conn = None
 
+        await asyncio.to_thread(self._probes.shutdown, wait=True)
         if self._conn is not None:
             await asyncio.get_running_loop().run_in_executor(self._pool, shut, None)
         self._pool.shutdown(wait=True)
