@@ -209,7 +209,7 @@ def answers_cannot_be_saved(db: Path) -> Iterator[None]:
 
 
 @pytest.mark.parametrize("cut", ["a message", "an approval denied"])
-async def test_a_turn_whose_answer_could_not_be_saved_is_closed_and_no_restore_brings_its_answer_back(
+async def test_a_turn_whose_answer_could_not_be_saved_is_closed_so_a_restore_to_its_last_step_agrees_with_the_transcript(
     core: Core, chat: Chat, user: User, cut: str
 ) -> None:
     """Broke (one chaos run in three): the answer's checkpoint failed while the chat's lease was let
