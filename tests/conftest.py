@@ -71,6 +71,28 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# The longest tests (half a minute to several minutes each under `make test`, most of it waiting on
+# `kazma serve` processes, a browser, schemathesis or PostgreSQL) run first: the workers then share
+# out the short ones and end together, instead of one worker starting the kill test when the others
+# have nothing left. Node id prefixes under tests/, longest first (`--durations=40` tells);
+# the order within a group and of all the other tests is kept.
+LONG_FIRST = (
+    "test_kill.py", "test_http_replay.py::test_schemathesis", "test_store_health.py::test_kazma_serve",
+    "test_rewind.py::test_restore_and_new_messages_racing", "test_postgres_fixture.py::test_a_test_needing",
+    "test_chaos.py", "test_replicas.py", "test_serve_lock.py", "test_step_size.py", "test_serve_bots.py",
+    "test_restore_crash.py", "test_sessions.py", "test_settings.py::test_serve", "test_undo_crash.py",
+    "test_database_errors.py::test_serve", "test_postgres_data.py", "test_browser",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.nodeid.removeprefix("tests/")
+        return next((at for at, prefix in enumerate(LONG_FIRST) if name.startswith(prefix)), len(LONG_FIRST))
+
+    items.sort(key=rank)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test or module marked `engines` runs once per engine: the same contract on SQLite and PostgreSQL."""
     marker = metafunc.definition.get_closest_marker("engines")

@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
@@ -27,6 +29,7 @@ if TYPE_CHECKING:  # only named: the fake platform servers use this module witho
     from tests.http_server import RunningServer
 
 WAIT = 10.0
+KAZMA = str(Path(sys.executable).parent / "kazma")  # the venv's `kazma` command
 T = TypeVar("T")
 
 

@@ -27,13 +27,11 @@ from kazma_core.core import Core
 from kazma_core.stores.types import NOTE_KEY, TranscriptRow
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
-from tests.helpers import free_port
-from tests.test_serve_bots import KAZMA
+from tests.crash import start_serve
 
 KILLS = {"sqlite": 30, "postgresql": 10}  # each PostgreSQL start costs more: fewer, at moments as random
 CHATS_PER_USER = 2
 USERS = ("ann", "bob", "cem")
-START_SECONDS = 60.0
 
 
 def shown(messages: list[BaseMessage]) -> list[tuple[int, tuple[str, str]]]:
@@ -96,26 +94,6 @@ async def keep_busy(url: str, chat: ChatLog, rng: random.Random, cycle: int) -> 
             n += 1
             with contextlib.suppress(httpx.TransportError):
                 await act(http, chat, rng, f"c{cycle}n{n}")
-
-
-async def start_serve(data: Path, env: dict[str, str], log: Path) -> tuple[asyncio.subprocess.Process, str]:
-    port = free_port()
-    with log.open("ab") as out:
-        process = await asyncio.create_subprocess_exec(
-            KAZMA, "serve", "--data-dir", str(data), "--port", str(port), stdout=out, stderr=out, env=env,
-        )
-    url = f"http://127.0.0.1:{port}"
-    async with httpx.AsyncClient(base_url=url, trust_env=False) as http:
-        deadline = asyncio.get_running_loop().time() + START_SECONDS
-        while True:
-            if process.returncode is not None:
-                raise AssertionError(f"kazma serve exited ({process.returncode}):\n{log.read_text()[-3000:]}")
-            with contextlib.suppress(httpx.TransportError):
-                if (await http.get("/healthz")).status_code == 200:
-                    return process, url
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"kazma serve did not answer:\n{log.read_text()[-3000:]}")
-            await asyncio.sleep(0.05)
 
 
 async def check(

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
@@ -37,8 +36,9 @@ from kazma_server.cli import FIRST_OWNER
 from tests.conftest import make_settings
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
 from tests.helpers import open_events
-from tests.test_restore_crash import CHILD as CUT_RESTORE, prepared
-from tests.test_undo_crash import CHILD as CUT_UNDO, prepared as restored_chat, seen
+from tests.crash import killed_after as cut_after
+from tests.test_restore_crash import prepared
+from tests.test_undo_crash import prepared as restored_chat, seen
 from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
 
 TG_TOKEN = "5550002222:AAH-replicas-test-token"
@@ -267,7 +267,7 @@ async def test_a_restore_cut_on_a_killed_replica_is_finished_by_another_replicas
     sweep = asyncio.create_task(other.sweep())
     try:
         # Replica A restores the chat and is killed right after the transaction that writes the step back.
-        await killed_after(tmp_path, pg_url, CUT_RESTORE, "checkpoint", chat, step)
+        await killed_after(tmp_path, pg_url, "restore-checkpoint", chat, "restore", step)
         rows = RewindRows(other.store)
         assert [i.chat_id for i in await rows.open_intents()] == [chat]
 
@@ -296,7 +296,7 @@ async def test_an_undo_cut_on_a_killed_replica_is_finished_by_another_replicas_s
     sweep = asyncio.create_task(other.sweep())
     try:
         # Replica A undoes the restore and is killed right after the transaction that puts kazma.db's part back.
-        await killed_after(tmp_path, pg_url, CUT_UNDO, "checkpoint", chat, "undo")
+        await killed_after(tmp_path, pg_url, "undo-checkpoint", chat, "undo", "")
         rows = RewindRows(other.store)
         assert [u.chat_id for u in await rows.undoing()] == [chat]
 
@@ -312,15 +312,10 @@ async def test_an_undo_cut_on_a_killed_replica_is_finished_by_another_replicas_s
         await other.close()
 
 
-async def killed_after(tmp_path: Path, pg_url: str, child: str, stage: str, chat: str, what: str) -> None:
+async def killed_after(tmp_path: Path, pg_url: str, stage: str, chat: str, action: str, arg: str) -> None:
     """Replica A: a process on the shared database that runs Ann's restore or undo and kills itself
-    (SIGKILL) right after the stage named (the crash tests' child script)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", child, stage, str(tmp_path / "a"), "ann", chat, what,
-        env=replica_env(tmp_path, pg_url), stderr=asyncio.subprocess.PIPE,
-    )
-    _, err = await asyncio.wait_for(process.communicate(), WAIT_SECONDS)
-    assert process.returncode == -signal.SIGKILL, err.decode()
+    (SIGKILL) right after the stage named (the crash tests' child, tests/crash.py)."""
+    await cut_after(stage, tmp_path / "a", chat, action, arg, replica_env(tmp_path, pg_url), WAIT_SECONDS)
 
 
 @contextlib.asynccontextmanager

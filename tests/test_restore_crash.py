@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,41 +15,10 @@ from kazma_core.errors import TurnRunning
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
+from tests.crash import run_killed, start_killable
 
-# The child runs a real restore and kills itself right after one stage of it.
-CHILD = """
-import asyncio, os, signal, sys
-import kazma_ui.thread_rewind as rewind_module
-from kazma_core.core import Core
-from kazma_core.settings import load_settings
-from kazma_core.stores.snapshots_sql import SqlSnapshotStore
-from kazma_ui.thread_rewind import RewindService
-
-stage, data_dir, user_name, chat_id, step_id = sys.argv[1:]
-
-def die_after(owner, name):
-    original = getattr(owner, name)
-    async def then_die(*args, **kwargs):
-        await original(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGKILL)
-    setattr(owner, name, then_die)
-
-STAGES = {
-    "checks": (RewindService, "_refuse_pending"),
-    "messages": (RewindService, "_step_messages"),
-    # the step written back, the later rows taken back and the intent commit together
-    "checkpoint": (rewind_module, "write_finished_turn"),
-    "steps": (SqlSnapshotStore, "keep_after"),
-}
-die_after(*STAGES[stage])
-
-async def main():
-    core = await Core.open(load_settings(data_dir=data_dir))
-    user = await core.store.user_by_name(user_name)
-    await RewindService(core).restore(user, "test", chat_id, step_id)
-
-asyncio.run(main())
-"""
+# A restore cut right after each of its stages (tests/crash.py holds the child and the stage table).
+CUT_AT = {"checks": "checks", "messages": "restore-messages", "checkpoint": "restore-checkpoint", "steps": "restore-steps"}
 
 
 async def prepared(data: Path, **settings: Any) -> tuple[str, str, list[tuple[int, str, str]], list[str]]:
@@ -74,11 +41,7 @@ async def prepared(data: Path, **settings: Any) -> tuple[str, str, list[tuple[in
 async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path: Path, stage: str) -> None:
     data = tmp_path / "data"
     chat_id, step_id, transcript, step_ids = await prepared(data)
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, stage, str(data), "ann", chat_id, step_id],
-        capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert child.returncode == -9, child.stderr
+    run_killed(CUT_AT[stage], data, chat_id, "restore", step_id)
 
     core = await Core.open(make_settings(data))
     try:
@@ -113,19 +76,6 @@ async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path
         await core.close()
 
 
-TURN_CHILD = """
-import asyncio, sys
-from kazma_core.core import Core
-from kazma_core.settings import load_settings
-
-async def main():
-    core = await Core.open(load_settings(data_dir=sys.argv[1]))
-    await core.turns.send(sys.argv[2], sys.argv[3])
-
-asyncio.run(main())
-"""
-
-
 @pytest.mark.parametrize("message", ["sleep 30", "steps 99999"])
 async def test_a_turn_killed_mid_way_is_closed_at_the_next_start_and_the_chat_goes_on(tmp_path: Path, message: str) -> None:
     data = tmp_path / "data"
@@ -136,7 +86,7 @@ async def test_a_turn_killed_mid_way_is_closed_at_the_next_start_and_the_chat_go
         await core.turns.send(chat.id, "hello")
     finally:
         await core.close()
-    child = subprocess.Popen([sys.executable, "-c", TURN_CHILD, str(data), chat.id, message])
+    child = start_killable(data, chat.id, "send", message)
     try:
         # Wait until the turn is under way: its question is in the transcript and a step or the lease is there.
         for _ in range(600):
@@ -174,11 +124,7 @@ async def test_a_restore_cut_before_its_steps_holds_the_chat_until_it_is_finishe
     brought back messages the transcript no longer had."""
     data = tmp_path / "data"
     chat_id, step_id, transcript, step_ids = await prepared(data)
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, "steps", str(data), "ann", chat_id, step_id],
-        capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert child.returncode == -9, child.stderr
+    run_killed(CUT_AT["steps"], data, chat_id, "restore", step_id)
     core = await Core.open(make_settings(data))
     try:
         assert await core.recover() == [chat_id]  # the dead process's lease is freed...

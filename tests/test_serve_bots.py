@@ -18,7 +18,6 @@ import json
 import os
 import re
 import signal
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -28,14 +27,13 @@ from typing import Any, TypeVar
 
 import httpx
 
-from tests.helpers import free_port
+from tests.helpers import KAZMA, free_port
 from tests.fakes.discord_server import ALICE, DM, GENERAL, FakeDiscord, serve_fake_discord
 from tests.fakes.slack_server import FakeSlack, serve_fake_slack
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
 
 T = TypeVar("T")
 
-KAZMA = str(Path(sys.executable).parent / "kazma")
 TG_TOKEN = "5550001111:AAH-serve-test-token"
 DISCORD_TOKEN = "fake-discord-serve-token"
 SLACK_TOKEN, SLACK_SECRET = "xoxb-kazma-serve-test", "kazma-serve-signing-secret"

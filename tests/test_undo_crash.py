@@ -4,8 +4,6 @@ the undo whole; a kill while a turn drops an undo leaves no kept-aside step behi
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,46 +12,12 @@ import pytest
 from kazma_core.core import Core
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
+from tests.crash import run_killed
 
-CHILD = """
-import asyncio, os, signal, sys
-from kazma_core.core import Core
-from kazma_core.settings import load_settings
-from kazma_core.stores.app_rewind import RewindRows
-from kazma_core.stores.conversation_sql import SqlConversationStore
-from kazma_core.stores.snapshots_sql import SqlSnapshotStore
-from kazma_ui.thread_rewind import RewindService
-
-stage, data_dir, user_name, chat_id, what = sys.argv[1:]
-
-def die_after(owner, name):
-    original = getattr(owner, name)
-    async def then_die(*args, **kwargs):
-        await original(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGKILL)
-    setattr(owner, name, then_die)
-
-STAGES = {
-    "checks": (RewindService, "_refuse_pending"),
-    # the restore's checkpoint taken away, the rows put back and the undo's state: one transaction
-    "checkpoint": (SqlConversationStore, "drop_after"),
-    "steps": (SqlSnapshotStore, "put_back"),
-    "done": (RewindRows, "undone"),
-    # a turn starting drops the undo: kazma.db's part, then the kept-aside steps
-    "turn": (SqlConversationStore, "drop_history"),
-}
-die_after(*STAGES[stage])
-
-async def main():
-    core = await Core.open(load_settings(data_dir=data_dir))
-    user = await core.store.user_by_name(user_name)
-    if what == "undo":
-        await RewindService(core).undo(user, "test", chat_id)
-    else:
-        await core.turns.send(chat_id, what)
-
-asyncio.run(main())
-"""
+# An undo (or the turn that drops it) cut right after each of its stages (tests/crash.py holds the
+# child and the stage table).
+CUT_AT = {"checks": "checks", "checkpoint": "undo-checkpoint", "steps": "undo-steps", "done": "undo-done",
+          "turn": "turn-drops-undo"}
 
 
 async def seen(core: Core, chat_id: str) -> dict[str, Any]:
@@ -90,11 +54,11 @@ def kept_steps(data: Path) -> int:
 
 
 def run_child(stage: str, data: Path, chat_id: str, what: str) -> None:
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, stage, str(data), "ann", chat_id, what],
-        capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert child.returncode == -9, child.stderr
+    """The child undoes the restore (`undo`) or sends `what`, and dies right after `stage`."""
+    if what == "undo":
+        run_killed(CUT_AT[stage], data, chat_id, "undo")
+    else:
+        run_killed(CUT_AT[stage], data, chat_id, "send", what)
 
 
 @pytest.mark.parametrize("stage", ["checks", "checkpoint", "steps", "done"])

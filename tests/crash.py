@@ -1,0 +1,136 @@
+"""The crash tests' one harness: a real process doing a real restore, undo or turn on a data folder,
+SIGKILLed right after the stage named, or from outside at a moment the test picks.
+
+    process, url = await start_serve(data, env, log)   # `kazma serve`, driven over HTTP; the test SIGKILLs it
+    died = run_killed("restore-checkpoint", data, chat_id, "restore", step_id)   # blocks until it died
+    child = start_killable(data, chat_id, "send", "sleep 30")                     # the test kills it
+
+`python -m tests.crash STAGE DATA_DIR USER CHAT ACTION [ARG]` is the child: ACTION is `restore`
+(ARG: the step), `undo`, or `send` (ARG: the message). STAGE names a method; once it has returned,
+the child SIGKILLs itself (`none`: the test kills it). The stage table lives here only, so every
+crash test (test_restore_crash, test_undo_crash, test_replicas) cuts at the same places.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.helpers import KAZMA, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+CHILD_SECONDS = 120.0
+SERVE_START_SECONDS = 60.0
+
+
+def stages() -> dict[str, tuple[Any, str]]:
+    """Where a child can be cut: (owner, name of the method after which it dies)."""
+    import kazma_ui.thread_rewind as rewind_module
+    from kazma_core.stores.app_rewind import RewindRows
+    from kazma_core.stores.conversation_sql import SqlConversationStore
+    from kazma_core.stores.snapshots_sql import SqlSnapshotStore
+    from kazma_ui.thread_rewind import RewindService
+
+    return {
+        "checks": (RewindService, "_refuse_pending"),
+        "restore-messages": (RewindService, "_step_messages"),
+        # the step written back, the later rows taken back and the intent commit together
+        "restore-checkpoint": (rewind_module, "write_finished_turn"),
+        "restore-steps": (SqlSnapshotStore, "keep_after"),
+        # the restore's checkpoint taken away, the rows put back and the undo's state: one transaction
+        "undo-checkpoint": (SqlConversationStore, "drop_after"),
+        "undo-steps": (SqlSnapshotStore, "put_back"),
+        "undo-done": (RewindRows, "undone"),
+        # a turn starting drops the undo: kazma.db's part, then the kept-aside steps
+        "turn-drops-undo": (SqlConversationStore, "drop_history"),
+    }
+
+
+def child_command(stage: str, data: Path, chat_id: str, action: str, arg: str = "", user: str = "ann") -> list[str]:
+    return [sys.executable, "-m", "tests.crash", stage, str(data), user, chat_id, action, arg]
+
+
+def run_killed(stage: str, data: Path, chat_id: str, action: str, arg: str = "") -> None:
+    """Run the child to its death after `stage`; the test fails unless it died of SIGKILL there."""
+    child = subprocess.run(child_command(stage, data, chat_id, action, arg), cwd=ROOT, capture_output=True,
+                           text=True, timeout=CHILD_SECONDS, check=False)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+
+
+async def killed_after(stage: str, data: Path, chat_id: str, action: str, arg: str, env: dict[str, str],
+                       timeout: float) -> None:
+    """`run_killed` from an event loop, with the child's environment given (a replica's)."""
+    process = await asyncio.create_subprocess_exec(*child_command(stage, data, chat_id, action, arg), cwd=ROOT,
+                                                   env=env, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(process.communicate(), timeout)
+    assert process.returncode == -signal.SIGKILL, err.decode()
+
+
+def start_killable(data: Path, chat_id: str, action: str, arg: str = "") -> subprocess.Popen[bytes]:
+    """The child, started with no stage: the test picks the moment and kills it."""
+    return subprocess.Popen(child_command("none", data, chat_id, action, arg), cwd=ROOT)
+
+
+async def start_serve(data: Path, env: dict[str, str], log: Path) -> tuple[asyncio.subprocess.Process, str]:
+    """`kazma serve` on `data` in a process of its own (output appended to `log`), once it answers /healthz:
+    the process, to SIGKILL, and its address, to drive over HTTP."""
+    port = free_port()
+    with log.open("ab") as out:
+        process = await asyncio.create_subprocess_exec(
+            KAZMA, "serve", "--data-dir", str(data), "--port", str(port), stdout=out, stderr=out, env=env,
+        )
+    url = f"http://127.0.0.1:{port}"
+    async with httpx.AsyncClient(base_url=url, trust_env=False) as http:
+        deadline = asyncio.get_running_loop().time() + SERVE_START_SECONDS
+        while True:
+            if process.returncode is not None:
+                raise AssertionError(f"kazma serve exited ({process.returncode}):\n{log.read_text()[-3000:]}")
+            with contextlib.suppress(httpx.TransportError):
+                if (await http.get("/healthz")).status_code == 200:
+                    return process, url
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"kazma serve did not answer:\n{log.read_text()[-3000:]}")
+            await asyncio.sleep(0.05)
+
+
+def _die_after(owner: Any, name: str) -> None:
+    original = getattr(owner, name)
+
+    async def then_die(*args: Any, **kwargs: Any) -> Any:
+        await original(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    setattr(owner, name, then_die)
+
+
+async def _child(data_dir: str, user_name: str, chat_id: str, action: str, arg: str) -> None:
+    from kazma_core.core import Core
+    from kazma_core.settings import load_settings
+    from kazma_ui.thread_rewind import RewindService
+
+    core = await Core.open(load_settings(data_dir=data_dir))
+    if action == "send":
+        await core.turns.send(chat_id, arg)
+        return
+    user = await core.store.user_by_name(user_name)
+    if action == "restore":
+        await RewindService(core).restore(user, "test", chat_id, arg)
+    elif action == "undo":
+        await RewindService(core).undo(user, "test", chat_id)
+    else:
+        raise SystemExit(f"unknown action {action!r}")
+
+
+if __name__ == "__main__":
+    stage, data_dir, user_name, chat_id, action, arg = sys.argv[1:7]
+    if stage != "none":
+        _die_after(*stages()[stage])
+    asyncio.run(_child(data_dir, user_name, chat_id, action, arg))
