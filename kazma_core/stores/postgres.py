@@ -56,6 +56,7 @@ CONNECTIONS = 4  # per store and process: as many transactions at once, each on 
 CONNECT_SECONDS = 3
 STATEMENT_SECONDS = 8
 RETRY_SECONDS = 2.0  # a lost connection is not tried again after this; an attempt ends within CONNECT_SECONDS
+CHECK_IDLE_SECONDS = 1.0  # a pooled connection idle longer is checked before it is used
 CONFLICT_SECONDS = 6.0  # nor a transaction another replica keeps beating
 # Every connection of the pool: a server gone silent is noticed within about 4 s (keepalives
 # idle 2 s, then two probes 1 s apart; unacknowledged data after 4 s), not at the OS's 2 hours.
@@ -222,6 +223,7 @@ class PostgresDB:
         # one_writer: the store's writes all touch one row (a total), so two at once would conflict every
         # time: its transactions (tx) take one lane, in the order asked; its reads still run side by side.
         self._one_writer = one_writer
+        self._used: dict[int, float] = {}  # when each pooled connection was last taken (by id)
         self._pool: ConnectionPool[Any] | None = None
         self._opened = threading.Lock()
         self._away: str | None = None  # what the last probe found; requests are refused meanwhile
@@ -247,7 +249,7 @@ class PostgresDB:
                 # request asks for a new one at once (rather than after the pool's backoff, minutes).
                 pool: ConnectionPool[Any] = ConnectionPool(
                     self.url, min_size=1, max_size=CONNECTIONS, open=False, configure=self._configure, kwargs=BOUNDED,
-                    check=ConnectionPool.check_connection, timeout=self._timeout, name=f"kazma-{self.schema}",
+                    check=self._check, timeout=self._timeout, name=f"kazma-{self.schema}",
                     reconnect_timeout=self._timeout,
                 )
                 try:
@@ -258,8 +260,15 @@ class PostgresDB:
                 self._pool = pool
             return self._pool
 
+    def _check(self, conn: psycopg.Connection[Any]) -> None:
+        """A connection idle for a while is asked whether the server is still there before it is
+        used (the server restarted meanwhile); one used a moment ago is not asked again."""
+        if time.monotonic() - self._used.get(id(conn), 0.0) > CHECK_IDLE_SECONDS:
+            ConnectionPool.check_connection(conn)
+
     def _once(self, fn: Callable[[Conn], T], serializable: bool, committed: list[bool]) -> T:
         with self._open().connection() as raw:
+            self._used[id(raw)] = time.monotonic()
             raw.isolation_level = psycopg.IsolationLevel.SERIALIZABLE if serializable else None
             try:
                 result = fn(PgConn(raw))
