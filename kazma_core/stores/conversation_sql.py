@@ -587,14 +587,14 @@ class SqlConversationStore(ConversationStore):
     ) -> None:
         """The transcript rows of the messages this put added: one row per body at most, so a
         rewrite of messages already shown adds none."""
+        showing = [(shown, n) for shown, n in zip(map(transcript_role, new), numbers) if shown is not None]
+        if not showing:
+            return  # the common put: a tool call, a result, a checkpoint with nothing new
         chat = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (job.thread_id,)).fetchone()
         if chat is None:
             return
         turn = job.turn_index if job.turn_index is not None else int(chat["last_turn"])
-        for message, n in zip(new, numbers):
-            shown = transcript_role(message)
-            if shown is None:
-                continue
+        for shown, n in showing:
             if conn.execute("SELECT 1 FROM transcript WHERE chat_id = ? AND body_n = ?", (job.thread_id, n)).fetchone():
                 continue
             role, text = shown
