@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "kazma_events"
 MAX_PAYLOAD = 7900  # bytes: PostgreSQL refuses a notification of 8000 or more
+BATCH = 64  # events sent in one statement at most
 KEEP_SECONDS = 300.0
 FLUSH_SECONDS = 2.0  # at close, how long events still queued may take to leave
 CONNECT_SECONDS = 10
@@ -92,21 +93,35 @@ class EventRelay:
 
     async def _send_all(self) -> None:
         while True:
-            payload = await self._outbox.get()
+            # The events queued meanwhile go together: the small ones in one round trip, in order.
+            batch = [await self._outbox.get()]
+            while not self._outbox.empty() and len(batch) < BATCH:
+                batch.append(self._outbox.get_nowait())
+            small = [p for p in batch if len(p) <= MAX_PAYLOAD]
             try:
-                await self._notify(payload)
-            except psycopg.Error as err:  # twice refused: this event is lost; the next ones may pass
-                log.warning("an event could not be relayed to the other replicas (%s)", err)
+                if len(small) == len(batch):
+                    await self._notify(batch)
+                else:
+                    for payload in batch:
+                        await self._notify([payload])
+            except psycopg.Error as err:  # twice refused: these events are lost; the next ones may pass
+                log.warning("%d event(s) could not be relayed to the other replicas (%s)", len(batch), err)
             finally:
-                self._outbox.task_done()
+                for _ in batch:
+                    self._outbox.task_done()
 
-    async def _notify(self, payload: bytes) -> None:
+    async def _notify(self, payloads: list[bytes]) -> None:
+        """Send the payloads in order: all small ones in one statement, or one large one by reference."""
+        payload = payloads[0]
         for attempt in (1, 2):
             try:
                 async with self._talk_lock:
                     conn = await self._talking()
-                    if len(payload) <= MAX_PAYLOAD:
-                        await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload.decode()))
+                    if len(payloads) > 1 or len(payload) <= MAX_PAYLOAD:
+                        await conn.execute(
+                            "SELECT pg_notify(%s, p) FROM unnest(%s::text[]) WITH ORDINALITY AS t(p, i) ORDER BY i",
+                            (CHANNEL, [p.decode() for p in payloads]),
+                        )
                         return
                     async with conn.transaction():
                         now = time.time()

@@ -4,12 +4,14 @@ share one database and the network between them and it is not perfect."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from kazma_core.core import Core
+from kazma_core.leases import chat_lease
 from kazma_core.stores.engine import Conn, NewerSchema
 from kazma_core.stores.postgres import DatabaseUnreachable, PostgresDB
 from kazma_ui.thread_rewind import RewindService
@@ -112,3 +114,42 @@ async def test_a_chat_whose_turns_alternate_between_replicas_stays_one_conversat
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_slow_write_of_one_chat_holds_up_neither_another_chat_nor_its_own_order(tmp_path: Path, pg_url: str) -> None:
+    """Two chats' turns run side by side on PostgreSQL (each store has several connections): while
+    one chat's transaction waits on the database, another chat's turn writes and answers; the
+    waiting chat's next write starts only once the one before it ended (its lease keeps them in order)."""
+    core = await Core.open(make_settings(tmp_path / "data", database={"url": pg_url}))
+    try:
+        ann = await core.store.add_user("ann")
+        slow, quick = (await core.chats.create(ann, "slow")).id, (await core.chats.create(ann, "quick")).id
+        seen: list[str] = []
+        started, go = threading.Event(), threading.Event()
+
+        def blocking(conn: Conn) -> None:
+            seen.append("slow: first write starts")
+            started.set()
+            assert go.wait(30), "the test never let the first write go on"
+            conn.execute("SELECT 1").fetchall()
+            seen.append("slow: first write ends")
+
+        async def slow_turn() -> None:
+            async with chat_lease(core.store, slow, "turn", 30):
+                # Sent off one after the other without waiting, as a turn's checkpoint writes are.
+                first = asyncio.create_task(core.store.db.tx(blocking))
+                await asyncio.to_thread(started.wait, 30)
+                second = asyncio.create_task(core.store.db.tx(lambda c: seen.append("slow: second write")))
+                await asyncio.gather(first, second)
+
+        slowly = asyncio.create_task(slow_turn())
+        assert await asyncio.to_thread(started.wait, 30)
+        # Another chat meanwhile: a whole turn, answered while the first chat's write still waits.
+        answer = await asyncio.wait_for(core.turns.send(quick, "calc 1+1"), 60)
+        seen.append("quick: answered")
+        go.set()
+        await asyncio.wait_for(slowly, 60)
+        assert "2" in answer.reply
+        assert seen == ["slow: first write starts", "quick: answered", "slow: first write ends", "slow: second write"]
+    finally:
+        await core.close()

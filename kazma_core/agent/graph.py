@@ -1,7 +1,8 @@
-"""The supervisor graph: supervisor -> tool worker -> supervisor ... -> respond.
+"""The supervisor graph: supervisor -> tool worker -> supervisor ... -> the end (an answer).
 
 One graph run is one turn on the chat's LangGraph thread. Gated tools stop at a
-LangGraph ``interrupt`` whose resume value is the approval card's decision.
+LangGraph ``interrupt`` whose resume value is the approval card's decision. A turn closed
+from outside the graph (failed, stopped, cut by a crash) is written as the node ``respond``.
 
 The turn's last step is saved by the supervisor, before it hands back its answer: the
 answer is shown from the checkpoint written after the node (its transcript row), so a
@@ -103,15 +104,17 @@ async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str,
     update = {
         "messages": [reply],
         "iteration": iteration,
-        "plan": [f"{c['name']}" for c in calls] or ["answer"],
-        "routing": {"next": "tools" if calls else "respond", "tools": [c["name"] for c in calls]},
         "cost": _add_cost(state.get("cost"), reply),
+        # An answer ends the turn here, in this node's checkpoint: no node runs after it (one
+        # checkpoint and one write fewer a turn than a node of its own for the end would cost).
+        **({"plan": [c["name"] for c in calls], "routing": {"next": "tools", "tools": [c["name"] for c in calls]}}
+           if calls else _finished()),
     }
     if not calls and deps.keep_last_step is not None:
         # The answer is shown once this node's checkpoint is written: its step is saved first,
-        # as the turn ends (what respond leaves), the reply with the id its checkpoint will hold.
+        # as the turn ends, the reply with the id its checkpoint will hold.
         reply.id = reply.id or str(uuid.uuid4())
-        await deps.keep_last_step({**state, **update, **_finished(), "messages": [*state.get("messages", []), reply]})
+        await deps.keep_last_step({**state, **update, "messages": [*state.get("messages", []), reply]})
     return update
 
 
@@ -168,6 +171,7 @@ def _finished() -> dict[str, Any]:
 
 
 async def respond(state: AgentState) -> dict[str, Any]:
+    """A turn closed from outside the graph (a failure, a stop, a crash) ends as this node."""
     return _finished()
 
 
@@ -189,8 +193,8 @@ def closing_messages(messages: list[AnyMessage], reason: str | None = None, role
     return out
 
 
-def _route(state: AgentState) -> Literal["tool_worker", "respond"]:
-    return "tool_worker" if state.get("routing", {}).get("next") == "tools" else "respond"
+def _route(state: AgentState) -> Literal["tool_worker", "__end__"]:
+    return "tool_worker" if state.get("routing", {}).get("next") == "tools" else END
 
 
 def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:

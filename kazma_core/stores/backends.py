@@ -40,7 +40,8 @@ def steps_db(settings: Settings) -> Database:
     """The saved steps: never in a backup (a copy would bring forgotten chats back)."""
     url = database_url(settings)
     if url:
-        return PostgresDB(url, STEPS_SCHEMA, snapshots_sql.MIGRATIONS)
+        # Every step written counts in the steps' totals (one row): one write at a time per process.
+        return PostgresDB(url, STEPS_SCHEMA, snapshots_sql.MIGRATIONS, one_writer=True)
     return SqliteDB(settings.snapshots_db, snapshots_sql.MIGRATIONS, secure_delete=True)
 
 

@@ -159,8 +159,7 @@ class Interner:
         self.table = table
         self.chat_id = space
         self.owner = owner
-        (top,) = conn.execute(f"SELECT coalesce(max(n), 0) FROM {table} WHERE chat_id = ?", (space,)).fetchone()
-        self.next = int(top) + 1
+        self.next: int | None = None  # the next number, read when the first new body comes
         self.added = 0
 
     def add(self, body: bytes, known: bytes | None = None) -> int:
@@ -170,6 +169,9 @@ class Interner:
         ).fetchone()
         if found is not None:
             return int(found[0])
+        if self.next is None:
+            (top,) = self.conn.execute(f"SELECT coalesce(max(n), 0) FROM {self.table} WHERE chat_id = ?", (self.chat_id,)).fetchone()
+            self.next = int(top) + 1
         n = self.next
         stored = pack(body)
         if self.owner is None:

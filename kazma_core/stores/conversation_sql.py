@@ -587,14 +587,14 @@ class SqlConversationStore(ConversationStore):
     ) -> None:
         """The transcript rows of the messages this put added: one row per body at most, so a
         rewrite of messages already shown adds none."""
+        showing = [(shown, n) for shown, n in zip(map(transcript_role, new), numbers) if shown is not None]
+        if not showing:
+            return  # the common put: a tool call, a result, a checkpoint with nothing new
         chat = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (job.thread_id,)).fetchone()
         if chat is None:
             return
         turn = job.turn_index if job.turn_index is not None else int(chat["last_turn"])
-        for message, n in zip(new, numbers):
-            shown = transcript_role(message)
-            if shown is None:
-                continue
+        for shown, n in showing:
             if conn.execute("SELECT 1 FROM transcript WHERE chat_id = ? AND body_n = ?", (job.thread_id, n)).fetchone():
                 continue
             role, text = shown
@@ -643,6 +643,8 @@ class SqlConversationStore(ConversationStore):
         # this transaction committed (a run that failed or ran again numbered bodies that are not there).
         written: dict[int, tuple[int, int, Any, str | None]] = {}
 
+        interning: list[bodies.Interner] = []  # one a transaction: its space is read once, with the first messages
+
         def encoded(conn: Conn, channel: str, value: Any) -> tuple[str, bytes]:
             is_list = channel == MESSAGES and checkpoint_ns == "" and isinstance(value, list)
             messages = value[1:] if is_list and value and _removes_all(value[0]) else value
@@ -653,7 +655,9 @@ class SqlConversationStore(ConversationStore):
                 # them in refers to the same bodies, so a large tool result is kept once. The
                 # messages the newest checkpoint holds already (a restore writes them back)
                 # are known by identity and not serialised again.
-                interner = bodies.Interner(conn, BODIES, space_of(conn, thread_id))
+                if not interning:
+                    interning.append(bodies.Interner(conn, BODIES, space_of(conn, thread_id)))
+                interner = interning[0]
                 known = held.numbers() if held is not None and len(messages) > 1 else {}
                 numbers = []
                 for m in messages:
@@ -671,6 +675,7 @@ class SqlConversationStore(ConversationStore):
 
         def write(conn: Conn) -> None:
             written.clear()
+            interning.clear()
             fence.check(conn, lease)
             conn.executemany(
                 "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"

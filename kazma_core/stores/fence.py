@@ -57,6 +57,12 @@ def fence_for(chat_id: str) -> Fence | None:
     return fence if fence is not None and fence.active and fence.chat_id == chat_id else None
 
 
+def held_chat() -> str | None:
+    """The chat whose lease the running task holds (its writes stay in order behind each other), if any."""
+    fence = _HELD.get()
+    return fence.chat_id if fence is not None and fence.active else None
+
+
 def check(conn: Conn, fence: Fence | None, leases: str = "leases") -> None:
     """Inside a write's transaction: raise LeaseLost when the lease is no longer the writer's.
     `leases` is the lease table as the connection names it (``kazma.leases`` from the steps' schema)."""

@@ -6,8 +6,13 @@ numbered migrations: the SQLite script of each, with its types spelled for Postg
 (:func:`pg_ddl`). A store's statements are the SQLite ones, with their ``?`` and
 ``:name`` parameters given to psycopg as ``%s`` and ``%(name)s``.
 
-One worker thread and one pooled connection per store and process, as on SQLite: the
-store's transactions run in the order the process asks for them. Transactions are
+Several worker threads and pooled connections per store and process (CONNECTIONS), so one
+chat's transactions never wait for another chat's round trips. What must stay in order is a
+chat's own writes (a turn's checkpoints, their task writes, its saved steps, sent off one
+after another without waiting): every transaction of a task that holds the chat's lease
+(stores/fence.py) joins the chat's lane, and starts only once the one asked for before it in
+that lane has ended. The lease itself is what keeps two turns of one chat apart, in a process
+and between replicas. Transactions are
 SERIALIZABLE, so two replicas writing the same chat behave as if one wrote after the
 other: the one PostgreSQL refuses runs again, and a connection lost before its commit is
 replaced and the transaction run again, a few times before the error is given up.
@@ -39,6 +44,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kazma_core.retry import Backoff, retried
+from kazma_core.stores import fence
 from kazma_core.stores.engine import Conn, Cursor, DatabaseError, NewerSchema, Params
 
 T = TypeVar("T")
@@ -46,9 +52,11 @@ log = logging.getLogger(__name__)
 
 ATTEMPTS = 10  # a transaction another replica keeps beating is run again this many times, pauses doubling
 AGAIN = Backoff(first=0.01, most=0.5)
+CONNECTIONS = 4  # per store and process: as many transactions at once, each on its own thread
 CONNECT_SECONDS = 3
 STATEMENT_SECONDS = 8
 RETRY_SECONDS = 2.0  # a lost connection is not tried again after this; an attempt ends within CONNECT_SECONDS
+CHECK_IDLE_SECONDS = 1.0  # a pooled connection idle longer is checked before it is used
 CONFLICT_SECONDS = 6.0  # nor a transaction another replica keeps beating
 # Every connection of the pool: a server gone silent is noticed within about 4 s (keepalives
 # idle 2 s, then two probes 1 s apart; unacknowledged data after 4 s), not at the OS's 2 hours.
@@ -77,6 +85,18 @@ class DatabaseUnreachable(DatabaseError):
 def _slow(err: BaseException) -> bool:
     """A statement or a lock wait that ran out of time (STATEMENT_SECONDS): the server is there."""
     return isinstance(err, errors.QueryCanceled | errors.LockNotAvailable)
+
+
+def _conflict(err: BaseException | None) -> bool:
+    """A transaction PostgreSQL refused for a concurrent one (SERIALIZABLE, a deadlock): run it again.
+    Also when it surfaces as another error (a pipeline of executemany aborted by it, a rollback after it)."""
+    for _ in range(4):
+        if err is None:
+            return False
+        if isinstance(err, errors.TransactionRollback) or getattr(err, "sqlstate", None) in ("40001", "40P01"):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
 
 
 def why(err: BaseException) -> str:
@@ -183,18 +203,27 @@ class PgConn:
 
 
 class PostgresDB:
-    """One store's schema in a PostgreSQL database, served by one worker thread."""
+    """One store's schema in a PostgreSQL database, served by CONNECTIONS worker threads, a chat's in order."""
 
     dialect = "postgresql"
 
-    def __init__(self, url: str, schema: str, migrations: Sequence[str], *, pool_timeout: float = CONNECT_SECONDS) -> None:
+    def __init__(
+        self, url: str, schema: str, migrations: Sequence[str], *, pool_timeout: float = CONNECT_SECONDS,
+        one_writer: bool = False,
+    ) -> None:
         check_url(url)
         self.url = url
         self.schema = schema
         self.label = f"PostgreSQL schema {schema}"
         self._migrations = migrations
         self._timeout = pool_timeout
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"pg-{schema}")
+        self._threads = ThreadPoolExecutor(max_workers=CONNECTIONS, thread_name_prefix=f"pg-{schema}")
+        # Per chat whose lease a task holds: done once the last transaction asked for in its lane has ended.
+        self._lanes: dict[str, asyncio.Future[None]] = {}
+        # one_writer: the store's writes all touch one row (a total), so two at once would conflict every
+        # time: its transactions (tx) take one lane, in the order asked; its reads still run side by side.
+        self._one_writer = one_writer
+        self._used: dict[int, float] = {}  # when each pooled connection was last taken (by id)
         self._pool: ConnectionPool[Any] | None = None
         self._opened = threading.Lock()
         self._away: str | None = None  # what the last probe found; requests are refused meanwhile
@@ -219,8 +248,8 @@ class PostgresDB:
                 # reconnect_timeout: a connection the pool could not make is given up soon, so the next
                 # request asks for a new one at once (rather than after the pool's backoff, minutes).
                 pool: ConnectionPool[Any] = ConnectionPool(
-                    self.url, min_size=1, max_size=1, open=False, configure=self._configure, kwargs=BOUNDED,
-                    check=ConnectionPool.check_connection, timeout=self._timeout, name=f"kazma-{self.schema}",
+                    self.url, min_size=1, max_size=CONNECTIONS, open=False, configure=self._configure, kwargs=BOUNDED,
+                    check=self._check, timeout=self._timeout, name=f"kazma-{self.schema}",
                     reconnect_timeout=self._timeout,
                 )
                 try:
@@ -231,8 +260,15 @@ class PostgresDB:
                 self._pool = pool
             return self._pool
 
+    def _check(self, conn: psycopg.Connection[Any]) -> None:
+        """A connection idle for a while is asked whether the server is still there before it is
+        used (the server restarted meanwhile); one used a moment ago is not asked again."""
+        if time.monotonic() - self._used.get(id(conn), 0.0) > CHECK_IDLE_SECONDS:
+            ConnectionPool.check_connection(conn)
+
     def _once(self, fn: Callable[[Conn], T], serializable: bool, committed: list[bool]) -> T:
         with self._open().connection() as raw:
+            self._used[id(raw)] = time.monotonic()
             raw.isolation_level = psycopg.IsolationLevel.SERIALIZABLE if serializable else None
             try:
                 result = fn(PgConn(raw))
@@ -253,7 +289,7 @@ class PostgresDB:
         started = time.monotonic()
 
         def again(err: BaseException) -> bool:
-            if isinstance(err, errors.SerializationFailure | errors.DeadlockDetected):
+            if _conflict(err):
                 return True
             # A connection lost before its commit: run again on a new one, for a moment. Lost at the
             # commit, whether it happened is unknown: the caller is told, nothing is run twice. A
@@ -262,14 +298,15 @@ class PostgresDB:
 
         def note(err: BaseException, pause: float) -> None:
             committing.clear()
-            log.info("%s: transaction run again (%s)", self.label, type(err).__name__)
+            log.info("%s: transaction run again (%s%s)", self.label, type(err).__name__,
+                     "" if isinstance(err, errors.TransactionRollback) else f": {str(err).strip()[:80]}")
 
         try:
             return retried(AGAIN, ATTEMPTS, CONFLICT_SECONDS, lambda: self._once(fn, serializable, committing),
                            again=again, note=note)
-        except errors.TransactionRollback:
-            raise  # beaten by other replicas every time: not the server away
         except _AWAY as err:
+            if _conflict(err):
+                raise  # beaten by other transactions every time: not the server away
             log.warning("%s cannot be used: %s", self.label, str(err).strip() or type(err).__name__)
             if not _slow(err):
                 self._away = why(err)  # the next request asks the server (a probe) rather than the pool
@@ -293,10 +330,37 @@ class PostgresDB:
         return problem
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, self._attempts, fn, False)
+        return await self._submit(fn, False, fence.held_chat())
 
     async def tx(self, fn: Callable[[Conn], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, self._attempts, fn, True)
+        return await self._submit(fn, True, "" if self._one_writer else fence.held_chat())
+
+    async def _submit(self, fn: Callable[[Conn], T], serializable: bool, chat: str | None) -> T:
+        """On a worker thread: at once, or in a lane (a chat whose lease the task holds: once every
+        transaction it, or a task it started, asked for before in that chat has ended, as one thread did)."""
+        loop = asyncio.get_running_loop()
+        if chat is None:
+            return await loop.run_in_executor(self._threads, self._attempts, fn, serializable)
+        before = self._lanes.get(chat)
+        mine: asyncio.Future[None] = loop.create_future()
+        self._lanes[chat] = mine
+
+        def ended(_: object = None) -> None:
+            if not mine.done():
+                mine.set_result(None)
+            if self._lanes.get(chat) is mine:
+                del self._lanes[chat]
+
+        if before is not None and not before.done():
+            try:
+                await asyncio.shield(before)
+            except BaseException:
+                before.add_done_callback(ended)  # the ones after this stay behind the one before it
+                raise
+        job = self._threads.submit(self._attempts, fn, serializable)
+        # Ended when the thread is done with it, even if whoever asked stopped waiting.
+        job.add_done_callback(lambda _: loop.call_soon_threadsafe(ended))
+        return await asyncio.wrap_future(job)
 
     async def purge_wal(self) -> None:
         """Deleted rows leave the tables' pages now (VACUUM), not at autovacuum's next pass."""
@@ -309,8 +373,8 @@ class PostgresDB:
                 for (table,) in tables:
                     conn.execute(sql.SQL("VACUUM {}.{}").format(sql.Identifier(self.schema), sql.Identifier(table)))
 
-        # On a thread of its own, with a connection of its own: the store's one thread goes on
-        # serving every other chat's transactions meanwhile. The rows went in a transaction that
+        # On a thread of its own, with a connection of its own: the store's threads go on
+        # serving the chats' transactions meanwhile. The rows went in a transaction that
         # committed before: a server away now only leaves their pages to autovacuum.
         try:
             await asyncio.to_thread(vacuum)
@@ -319,9 +383,9 @@ class PostgresDB:
 
     async def close(self) -> None:
         if self._pool is not None:
-            await asyncio.get_running_loop().run_in_executor(self._thread, self._pool.close)
+            await asyncio.get_running_loop().run_in_executor(self._threads, self._pool.close)
             self._pool = None
-        self._thread.shutdown(wait=True)
+        self._threads.shutdown(wait=True)
 
 
 def migrate(conn: psycopg.Connection[Any], schema: str, migrations: Sequence[str]) -> None:
