@@ -69,6 +69,7 @@ class ServerSettings(_Section):
     port: int = Field(ge=1, le=65_535)
     public_url: str
     first_cleanup_seconds: int = Field(ge=0, le=86_400, description="The first daily clean-up runs this long after start")
+    access_log: bool = Field(description="One line per request in the server's output")
 
 
 class AgentSettings(_Section):

@@ -91,7 +91,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
             config = uvicorn.Config(
                 create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",
+                access_log=settings.server.access_log,  # off unless asked: a line per request costs CPU on the loop
                 timeout_graceful_shutdown=SHUTDOWN_GRACE,
+                # uvloop and httptools (dependencies) when they are installed, else asyncio's loop and h11.
+                loop="auto", http="auto",
                 proxy_headers=False,  # X-Forwarded-Proto is Kazma's to believe or not (security.trust_proxy)
             )
             server = uvicorn.Server(config)

@@ -532,3 +532,25 @@ async def test_kazma_serve_prints_a_one_time_login_link_that_signs_the_browser_i
                 process.kill()
                 await process.wait()
         log.close()
+
+
+@pytest.mark.parametrize(("asked", "logged"), [({}, False), ({"KAZMA_SERVER__ACCESS_LOG": "true"}, True)])
+async def test_kazma_serve_prints_a_line_per_request_only_when_asked(tmp_path: Path, asked: dict[str, str], logged: bool) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
+    process = await asyncio.create_subprocess_exec(
+        str(VENV_BIN / "kazma"), "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        env={**env, "KAZMA_CONFIG": str(tmp_path / "none.toml"), "PYTHONUNBUFFERED": "1", **asked},
+    )
+    try:
+        await asyncio.wait_for(wait_until_up(base, process), 20)
+        async with httpx.AsyncClient(trust_env=False) as http:
+            assert (await http.get(f"{base}/api/chats")).status_code == 401
+    finally:
+        process.terminate()
+        out, _ = await asyncio.wait_for(process.communicate(), 10)
+    output = out.decode()
+    assert "Application startup complete" in output  # the server's own lines are printed either way
+    assert ('"GET /api/chats HTTP/1.1" 401' in output) is logged

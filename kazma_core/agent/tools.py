@@ -241,12 +241,23 @@ async def _sleep(ctx: ToolContext, args: SleepArgs) -> str:
     return f"Woke before {args.seconds:g} seconds: the turn was stopped."
 
 
-async def _big(ctx: ToolContext, args: BigArgs) -> str:
+BIG_PIECE = 57 * 1024  # raw bytes per piece: whole base64 lines (57 bytes each), a millisecond or so of work
+
+
+def _big_text(kb: int) -> str:
     # Text that compresses about as little as a real large result (a file, a page of data):
     # base64 lines of bytes drawn from a generator seeded with the size, so it is the same each time.
-    size = args.kb * 1024
-    text = base64.encodebytes(random.Random(args.kb).randbytes(size * 3 // 4 + 3)).decode("ascii")[:size]
-    return f"Here are {args.kb} KB: {text}"
+    size = kb * 1024
+    rng = random.Random(kb)
+    raw = size * 3 // 4 + 3
+    pieces = (base64.encodebytes(rng.randbytes(min(BIG_PIECE, raw - at))) for at in range(0, raw, BIG_PIECE))
+    return b"".join(pieces).decode("ascii")[:size]
+
+
+async def _big(ctx: ToolContext, args: BigArgs) -> str:
+    # Made in a thread, in pieces: megabytes made on the event loop would hold every other chat's
+    # requests that long (the thread gives the loop its turn between pieces).
+    return f"Here are {args.kb} KB: {await asyncio.to_thread(_big_text, args.kb)}"
 
 
 @dataclass(frozen=True)

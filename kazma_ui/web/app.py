@@ -29,7 +29,7 @@ from kazma_core.health import StoreHealth, Watched
 from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, sessions, settings_api
-from kazma_ui.web.guard import AllowedMethods, BodyLimit, SecurityHeaders, security_headers
+from kazma_ui.web.guard import Guard, security_headers
 
 log = logging.getLogger(__name__)
 FAVICON = pages.STATIC_DIR / "favicon.svg"
@@ -183,8 +183,5 @@ def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = Non
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=pages.STATIC_DIR), name="static")
     app.mount("/docs-assets", StaticFiles(directory=swagger_assets()), name="docs-assets")
-    app.add_middleware(AllowedMethods)
-    # Added last, so outermost: a body refused for its size gets the security headers too.
-    app.add_middleware(BodyLimit, limit=settings.limits.max_body_bytes)
-    app.add_middleware(SecurityHeaders, trust_proxy=settings.security.trust_proxy)
+    app.add_middleware(Guard, limit=settings.limits.max_body_bytes, trust_proxy=settings.security.trust_proxy)
     return app

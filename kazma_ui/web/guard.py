@@ -33,101 +33,72 @@ def is_https(scope: Scope) -> bool:
     return scope.get("scheme") in ("https", "wss")
 
 
+_HEADERS = (
+    (b"content-security-policy", PAGE_POLICY.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+)
+_HTTPS_HEADERS = (*_HEADERS, (b"strict-transport-security", f"max-age={HSTS_SECONDS}".encode()))
+
+
 def security_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     """The headers every answer to this request carries."""
-    extra = [
-        (b"content-security-policy", PAGE_POLICY.encode()),
-        (b"x-frame-options", b"DENY"),
-        (b"x-content-type-options", b"nosniff"),
-        (b"referrer-policy", b"no-referrer"),
-        (b"cross-origin-opener-policy", b"same-origin"),
-    ]
-    if is_https(scope):
-        extra.append((b"strict-transport-security", f"max-age={HSTS_SECONDS}".encode()))
-    return extra
+    return list(_HTTPS_HEADERS if is_https(scope) else _HEADERS)
 
 
-class SecurityHeaders:
-    """CSP with frame-ancestors, X-Frame-Options, nosniff and Referrer-Policy on every answer.
+class Guard:
+    """One layer in front of every route: the security headers, HTTPS known, the body bounded,
+    a true Allow header. One send wrapper for all of them: each layer more is a call per message.
 
-    With ``trust_proxy`` a request the reverse proxy marks ``X-Forwarded-Proto: https`` is
-    taken as HTTPS (so cookies are ``Secure``); without it that header means nothing."""
+    Security headers: CSP with frame-ancestors, X-Frame-Options, nosniff and Referrer-Policy on
+    every answer, a refusal of this layer's own too. With ``trust_proxy`` a request the reverse
+    proxy marks ``X-Forwarded-Proto: https`` is taken as HTTPS (so cookies are ``Secure``);
+    without it that header means nothing.
 
-    def __init__(self, app: ASGIApp, *, trust_proxy: bool) -> None:
+    Body: a request body over ``limit`` bytes is refused with 413 before any route reads it. A
+    declared Content-Length over the limit is refused unread; a chunked body is read up to the
+    limit, then either refused or handed on whole.
+
+    Allow: a 405 names every method its path takes. Starlette's router answers from one route of
+    the path only, so /api/chats (a GET route and a POST route) said "POST"."""
+
+    def __init__(self, app: ASGIApp, *, limit: int, trust_proxy: bool) -> None:
         self.app = app
+        self.limit = limit
         self.trust_proxy = trust_proxy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        kind = scope["type"]
+        if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         if self.trust_proxy:
             forwarded = _header(scope, b"x-forwarded-proto").split(",")[0].strip().lower()
             if forwarded in ("https", "http"):
                 secure = forwarded == "https"
-                scope["scheme"] = ("wss" if secure else "ws") if scope["type"] == "websocket" else forwarded
+                scope["scheme"] = ("wss" if secure else "ws") if kind == "websocket" else forwarded
         extra = security_headers(scope)
 
-        async def with_headers(message: Message) -> None:
+        async def guarded(message: Message) -> None:
             if message["type"] == "http.response.start":
-                present = {name.lower() for name, _ in message.get("headers", [])}
-                message["headers"] = [*message.get("headers", []), *(h for h in extra if h[0] not in present)]
+                headers = message.get("headers", [])
+                if message["status"] == 405 and kind == "http":
+                    methods = allowed_methods(scope)
+                    if methods:
+                        headers = [(name, value) for name, value in headers if name.lower() != b"allow"]
+                        headers.append((b"allow", ", ".join(methods).encode()))
+                present = {name.lower() for name, _ in headers}
+                message["headers"] = [*headers, *(h for h in extra if h[0] not in present)]
             await send(message)
 
-        await self.app(scope, receive, with_headers)
+        if kind == "http":
+            await self._bounded(scope, receive, guarded)
+        else:
+            await self.app(scope, receive, guarded)
 
-
-class AllowedMethods:
-    """A 405 names in its Allow header every method its path takes. Starlette's router answers
-    from one route of the path only, so /api/chats (a GET route and a POST route) said "POST"."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_allow(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] == 405:
-                methods = allowed_methods(scope)
-                if methods:
-                    kept = [(name, value) for name, value in message.get("headers", []) if name.lower() != b"allow"]
-                    message["headers"] = [*kept, (b"allow", ", ".join(methods).encode())]
-            await send(message)
-
-        await self.app(scope, receive, with_allow)
-
-
-def allowed_methods(scope: Scope) -> list[str]:
-    """The methods some route of this request's path takes, each asked of the app's router as a
-    request of its own would be (a mounted folder of files is left out: it takes GET only)."""
-    routes = [r for r in getattr(getattr(scope.get("app"), "router", None), "routes", ()) if not isinstance(r, Mount)]
-    return [
-        method for method in METHODS
-        if any(route.matches({**_probe(scope), "method": method})[0] is Match.FULL for route in routes)
-    ]
-
-
-def _probe(scope: Scope) -> Scope:
-    return {"type": "http", "path": scope["path"], "root_path": scope.get("root_path", ""), "headers": []}
-
-
-class BodyLimit:
-    """Refuse a request body over ``limit`` bytes with 413, before any route reads it.
-
-    A declared Content-Length over the limit is refused unread; a chunked body is read up
-    to the limit, then either refused or handed on whole."""
-
-    def __init__(self, app: ASGIApp, *, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def _bounded(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = _header(scope, b"content-length")
         if declared:
             if not declared.isdigit():
@@ -166,6 +137,20 @@ class BodyLimit:
             "Send less at a time.",
             limit=self.limit, setting="limits.max_body_bytes",
         )
+
+
+def allowed_methods(scope: Scope) -> list[str]:
+    """The methods some route of this request's path takes, each asked of the app's router as a
+    request of its own would be (a mounted folder of files is left out: it takes GET only)."""
+    routes = [r for r in getattr(getattr(scope.get("app"), "router", None), "routes", ()) if not isinstance(r, Mount)]
+    return [
+        method for method in METHODS
+        if any(route.matches({**_probe(scope), "method": method})[0] is Match.FULL for route in routes)
+    ]
+
+
+def _probe(scope: Scope) -> Scope:
+    return {"type": "http", "path": scope["path"], "root_path": scope.get("root_path", ""), "headers": []}
 
 
 def _header(scope: Scope, name: bytes) -> str:
