@@ -128,6 +128,7 @@ class Core:
                 log.warning("the sweep of dead holders' chats failed (%s)", err)
 
     async def close(self) -> None:
+        await self.kept.purged()
         if isinstance(self.events, RelayedBus):
             await self.events.close()
         await self.snapshots.close()

@@ -290,8 +290,9 @@ class RewindService:
                 head = await self.core.snapshots.head(chat_id, info.id)
                 if head is None:
                     raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
-                # Only the last restore can be undone: what an earlier one took back goes for good now.
-                await self.core.kept.drop(chat_id, TURN)
+                # Only the last restore can be undone: what an earlier one took back goes for good now
+                # (the files' write-ahead logs emptied after the answer).
+                await self.core.kept.drop(chat_id, TURN, purge_later=True)
                 attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
                 messages = await self._step_messages(chat_id, head)
                 point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
@@ -359,6 +360,8 @@ class RewindService:
             await self.core.snapshots.drop_kept_except(await self.rows.live_restores())
         except StoreUnavailable as err:
             log.warning("kept-aside steps not checked at start: %s", err.message)
+        # A process killed before a restore's purge left what it gave up in the write-ahead logs.
+        self.core.kept.purge_soon()
         return finished
 
     async def fork(

@@ -1,5 +1,6 @@
 """Crashes during an undo: a SIGKILL at any stage leaves, after the next start, the restore whole or
-the undo whole; a kill while a turn drops an undo leaves no kept-aside step behind."""
+the undo whole; a kill while a turn drops an undo leaves no kept-aside step behind; a kill before
+the write-ahead logs are emptied (after a newer restore ended the undo) leaves them emptied by the next start."""
 
 from __future__ import annotations
 
@@ -22,9 +23,15 @@ from kazma_core.settings import load_settings
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
+from kazma_core.undo_keep import UndoKeep
 from kazma_ui.thread_rewind import RewindService
 
 stage, data_dir, user_name, chat_id, what = sys.argv[1:]
+
+def die_before(owner, name):
+    async def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+    setattr(owner, name, die)
 
 def die_after(owner, name):
     original = getattr(owner, name)
@@ -42,13 +49,21 @@ STAGES = {
     # a turn starting drops the undo: kazma.db's part, then the kept-aside steps
     "turn": (SqlConversationStore, "drop_history"),
 }
-die_after(*STAGES[stage])
+if stage == "purge":
+    # a newer restore ended the undo and answered; its write-ahead logs are emptied in the background
+    die_before(UndoKeep, "purge")
+else:
+    die_after(*STAGES[stage])
 
 async def main():
     core = await Core.open(load_settings(data_dir=data_dir))
     user = await core.store.user_by_name(user_name)
     if what == "undo":
         await RewindService(core).undo(user, "test", chat_id)
+    elif what == "restore":
+        target = [s for s in await core.snapshots.list_steps(chat_id) if s.turn_index == 2][-1]
+        await RewindService(core).restore(user, "test", chat_id, target.id)
+        await core.kept.purged()
     else:
         await core.turns.send(chat_id, what)
 
@@ -137,5 +152,31 @@ async def test_a_turn_killed_while_dropping_the_undo_leaves_no_kept_step(tmp_pat
         assert kept_steps(data) == 0
         assert await seen(core, chat_id) == restored
         assert (await core.turns.send(chat_id, "and now?")).turn_index == 3
+    finally:
+        await core.close()
+
+
+def files_holding(data: Path, text: str) -> list[str]:
+    marker = text.encode()
+    return [p.name for p in sorted(data.rglob("*")) if p.is_file() and marker in p.read_bytes()]
+
+
+async def test_a_restore_killed_before_emptying_the_logs_leaves_them_emptied_by_the_next_start(tmp_path: Path) -> None:
+    """A newer restore ends the last one's undo and answers before the write-ahead logs are emptied
+    (that runs after the answer); killed then, what the first restore took back is still in the
+    files, and the next start empties them."""
+    data = tmp_path / "data"
+    chat_id, _, restored = await prepared(data)
+    run_child("purge", data, chat_id, "restore")
+    assert files_holding(data, "coffee"), "killed before the purge: the given-up text is still in a file"
+
+    core = await Core.open(make_settings(data))
+    try:
+        await core.recover()
+        await RewindService(core).recover()
+        await core.kept.purged()
+        assert files_holding(data, "coffee") == []
+        assert kept_steps(data) == 0
+        assert await seen(core, chat_id) == restored
     finally:
         await core.close()
