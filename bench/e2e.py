@@ -8,7 +8,12 @@ For each server, in a fresh data folder, default settings, the offline model:
    folder and bytes the server wrote to disk (/proc/PID/io write_bytes) at each size; at the
    full length, the folder once the server has stopped, against the raw text of the conversation;
 2. turn latency: a message to the long chat and one to a new chat, alternated;
-3. restore (to the newest step) and fork (of it) over HTTP at the full length;
+3. reads at the full length, each the median of several: the Time Travel listing of the long chat,
+   the newest step's newest page (`?limit=100`), the transcript's newest page (`?limit=100`);
+   then restore (to the newest step) and fork (of it) over HTTP (a restore or fork refused, a
+   step saved cut say, is counted and shown, not a crash); last the step and the transcript read
+   whole; the server's memory (/proc/PID/status: VmRSS, and VmHWM, the peak) when the chat has
+   grown, after the page reads, restores and forks, and after the whole reads;
 4. 20 chats x 20 messages at once: messages/s, p50, p99;
 5. `big 2000` then 8 messages, with tool results cut at 4 MB instead of 64 KB for this phase so
    the 2 MB result is stored whole: how much the stopped data folder grew; and another user's
@@ -25,6 +30,12 @@ a private one started from Debian's binaries as the tests do.
 The machine is shared and noisy: read the ratios, measured minutes apart at most.
 
     .venv/bin/python bench/e2e.py [--quick] [--messages 1000] [--only kazma stock kazma-pg kazma-pg2]
+
+How long it takes (2 cores, shared): with the default 1,000 messages about 6 minutes for all
+four; with --messages 10000 the growth dominates: kazma's part 10-13 minutes, the stock
+server's well over an hour (its growth grows with the square of the length: every checkpoint
+is a whole copy). The time each phase took is printed to stderr as it goes, each server's
+figures as soon as its run ends, and the whole run's time at the end.
 """
 
 from __future__ import annotations
@@ -72,7 +83,7 @@ PARAGRAPH = (  # about 570 characters: a message of some substance, as pasted no
     "I have about three hours a week for it. "
 )
 TARGETS = {
-    "ratio": 1.3, "folder_x_raw": 4.0, "restore_ms": 20.0, "fork_ms": 20.0,
+    "ratio": 1.3, "folder_x_raw": 4.0, "restore_ms": 20.0, "fork_ms": 20.0, "read_ms": 20.0, "rss_mb": 200.0,
     "throughput": 250.0, "p99_ms": 300.0, "cpu_ms": 5.0, "big_growth_mb": 5.0, "other_p99_ms": 100.0,
 }
 
@@ -94,6 +105,16 @@ def ms(seconds: float) -> float:
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def memory(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of a process, in bytes: its resident memory now and at its peak."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0]) * 1024
+    return found.get("VmRSS", 0), found.get("VmHWM", 0)
 
 
 def wal_bytes(database_url: str) -> int:
@@ -167,6 +188,10 @@ class Server:
             ticks += int(fields[11]) + int(fields[12])  # utime, stime
         return ticks / os.sysconf("SC_CLK_TCK")
 
+    def memory(self) -> tuple[int, int]:
+        """(VmRSS, VmHWM) of the largest replica (for one server, of it)."""
+        return max(memory(process.pid) for process in self.processes)
+
     def wal_written(self) -> int:
         return wal_bytes(self.database_url) - self.wal_at_start if self.database_url else 0
 
@@ -203,8 +228,14 @@ class Result:
     raw_text: int = 0
     fresh_ms: float = 0.0
     long_ms: float = 0.0
-    restore_ms: float = 0.0
-    fork_ms: float = 0.0
+    restore_ms: float = float("nan")
+    fork_ms: float = float("nan")
+    refused: dict[str, int] = field(default_factory=dict)  # "restore: snapshot_truncated" -> times
+    grown_rss: tuple[int, int] = (0, 0)  # (VmRSS, VmHWM) once the chat has grown
+    after_rss: tuple[int, int] = (0, 0)  # ... after the page reads, restores and forks at the full length
+    whole_rss: tuple[int, int] = (0, 0)  # ... then after reading the step and the transcript whole
+    reads: dict[str, float] = field(default_factory=dict)  # what was read -> p50 ms
+    growth_s: float = 0.0
     throughput: float = 0.0
     p50_ms: float = 0.0
     p99_ms: float = 0.0
@@ -243,6 +274,31 @@ async def send(http: httpx.AsyncClient, thread: str, text: str) -> tuple[float, 
     return took, r.json()
 
 
+async def timed_get(http: httpx.AsyncClient, path: str, times: int) -> float:
+    """The median time of reading `path` (ms), after one read that warms what a person's first
+    read would find cold."""
+    (await http.get(path)).raise_for_status()
+    took = []
+    for _ in range(times):
+        start = time.perf_counter()
+        (await http.get(path)).raise_for_status()
+        took.append(time.perf_counter() - start)
+    return ms(statistics.median(took))
+
+
+async def attempt(http: httpx.AsyncClient, path: str, body: dict[str, str], out: Result, what: str) -> float | None:
+    """The time of a restore or fork (s), or None when refused (counted in out.refused by its code)."""
+    start = time.perf_counter()
+    r = await http.post(path, json=body)
+    took = time.perf_counter() - start
+    if r.status_code in (409, 404, 413):
+        key = f"{what}: {r.json().get('error', r.status_code)}"
+        out.refused[key] = out.refused.get(key, 0) + 1
+        return None
+    r.raise_for_status()
+    return took
+
+
 def lengths(messages: int) -> tuple[int, ...]:
     """Where the long chat is measured on its way: a tenth, half and all of it, in whole turns."""
     return tuple(max(2, messages * k // 10 // 2 * 2) for k in (1, 5, 10))
@@ -259,6 +315,7 @@ async def run(kind: str, quick: bool, messages: int, base: Path, database_url: s
     server = Server(kind, data, env, database_url)
     out = Result()
     await server.start()
+    began = time.perf_counter()
     async with client(server, tokens["ann"]) as http:
         long_chat = (await http.post("/api/chats", json={})).json()["thread_id"]
         count, raw = 0, 0
@@ -269,8 +326,10 @@ async def run(kind: str, quick: bool, messages: int, base: Path, database_url: s
                 count += 2
                 raw += len(text.encode()) + len(answer["reply"].encode())
             out.sizes[target] = (server.stored(), server.written())
-            print(f"  {kind}: {target} messages", file=sys.stderr)
+            print(f"  {kind}: {target} messages ({time.perf_counter() - began:.0f} s)", file=sys.stderr)
         out.raw_text = raw
+    out.growth_s = time.perf_counter() - began
+    out.grown_rss = server.memory()
     await server.stop()
     out.stopped_folder = server.stored()
     await server.start()
@@ -283,16 +342,37 @@ async def run(kind: str, quick: bool, messages: int, base: Path, database_url: s
             long.append((await send(http, long_chat, f"again {i}: {PARAGRAPH}"))[0])
         out.fresh_ms, out.long_ms = ms(statistics.median(fresh)), ms(statistics.median(long))
 
+        reads = 5 if quick else 15
+        steps = f"/api/replay/snapshots/{long_chat}"
+        newest = (await http.get(steps)).json()["snapshots"][-1]["snapshot_id"]
+        for label, path in (
+            ("Time Travel listing", steps),
+            ("a step's view, newest page", f"{steps}/{newest}?limit=100"),
+            ("transcript, newest page", f"/api/chats/{long_chat}/messages?limit=100"),
+        ):
+            out.reads[label] = await timed_get(http, path, reads)
+
         restores, forks = [], []
         for _ in range(5 if quick else 15):
-            newest = (await http.get(f"/api/replay/snapshots/{long_chat}")).json()["snapshots"][-1]["snapshot_id"]
-            start = time.perf_counter()
-            (await http.post("/api/replay/restore", json={"thread_id": long_chat, "snapshot_id": newest})).raise_for_status()
-            restores.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            (await http.post("/api/replay/fork", json={"thread_id": long_chat, "snapshot_id": newest})).raise_for_status()
-            forks.append(time.perf_counter() - start)
-        out.restore_ms, out.fork_ms = ms(statistics.median(restores)), ms(statistics.median(forks))
+            newest = (await http.get(steps)).json()["snapshots"][-1]["snapshot_id"]
+            ref = {"thread_id": long_chat, "snapshot_id": newest}
+            if (took := await attempt(http, "/api/replay/restore", ref, out, "restore")) is not None:
+                restores.append(took)
+            if (took := await attempt(http, "/api/replay/fork", ref, out, "fork")) is not None:
+                forks.append(took)
+        if restores:
+            out.restore_ms = ms(statistics.median(restores))
+        if forks:
+            out.fork_ms = ms(statistics.median(forks))
+        out.after_rss = server.memory()
+        # Last, what a client asking for the whole of a long chat costs (and the memory it leaves).
+        for label, path in (
+            ("a step's view, whole", f"{steps}/{newest}"),
+            ("transcript, whole", f"/api/chats/{long_chat}/messages"),
+        ):
+            out.reads[label] = await timed_get(http, path, reads)
+        out.whole_rss = server.memory()
+        print(f"  {kind}: reads, restores and forks done", file=sys.stderr)
 
     async def one_chat(name: str) -> list[float]:
         async with client(server, tokens[name]) as http:
@@ -368,6 +448,18 @@ def report(results: dict[str, Result], messages: int) -> None:
     row(f"  {n}-message / new chat", [results[k].long_ms / results[k].fresh_ms for k in kinds], ".2f")
     row(f"restore at {n} over HTTP, p50 (ms)", [results[k].restore_ms for k in kinds], ".1f")
     row(f"fork at {n} over HTTP, p50 (ms)", [results[k].fork_ms for k in kinds], ".1f")
+    for label in results[kinds[0]].reads:
+        row(f"{label} at {n}, p50 (ms)"[:44], [results[k].reads.get(label, float("nan")) for k in kinds], ".1f")
+    row(f"server RSS at {n} grown (MB)", [results[k].grown_rss[0] / 1e6 for k in kinds], ".0f")
+    row("  peak while growing, VmHWM (MB)", [results[k].grown_rss[1] / 1e6 for k in kinds], ".0f")
+    row("  after page reads, restores, forks (MB)", [results[k].after_rss[0] / 1e6 for k in kinds], ".0f")
+    row("  peak since the restart, VmHWM (MB)", [results[k].after_rss[1] / 1e6 for k in kinds], ".0f")
+    row("  after whole reads too (MB)", [results[k].whole_rss[0] / 1e6 for k in kinds], ".0f")
+    row("  peak with whole reads, VmHWM (MB)", [results[k].whole_rss[1] / 1e6 for k in kinds], ".0f")
+    row(f"growing to {n} messages took (s)", [results[k].growth_s for k in kinds], ".0f")
+    for k in kinds:
+        for what, times in results[k].refused.items():
+            print(f"  {k}: {what} refused {times} times")
     row("20 chats x 20 messages: messages/s", [results[k].throughput for k in kinds], ".0f")
     row("  p50 (ms)", [results[k].p50_ms for k in kinds], ".0f")
     row("  p99 (ms)", [results[k].p99_ms for k in kinds], ".0f")
@@ -383,6 +475,9 @@ def report(results: dict[str, Result], messages: int) -> None:
             (f"folder at {n} <= 4x the raw text", r.stopped_folder / r.raw_text <= t["folder_x_raw"]),
             ("restore <= 20 ms over HTTP", r.restore_ms <= t["restore_ms"]),
             ("fork <= 20 ms over HTTP", r.fork_ms <= t["fork_ms"]),
+            ("Time Travel listing <= 20 ms", r.reads["Time Travel listing"] <= t["read_ms"]),
+            ("a step's view (newest page) <= 20 ms", r.reads["a step's view, newest page"] <= t["read_ms"]),
+            ("server RSS <= 200 MB (peak, with paged reads)", max(r.grown_rss[1], r.after_rss[1]) <= t["rss_mb"] * 1e6),
             (">= 250 messages/s, p99 <= 300 ms", r.throughput >= t["throughput"] and r.p99_ms <= t["p99_ms"]),
             ("server CPU <= 5 ms per message (20 x 20)", r.cpu_ms_per_turn <= t["cpu_ms"]),
             ("big 2000 + 8 grows the folder <= 5 MB", r.big_growth <= t["big_growth_mb"] * 1e6),
@@ -402,6 +497,7 @@ async def main() -> None:
     if args.messages < 20:
         parser.error("--messages: at least 20")
     kinds = args.only or list(SERVERS)
+    began = time.perf_counter()
     base = Path(tempfile.mkdtemp(prefix="kazma-e2e-"))
     try:
         with contextlib.ExitStack() as stack:
@@ -412,7 +508,11 @@ async def main() -> None:
             for kind in kinds:
                 url = stack.enter_context(fresh_database(admin)) if kind in REPLICAS else ""
                 results[kind] = await run(kind, args.quick, args.messages, base, url)
+                if kind != kinds[-1]:  # a long run of the next server does not hold these back
+                    report({kind: results[kind]}, args.messages)
+                    print(f"({kind} done after {(time.perf_counter() - began) / 60:.1f} minutes)", flush=True)
             report(results, args.messages)
+            print(f"\nThe run took {(time.perf_counter() - began) / 60:.1f} minutes.")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -92,7 +92,7 @@ async def undo(cmd: ReplayUndo, ctx: CommandContext) -> CommandResult:
 
 
 async def show(cmd: ReplayShow, ctx: CommandContext) -> CommandResult:
-    step = await ctx.target.get_step(cmd.step)
+    step = await ctx.target.get_step(cmd.step, limit=render.SHOWN)
     return CommandResult("answer", render.step_view(step, ctx.lang), ShowAnswer(step=step), ephemeral=True)
 
 

@@ -13,6 +13,7 @@ from kazma_ui.rewind_results import Comparison, MessageView, RestorePreview, Res
 # Discord's 2000-character message is the smallest of the surfaces; a text that fits
 # it can be sent whole everywhere.
 TEXT_LIMIT = 1900
+SHOWN = 50  # /replay show reads the step's newest messages: no more of them fit in one chat message
 LINE_LIMIT = 160
 QUESTION_LIMIT = 60
 
@@ -144,9 +145,9 @@ def step_view(detail: StepDetail, lang: str) -> str:
             break
         kept.insert(0, line)
         budget -= len(line) + 1
-    body = [t("show_messages", lang, count=len(messages))]
-    if len(kept) < len(messages):
-        body.append(t("earlier_messages", lang, count=len(messages) - len(kept)))
+    body = [t("show_messages", lang, count=step.message_count)]
+    if len(kept) < step.message_count:
+        body.append(t("earlier_messages", lang, count=step.message_count - len(kept)))
     return fit("\n".join([*head, *body, *kept, *tail]))
 
 

@@ -31,8 +31,8 @@ class ServiceTarget:
     async def list_steps(self) -> StepList:
         return await self.service.list_steps(self.user, self.surface, self.chat_id, self.grant)
 
-    async def get_step(self, address: str) -> StepDetail:
-        return await self.service.get_step(self.user, self.surface, self.chat_id, address, self.grant)
+    async def get_step(self, address: str, limit: int | None = None) -> StepDetail:
+        return await self.service.get_step(self.user, self.surface, self.chat_id, address, self.grant, limit=limit)
 
     async def preview_restore(self, address: str) -> RestorePreview:
         return await self.service.preview_restore(

@@ -35,7 +35,9 @@ class Target(Protocol):
 
     async def list_steps(self) -> StepList: ...
 
-    async def get_step(self, address: str) -> StepDetail: ...
+    async def get_step(self, address: str, limit: int | None = None) -> StepDetail:
+        """The step with its newest `limit` messages (all of them without)."""
+        ...
 
     async def preview_restore(self, address: str) -> RestorePreview:
         """What a restore would take back; refused, as the restore would be, when it cannot happen

@@ -133,6 +133,7 @@ class Core:
                 log.exception("the sweep of dead holders' chats failed")
 
     async def close(self) -> None:
+        await self.kept.purged()
         if isinstance(self.events, RelayedBus):
             await self.events.close()
         await self.snapshots.close()

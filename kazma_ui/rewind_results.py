@@ -136,6 +136,11 @@ class StepDetail(Shape):
     scratchpad: Any = None
     model: Any = None
     gates: Any = None
+    # A page of the messages (?before=&limit=): the position of its first, and whether older remain.
+    first: int = 0
+    more: bool = False
+    # The messages from this position on are new since the chat's previous step (what this step added).
+    added_from: int = 0
 
 
 # --- restore, undo, fork, clear -------------------------------------------------------------------

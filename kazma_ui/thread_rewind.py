@@ -54,6 +54,7 @@ from kazma_ui.rewind_results import (
 )
 from kazma_ui.rewind_audit import Audited
 from kazma_ui.rewind_undo import Undos
+from kazma_ui.paging import window
 from kazma_ui.step_address import step_prefix
 from kazma_ui.step_views import compare_states, message_view, side_effects, step_label
 
@@ -157,11 +158,14 @@ class RewindService:
         return StepList(chat_id=chat_id, steps=[step_view(i) for i in infos], turns=list(turns.values()))
 
     async def get_step(
-        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None,
+        *, before: int | None = None, limit: int | None = None,
     ) -> StepDetail:
+        """The step with its messages: all of them, or one page (`kazma_ui/paging.py`: the newest
+        `limit`, or those before position `before`), read from the store without the others."""
         await self._access(user, chat_id, grant, READ)
         info = await self.resolve(chat_id, address)
-        step = await self.core.snapshots.get(chat_id, info.id)
+        step = await self.core.snapshots.get(chat_id, info.id, window(info.message_count, before, limit))
         if step is None:
             raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
         state = step.state
@@ -169,6 +173,7 @@ class RewindService:
             step=step_view(info), messages=[message_view(m) for m in state.get("messages", [])],
             plan=state.get("plan"), routing=state.get("routing"), cost=state.get("cost"),
             scratchpad=state.get("scratchpad"), model=state.get("model"), gates=state.get("gates"),
+            first=step.first, more=step.first > 0, added_from=step.added_from,
         )
 
     async def preview_restore(
@@ -285,8 +290,9 @@ class RewindService:
                 head = await self.core.snapshots.head(chat_id, info.id)
                 if head is None:
                     raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
-                # Only the last restore can be undone: what an earlier one took back goes for good now.
-                await self.core.kept.drop(chat_id, TURN)
+                # Only the last restore can be undone: what an earlier one took back goes for good now
+                # (the files' write-ahead logs emptied after the answer).
+                await self.core.kept.drop(chat_id, TURN, purge_later=True)
                 attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
                 messages = await self._step_messages(chat_id, head)
                 point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
@@ -354,6 +360,8 @@ class RewindService:
             await self.core.snapshots.drop_kept_except(await self.rows.live_restores())
         except StoreUnavailable as err:
             log.warning("kept-aside steps not checked at start: %s", err.message)
+        # A process killed before a restore's purge left what it gave up in the write-ahead logs.
+        self.core.kept.purge_soon()
         return finished
 
     async def fork(

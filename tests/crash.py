@@ -54,6 +54,14 @@ def stages() -> dict[str, tuple[Any, str]]:
     }
 
 
+def stages_before() -> dict[str, tuple[Any, str]]:
+    """Where a child can be cut before a method runs: (owner, name of the method it dies on calling)."""
+    from kazma_core.undo_keep import UndoKeep
+
+    # a newer restore ended the undo and answered; the write-ahead logs are emptied after the answer
+    return {"undo-purge": (UndoKeep, "purge")}
+
+
 def child_command(stage: str, data: Path, chat_id: str, action: str, arg: str = "", user: str = "ann") -> list[str]:
     return [sys.executable, "-m", "tests.crash", stage, str(data), user, chat_id, action, arg]
 
@@ -101,6 +109,13 @@ async def start_serve(data: Path, env: dict[str, str], log: Path) -> tuple[async
             await asyncio.sleep(0.05)
 
 
+def _die_before(owner: Any, name: str) -> None:
+    async def die(*args: Any, **kwargs: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    setattr(owner, name, die)
+
+
 def _die_after(owner: Any, name: str) -> None:
     original = getattr(owner, name)
 
@@ -123,6 +138,7 @@ async def _child(data_dir: str, user_name: str, chat_id: str, action: str, arg: 
     user = await core.store.user_by_name(user_name)
     if action == "restore":
         await RewindService(core).restore(user, "test", chat_id, arg)
+        await core.kept.purged()  # what the restore left to run after its answer
     elif action == "undo":
         await RewindService(core).undo(user, "test", chat_id)
     else:
@@ -131,6 +147,8 @@ async def _child(data_dir: str, user_name: str, chat_id: str, action: str, arg: 
 
 if __name__ == "__main__":
     stage, data_dir, user_name, chat_id, action, arg = sys.argv[1:7]
-    if stage != "none":
+    if stage in stages_before():
+        _die_before(*stages_before()[stage])
+    elif stage != "none":
         _die_after(*stages()[stage])
     asyncio.run(_child(data_dir, user_name, chat_id, action, arg))

@@ -144,3 +144,23 @@ async def test_compare_shows_the_two_steps_side_by_side_in_words_with_exact_coun
             assert "{" not in body and '"' not in body and "[" not in body, body
         await shot(page, name)
         await page.context.close()
+
+
+async def test_a_long_step_opens_on_its_newest_page_marks_what_it_added_and_scrolling_up_brings_the_rest(web: Web) -> None:
+    chat = await web.chat("long step", *(f"calc {n}+0" for n in range(1, 56)))  # 4 messages a turn: 220
+    page = await open_page(web, f"/replay?thread={chat}", DESK)
+    await page.locator(".step-button").last.click()
+    await expect(page.locator("#step-detail h2")).to_contain_text("turn 55, step 1")
+    saved = page.locator("#saved-messages .message")
+    await expect(saved).to_have_count(100)  # the newest page only
+    await expect(saved.last).to_contain_text("55+0 = 55")
+    await expect(page.locator("#saved-messages .older-note")).to_have_text("120 earlier messages: scroll up to read them.")
+    # The step added the turn's answer; the question and the tool's call and result came with the step before.
+    await expect(page.locator("#saved-messages .message.added")).to_have_count(1)
+    await expect(page.locator("#saved-messages .message.added")).to_contain_text("new in this step")
+    await view_shot(page, "time-travel-long-step.png")
+    for shown in (200, 220):
+        await page.evaluate("document.getElementById('saved-messages').scrollTop = 0")
+        await expect(saved).to_have_count(shown)
+    await expect(page.locator("#saved-messages .older-note")).to_have_count(0)
+    await expect(page.locator('#saved-messages [data-role="user"] .text').first).to_have_text("calc 1+0")

@@ -141,6 +141,42 @@ async def test_a_step_read_by_an_eight_character_prefix_shows_its_messages(ann: 
     assert {"plan", "routing", "cost", "scratchpad", "model", "gates"} <= body.keys()
 
 
+async def test_a_steps_messages_page_as_the_transcript_does_and_mark_what_the_step_added(ann: Person) -> None:
+    chat = await new_chat(ann.http)
+    for n in range(1, 6):
+        await say(ann.http, chat, f"note {n}")
+    last = (await step_ids(ann.http, chat))[-1]
+    path = f"/api/replay/snapshots/{chat}/{last}"
+    whole = ok(await ann.http.get(path))
+    assert [m["text"] for m in whole["messages"] if m["role"] == "user"] == [f"note {n}" for n in range(1, 6)]
+    assert whole["first"] == 0 and whole["more"] is False
+    count = whole["snapshot"]["message_count"]
+    assert count == len(whole["messages"]) == 10
+
+    # The newest page, then the pages before it, oldest first within each: together the whole step.
+    page = ok(await ann.http.get(path, params={"limit": 4}))
+    assert (page["first"], page["more"]) == (6, True)
+    assert page["messages"] == whole["messages"][6:]
+    assert page["snapshot"]["message_count"] == count  # the step is counted whole, not the page
+    read = page["messages"]
+    while page["more"]:
+        page = ok(await ann.http.get(path, params={"before": page["first"], "limit": 4}))
+        read = page["messages"] + read
+    assert read == whole["messages"] and page["first"] == 0
+    assert ok(await ann.http.get(path, params={"before": 3}))["messages"] == whole["messages"][:3]  # a page of 100
+    assert ok(await ann.http.get(path, params={"before": 0}))["messages"] == []
+
+    # What the step added: its turn's question and answer, new since the chat's step before.
+    assert whole["added_from"] == 8
+    assert [m["text"] for m in whole["messages"][whole["added_from"]:]][0] == "note 5"
+    assert ok(await ann.http.get(path, params={"limit": 1}))["added_from"] == 8
+    first = (await step_ids(ann.http, chat))[0]
+    assert ok(await ann.http.get(f"/api/replay/snapshots/{chat}/{first}"))["added_from"] == 0  # all of it is new
+
+    for bad in ({"limit": 0}, {"limit": 1001}, {"before": -1}, {"before": "x"}):
+        error_of(await ann.http.get(path, params=bad), 422, "invalid_input")
+
+
 async def test_the_restore_preview_names_the_file_written_after_the_step(ann: Person, settings: Settings) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "calc 1+1")

@@ -99,3 +99,32 @@ async def test_a_copied_step_reads_back_the_same_and_its_chat_grows_from_it(tmp_
         assert await store.usage("dst") == (2, dst_bodies + dst_rows)
     finally:
         await store.close()
+
+
+async def test_any_page_of_a_step_reads_as_that_slice_of_it_and_what_it_added_is_what_it_does_not_share(tmp_path: Path) -> None:
+    """A step whose references are several runs (its last message changed under its id: a new body
+    number): every window of it reads the same messages as the whole, and `added_from` is where
+    it stops sharing bodies with the chat's step before it."""
+    store = SqlSnapshotStore(SqliteDB(tmp_path / "snapshots.db", MIGRATIONS, secure_delete=True))
+    try:
+        first = [HumanMessage(f"q{n}", id=f"h{n}") for n in range(6)]
+        await store.put(new_step("c", first), ROOMY)
+        second = [*first[:5], AIMessage("changed", id="h5"), HumanMessage("new", id="h6")]
+        result = await store.put(new_step("c", second), ROOMY)
+        whole = await store.get("c", result.info.id)
+        assert whole is not None and (whole.first, whole.added_from) == (0, 5)
+        texts = [m["data"]["content"] for m in whole.state["messages"]]
+        assert texts == ["q0", "q1", "q2", "q3", "q4", "changed", "new"]
+        with sqlite3.connect(tmp_path / "snapshots.db") as conn:
+            (refs,) = conn.execute("SELECT refs FROM steps WHERE id = ?", (result.info.id,)).fetchone()
+        assert len(orjson.loads(refs)) == 2
+        for start in range(8):
+            for stop in range(start, 8):
+                page = await store.get("c", result.info.id, (start, stop))
+                assert page is not None
+                assert [m["data"]["content"] for m in page.state["messages"]] == texts[start:stop]
+                assert page.first == start and page.added_from == 5
+        oldest = (await store.list_steps("c"))[0]
+        assert (await store.get("c", oldest.id)).added_from == 0  # type: ignore[union-attr]  # nothing before it
+    finally:
+        await store.close()

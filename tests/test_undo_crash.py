@@ -1,5 +1,6 @@
 """Crashes during an undo: a SIGKILL at any stage leaves, after the next start, the restore whole or
-the undo whole; a kill while a turn drops an undo leaves no kept-aside step behind."""
+the undo whole; a kill while a turn drops an undo leaves no kept-aside step behind; a kill before
+the write-ahead logs are emptied (after a newer restore ended the undo) leaves them emptied by the next start."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tests.crash import run_killed
 # An undo (or the turn that drops it) cut right after each of its stages (tests/crash.py holds the
 # child and the stage table).
 CUT_AT = {"checks": "checks", "checkpoint": "undo-checkpoint", "steps": "undo-steps", "done": "undo-done",
-          "turn": "turn-drops-undo"}
+          "turn": "turn-drops-undo",
+          "purge": "undo-purge"}
 
 
 async def seen(core: Core, chat_id: str) -> dict[str, Any]:
@@ -101,5 +103,36 @@ async def test_a_turn_killed_while_dropping_the_undo_leaves_no_kept_step(tmp_pat
         assert kept_steps(data) == 0
         assert await seen(core, chat_id) == restored
         assert (await core.turns.send(chat_id, "and now?")).turn_index == 3
+    finally:
+        await core.close()
+
+
+def files_holding(data: Path, text: str) -> list[str]:
+    marker = text.encode()
+    return [p.name for p in sorted(data.rglob("*")) if p.is_file() and marker in p.read_bytes()]
+
+
+async def test_a_restore_killed_before_emptying_the_logs_leaves_them_emptied_by_the_next_start(tmp_path: Path) -> None:
+    """A newer restore ends the last one's undo and answers before the write-ahead logs are emptied
+    (that runs after the answer); killed then, what the first restore took back is still in the
+    files, and the next start empties them."""
+    data = tmp_path / "data"
+    chat_id, _, restored = await prepared(data)
+    core = await Core.open(make_settings(data))
+    try:  # the same step again: a newer restore, which ends the first one's undo
+        target = [s for s in await core.snapshots.list_steps(chat_id) if s.turn_index == 2][-1]
+    finally:
+        await core.close()
+    run_killed(CUT_AT["purge"], data, chat_id, "restore", target.id)
+    assert files_holding(data, "coffee"), "killed before the purge: the given-up text is still in a file"
+
+    core = await Core.open(make_settings(data))
+    try:
+        await core.recover()
+        await RewindService(core).recover()
+        await core.kept.purged()
+        assert files_holding(data, "coffee") == []
+        assert kept_steps(data) == 0
+        assert await seen(core, chat_id) == restored
     finally:
         await core.close()

@@ -189,6 +189,10 @@ WEB: dict[str, tuple[str, str]] = {
     "pick_step": ("Open a step to read its messages.", "افتح خطوة لتقرأ رسائلها."),
     "step_meta": ("{time} · model {model} · {count} messages · {size}", "{time} · النموذج {model} · {count} رسائل · {size}"),
     "step_messages": ("Messages", "الرسائل"),
+    "step_older": (
+        "{count} earlier messages: scroll up to read them.", "{count} رسائل أقدم: مرّر إلى الأعلى لقراءتها.",
+    ),
+    "step_added": ("new in this step", "جديدة في هذه الخطوة"),
     "restore_here": ("Restore here", "الاستعادة هنا"),
     "fork": ("Fork", "تفريع"),
     "tool_call": ("calls {call}", "تستدعي {call}"),

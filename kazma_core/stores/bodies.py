@@ -80,6 +80,32 @@ def runs_prefix(runs: Sequence[Sequence[int]], count: int) -> Runs:
     return out
 
 
+def runs_slice(runs: Sequence[Sequence[int]], start: int, stop: int) -> Runs:
+    """The runs of the numbers at positions start..stop-1 (0-based)."""
+    out: Runs = []
+    at = 0
+    for first, length in runs:
+        lo, hi = max(start, at), min(stop, at + length)
+        if lo < hi:
+            out.append([first + lo - at, hi - lo])
+        at += length
+        if at >= stop:
+            break
+    return out
+
+
+def runs_common(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> int:
+    """How many numbers the two runs share from their start (one pass over the runs)."""
+    count = 0
+    for (sa, la), (sb, lb) in zip(a, b):
+        if sa != sb:
+            break
+        count += min(la, lb)
+        if la != lb:
+            break
+    return count
+
+
 def runs_at(runs: Sequence[Sequence[int]], index: int) -> int | None:
     """The number at position `index` (0-based), or None past the end."""
     for start, length in runs:

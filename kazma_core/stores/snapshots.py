@@ -77,8 +77,12 @@ class StepInfo:
 
 @dataclass(frozen=True)
 class Step:
+    """A step as saved; with a window, its messages are that page of them only."""
+
     info: StepInfo
     state: dict[str, Any]
+    first: int = 0  # the position of state["messages"][0] among the step's messages
+    added_from: int = 0  # the messages from this position on are new since the chat's previous step
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,9 @@ class SnapshotStore(Protocol):
 
     async def usage(self, chat_id: str | None = None) -> tuple[int, int]: ...
 
-    async def get(self, chat_id: str, step_id: str) -> Step | None: ...
+    async def get(self, chat_id: str, step_id: str, window: tuple[int, int] | None = None) -> Step | None:
+        """The step; with `window` (start, stop), only its messages at positions start..stop-1."""
+        ...
 
     async def head(self, chat_id: str, step_id: str) -> StepHead | None: ...
 

@@ -362,16 +362,24 @@ def _enforce(conn: Conn, chat: str, turn_index: int, seq: int, b: Budgets) -> li
     return evicted
 
 
-def _read(conn: Conn, chat_id: str, step_id: str) -> Step | None:
+def _read(conn: Conn, chat_id: str, step_id: str, window: tuple[int, int] | None = None) -> Step | None:
     row = conn.execute(
         f"SELECT {INFO_COLUMNS}, refs, fields FROM steps WHERE chat_id = ? AND id = ?", (chat_id, step_id)
     ).fetchone()
     if row is None:
         return None
-    found = bodies.read(conn, "bodies", space_of(conn, chat_id), orjson.loads(row["refs"]))
+    runs = orjson.loads(row["refs"])
+    first, stop = (0, row["message_count"]) if window is None else window
+    page = runs if window is None else bodies.runs_slice(runs, first, stop)
+    found = bodies.read(conn, "bodies", space_of(conn, chat_id), page)
     state = orjson.loads(b'{"messages":[' + b",".join(found) + b"]}")
     state.update(orjson.loads(row["fields"]))
-    return Step(_info(row), state)
+    # What it shares with the chat's step before it is the same body numbers from the start.
+    prev = conn.execute(
+        "SELECT refs FROM steps WHERE chat_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1", (chat_id, row["seq"])
+    ).fetchone()
+    added_from = bodies.runs_common(runs, orjson.loads(prev["refs"])) if prev is not None else 0
+    return Step(_info(row), state, first=min(first, row["message_count"]), added_from=added_from)
 
 
 def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Budgets) -> StepInfo | None:
@@ -460,8 +468,8 @@ class SqlSnapshotStore:
         )
         return [_info(r) for r in rows]
 
-    async def get(self, chat_id: str, step_id: str) -> Step | None:
-        return await self._run(lambda c: _read(c, chat_id, step_id))
+    async def get(self, chat_id: str, step_id: str, window: tuple[int, int] | None = None) -> Step | None:
+        return await self._run(lambda c: _read(c, chat_id, step_id, window))
 
     async def head(self, chat_id: str, step_id: str) -> StepHead | None:
         row = await self._run(

@@ -24,6 +24,7 @@ from commands.i18n import error_text, step_label
 from commands.parser import parse
 from kazma_core.errors import KazmaError
 from kazma_core.retry import Backoff
+from kazma_ui.paging import PAGE
 from kazma_ui.tui.client import ApiError, ConnectionLost, KazmaClient, ServerEvent
 from kazma_ui.tui.sentences import say
 from kazma_ui.tui.slash import Outcome, SlashRunner
@@ -38,7 +39,6 @@ log = logging.getLogger(__name__)
 RETRY_FIRST = 0.5
 RETRY_MAX = 10.0
 NEXT_CHAT = ""  # notes for whichever chat is shown next
-PAGE = 100  # a long chat opens on its newest messages; older ones come a page at a time, scrolling up
 
 
 class KazmaTui(App[None]):

@@ -138,8 +138,12 @@ class KazmaClient:
     async def steps(self, chat_id: str) -> dict[str, Any]:
         return await self.request("GET", f"/api/replay/snapshots/{_path(chat_id)}")  # type: ignore[no-any-return]
 
-    async def step(self, chat_id: str, step: str) -> dict[str, Any]:
-        return await self.request("GET", f"/api/replay/snapshots/{_path(chat_id)}/{_path(step)}")  # type: ignore[no-any-return]
+    async def step(self, chat_id: str, step: str, *, limit: int | None = None) -> dict[str, Any]:
+        """The step, with its newest `limit` messages (all of them without)."""
+        params = {"limit": limit} if limit is not None else None
+        return await self.request(  # type: ignore[no-any-return]
+            "GET", f"/api/replay/snapshots/{_path(chat_id)}/{_path(step)}", params=params
+        )
 
     async def preview(self, chat_id: str, step: str) -> dict[str, Any]:
         return await self.request(  # type: ignore[no-any-return]

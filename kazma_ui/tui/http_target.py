@@ -50,8 +50,8 @@ class HttpTarget:
     async def list_steps(self) -> StepList:
         return StepList.model_validate(await self.client.steps(self.chat_id))
 
-    async def get_step(self, address: str) -> StepDetail:
-        return StepDetail.model_validate(await self.client.step(self.chat_id, address))
+    async def get_step(self, address: str, limit: int | None = None) -> StepDetail:
+        return StepDetail.model_validate(await self.client.step(self.chat_id, address, limit=limit))
 
     async def preview_restore(self, address: str) -> RestorePreview:
         preview = RestorePreview.model_validate(await self.client.preview(self.chat_id, address))
@@ -70,7 +70,7 @@ class HttpTarget:
             return Undone.model_validate(await self.client.undo(self.chat_id))
 
     async def preview_fork(self, address: str) -> StepView:
-        step = (await self.get_step(address)).step
+        step = (await self.get_step(address, limit=1)).step
         if step.truncated:
             await self.fork(step.step_id)  # refused and audited by the server, as a restore of it is
         return step

@@ -19,6 +19,7 @@ from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.types import Chat, Place, User
+from kazma_ui.paging import MAX_PAGE, PAGE
 from kazma_ui.web.auth import current_user, still_signed_in
 from kazma_ui.web.schemas import (
     Accepted,
@@ -120,10 +121,6 @@ async def stop_turn(request: Request, thread_id: str, user: UserDep) -> Stopped:
     core = core_of(request)
     await core.chats.owned(user, thread_id)
     return Stopped(stopped=await core.chats.stop(thread_id), thread_id=thread_id)
-
-
-PAGE = 100  # messages in a page when `before` is given without `limit`
-MAX_PAGE = 1000
 
 
 @router.get("/{thread_id}/messages", response_model=Transcript)

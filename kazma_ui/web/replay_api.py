@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request, status
+from fastapi import APIRouter, Depends, Path, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from commands.render import comparison
@@ -25,6 +25,7 @@ from kazma_ui.rewind_results import (
     Undone,
     UndoOffer,
 )
+from kazma_ui.paging import MAX_PAGE
 from kazma_ui.step_address import MAX_ADDRESS, MIN_PREFIX
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web.auth import current_user, surface_of
@@ -82,8 +83,17 @@ async def list_steps(request: Request, thread_id: str, user: UserDep) -> StepLis
 
 
 @router.get("/snapshots/{thread_id}/{snapshot_id}", response_model=StepDetail)
-async def get_step(request: Request, thread_id: str, snapshot_id: Annotated[str, StepPath], user: UserDep) -> StepDetail:
-    return await rewind_of(request).get_step(user, surface_of(request), thread_id, snapshot_id)
+async def get_step(
+    request: Request, thread_id: str, snapshot_id: Annotated[str, StepPath], user: UserDep,
+    before: Annotated[int | None, Query(ge=0, description="Only the step's messages before this position (from 0)")] = None,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE, description="At most this many, the newest of them")] = None,
+) -> StepDetail:
+    """The step with its messages: all of them, or with `limit` (and `before`) one page; `first`
+    is the position of the page's first message, `more` says older ones come before it, and
+    `added_from` where the messages new since the chat's previous step begin."""
+    return await rewind_of(request).get_step(
+        user, surface_of(request), thread_id, snapshot_id, before=before, limit=limit
+    )
 
 
 @router.get("/snapshots/{thread_id}/{snapshot_id}/preview", response_model=RestorePreview)

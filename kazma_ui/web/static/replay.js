@@ -14,7 +14,10 @@
     compareResult: $("compare-result"), compareDiff: $("compare-diff"),
     branches: $("branches"), branchTree: $("branch-tree"),
   };
-  const state = { thread: null, listing: null, open: null, chats: [], steps: new Map(), source: null, timer: null };
+  const state = { thread: null, listing: null, open: null, chats: [], steps: new Map(), source: null, timer: null, saved: null };
+  // A long step opens on its newest messages; older ones come a page at a time as the person scrolls up.
+  const PAGE = 100;
+  const OLDER_WHEN_PX = 80;
   const stepsPath = (thread) => `/api/replay/snapshots/${encodeURIComponent(thread)}`;
   // The page's own sentences for what the server words for chat apps (ids, /replay list).
   const PAGE_ERRORS = new Set(["not_found", "ambiguous_step", "invalid_step", "turn_running", "approval_pending", "snapshot_truncated", "store_unavailable"]);
@@ -207,7 +210,7 @@
       button.setAttribute("aria-pressed", button.dataset.snapshot === id ? "true" : "false");
     }
     try {
-      renderDetail(await api("GET", `${stepsPath(state.thread)}/${encodeURIComponent(id)}`));
+      renderDetail(await api("GET", `${stepsPath(state.thread)}/${encodeURIComponent(id)}?limit=${PAGE}`));
       const box = nodes.detail.getBoundingClientRect();
       if (box.top < 0 || box.bottom > innerHeight) nodes.detail.scrollIntoView({ block: "start" });
     } catch (err) {
@@ -220,14 +223,56 @@
     return `${effect.kind}: ${effect.tool || ""} (${KazmaCompare.valueText(effect.args || {})})`;
   }
 
-  function savedMessage(message) {
+  // `added`: the message is new since the chat's previous step (what this step added).
+  function savedMessage(message, added) {
     const parts = [el("span", { class: "role" }, t(`role_${message.role}`))];
+    if (added) parts.push(el("span", { class: "added-mark" }, t("step_added")));
     if (message.text) parts.push(el("p", { class: "text", dir: Kazma.textDir(message.text) }, clip(message.text)));
     for (const call of message.tool_calls || []) {
       parts.push(el("p", { class: "tool-call" }, tn("tool_call", { call: el("bdi", { dir: "ltr" }, el("code", {}, call.text || call.name)) })));
     }
     if (message.side_effect) parts.push(el("p", { class: "effect" }, t("side_effect", { what: effectText(message.side_effect) })));
-    return el("li", { class: `message ${message.role}`, "data-role": message.role }, parts);
+    return el("li", { class: `message ${message.role}${added ? " added" : ""}`, "data-role": message.role }, parts);
+  }
+
+  // The step's messages read so far (a page, then older ones above it), in their scroll box.
+  function savedItems(saved) {
+    const items = saved.messages.map((m, i) => savedMessage(m, saved.first + i >= saved.addedFrom));
+    if (saved.first > 0) items.unshift(el("li", { class: "older-note muted" }, t("step_older", { count: number(saved.first) })));
+    return items;
+  }
+
+  function renderSaved(keepPlace = false) {
+    const saved = state.saved;
+    const box = saved.box;
+    const fromBottom = box.scrollHeight - box.scrollTop;
+    saved.list.replaceChildren(...savedItems(saved));
+    box.scrollTop = keepPlace ? box.scrollHeight - fromBottom : box.scrollHeight;
+  }
+
+  // The page before the oldest message shown, when the person has scrolled up to it (or the
+  // box is not full enough to scroll).
+  async function loadOlderSaved() {
+    const saved = state.saved;
+    if (!saved || saved.first <= 0 || saved.loading) return;
+    saved.loading = true;
+    try {
+      const older = await api("GET", `${stepsPath(state.thread)}/${encodeURIComponent(saved.id)}?before=${saved.first}&limit=${PAGE}`);
+      if (state.saved !== saved) return;
+      saved.messages = older.messages.concat(saved.messages);
+      saved.first = older.first;
+      renderSaved(true);
+      setTimeout(fillSaved);
+    } catch (err) {
+      if (state.saved === saved) await stepGone(err);
+    } finally {
+      saved.loading = false;
+    }
+  }
+
+  function fillSaved() {
+    const saved = state.saved;
+    if (saved && saved.first > 0 && saved.box.scrollHeight <= saved.box.clientHeight + OLDER_WHEN_PX) loadOlderSaved();
   }
 
   function clip(text, limit = 3000) {
@@ -243,6 +288,9 @@
     }
     restore.addEventListener("click", () => restoreTo(info));
     fork.addEventListener("click", () => forkFrom(info));
+    const list = el("ol", { class: "messages saved" });
+    const box = el("div", { class: "saved-scroll", id: "saved-messages" }, list);
+    box.addEventListener("scroll", () => { if (box.scrollTop <= OLDER_WHEN_PX) loadOlderSaved(); });
     fill(nodes.detail,
       el("header", { class: "detail-head" },
         el("h2", {}, labelOf(info), " ", el("code", { class: "step-id" }, shortId(info.snapshot_id))),
@@ -252,8 +300,14 @@
       info.truncated ? el("p", { class: "notice warn", id: "truncated-reason" }, t("truncated_reason")) : null,
       el("div", { class: "buttons" }, restore, fork),
       el("h3", {}, t("step_messages")),
-      el("ol", { class: "messages saved" }, detail.messages.map(savedMessage)),
+      box,
     );
+    state.saved = {
+      id: info.snapshot_id, messages: detail.messages, first: detail.first || 0,
+      addedFrom: detail.added_from || 0, list, box, loading: false,
+    };
+    renderSaved();
+    setTimeout(fillSaved);
   }
 
   async function restoreTo(info) {
