@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from kazma_core.catalogue.chat_apps import CHAT_APPS
-from kazma_core.catalogue.commands import BAD_COMMAND_AR, COMMANDS
-from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.commands import COMMANDS
+from kazma_core.catalogue.errors import ERRORS, LISTS
 from kazma_core.catalogue.steps import ROLES, WORDS
 from kazma_core.catalogue.terminal import TERMINAL
 from kazma_core.catalogue.text import LANGS, Text, isolate_ltr
@@ -30,9 +30,22 @@ ALL: dict[str, Text] = {
     **{f"errors.{key}": text for key, text in ERRORS.items()},
 }
 
-__all__ = ["ALL", "BAD_COMMAND_AR", "LANGS", "Text", "isolate_ltr", "sentence"]
+__all__ = ["ALL", "LANGS", "LISTS", "Text", "error_sentence", "isolate_ltr", "sentence"]
 
 
 def sentence(message_id: str, lang: str, **values: Any) -> str:
     """The sentence with this id, in this language, its placeholders filled."""
     return ALL[message_id].get(lang, **values)
+
+
+def _listed(name: str, value: Any, lang: str) -> Any:
+    """A list parameter as it reads in a sentence of this language (`LISTS`); any other value as it is."""
+    if name not in LISTS or not isinstance(value, (list, tuple)):
+        return value
+    item, joiner = (t.ar if lang == "ar" else t.en for t in LISTS[name])
+    return joiner.join(item.format(**v) if isinstance(v, dict) else item.format(value=v) for v in value)
+
+
+def error_sentence(message_id: str, lang: str, params: dict[str, Any]) -> str:
+    """An error's sentence (`errors.<message_id>`) in this language, filled from its parameters."""
+    return sentence(f"errors.{message_id}", lang, **{name: _listed(name, v, lang) for name, v in params.items()})

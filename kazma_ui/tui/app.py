@@ -203,7 +203,8 @@ class KazmaTui(App[None]):
         elif event.type == "approval":
             await self._on_approval(data)
         elif event.type == "error":
-            err = ApiError(0, str(data.get("error", "error")), str(data.get("message", "")))
+            details = {k: v for k, v in data.items() if k not in ("error", "message")}
+            err = ApiError(0, str(data.get("error", "error")), str(data.get("message", "")), **details)
             self._set_working(False)
             await self.note(error_text(err, self.lang), alert=True)
         elif event.type == "reload":
