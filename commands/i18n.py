@@ -12,7 +12,7 @@ from typing import Any
 
 from kazma_core.catalogue import ALL, error_sentence, sentence
 from kazma_core.catalogue.commands import COMMANDS
-from kazma_core.catalogue.text import LANGS, Text
+from kazma_core.catalogue.text import LANGS
 from kazma_core.errors import KazmaError
 
 DEFAULT_LANG = "en"

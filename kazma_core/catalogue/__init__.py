@@ -1,8 +1,8 @@
 """Every sentence Kazma says, in English and Arabic: one catalogue for every surface.
 
-The sections are one module each (the web pages, slash commands, the terminal, the chat
-apps, a saved step's words); each surface reads its section from here and nothing else
-holds a translation. `sentence("web.send", "ar")` reads any of them by its id, and `ALL`
+The sections are one module each (the web pages, slash commands, what help says of each
+command, the terminal, the chat apps, a saved step's words, the errors); each surface reads
+its section from here and nothing else holds a translation. `sentence("web.send", "ar")` reads any of them by its id, and `ALL`
 lists every one, so a single test checks that each exists in both languages with the same
 placeholders. An error names its sentence by `message_id` (kazma_core.errors) and carries
 its parameters; a surface fills the sentence in the person's language from those.
@@ -15,6 +15,7 @@ from typing import Any
 from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.catalogue.commands import COMMANDS
 from kazma_core.catalogue.errors import ERRORS, LISTS
+from kazma_core.catalogue.help import HELP
 from kazma_core.catalogue.steps import ROLES, WORDS
 from kazma_core.catalogue.terminal import TERMINAL
 from kazma_core.catalogue.text import LANGS, Text, isolate_ltr
@@ -28,6 +29,7 @@ ALL: dict[str, Text] = {
     **{f"steps.{key}": Text(*pair) for key, pair in WORDS.items()},
     **{f"roles.{key}": Text(*pair) for key, pair in ROLES.items()},
     **{f"errors.{key}": text for key, text in ERRORS.items()},
+    **{f"help.{key}": text for key, text in HELP.items()},
 }
 
 __all__ = ["ALL", "LANGS", "LISTS", "Text", "error_sentence", "isolate_ltr", "sentence"]
