@@ -154,6 +154,39 @@ ERRORS: dict[str, Text] = {
         "لم يعد ممكنًا التراجع عن آخر استعادة في هذه الدردشة: انتهت مهلة التراجع "
         "(الإعداد time_travel.undo_seconds). يعرض /replay list الخطوات التي يمكنك استعادتها.",
     ),
+    # signing in, and who may see what
+    "token_invalid": Text(
+        "That token is not valid (it may have been replaced or revoked). Ask the owner for a new one: kazma users token NAME",
+        "هذا الرمز غير صالح (ربما استُبدل أو أُلغي). اطلب من المالك رمزًا جديدًا: kazma users token NAME",
+    ),
+    "csrf_missing": Text(
+        "This request lacks its CSRF token. Reload the page and try again.",
+        "ينقص هذا الطلبَ رمزُ CSRF الخاص به. أعد تحميل الصفحة وحاول مجددًا.",
+    ),
+    "csrf_missing_sign_out": Text(
+        "This request lacks its CSRF token. Reload the page and sign out again.",
+        "ينقص هذا الطلبَ رمزُ CSRF الخاص به. أعد تحميل الصفحة وسجّل الخروج مجددًا.",
+    ),
+    "sign_in_first": Text(
+        "Sign in first: open the login link that kazma serve printed, or send Authorization: Bearer <token>.",
+        "سجّل الدخول أولًا: افتح رابط الدخول الذي طبعه kazma serve، أو أرسل Authorization: Bearer <token>.",
+    ),
+    "owner_only": Text(
+        "Only the owner of this Kazma can see or change this. Sign in as the owner.",
+        "لا يرى هذا أو يغيّره إلا مالك كازما هذه. سجّل الدخول بصفتك المالك.",
+    ),
+    "not_a_command": Text(
+        "That is not a slash command: send it as a message instead.",
+        "هذا ليس أمرًا بشرطة مائلة: أرسله رسالةً بدلًا من ذلك.",
+    ),
+    "alert_missing": Text(
+        "There is no such alert. GET /api/alerts lists them.",
+        "لا يوجد تنبيه كهذا. يعرضها GET /api/alerts.",
+    ),
+    "setting_missing": Text(
+        "There is no setting {name} on this page. The ones here: {editable}.",
+        "لا يوجد إعداد {name} في هذه الصفحة. الموجود هنا: {editable}.",
+    ),
     # a slash command that is not right, by the reason the parser gives
     "bad_command.unknown_command": Text(
         "/{word} is not a command here. Send /help to see the commands.",
