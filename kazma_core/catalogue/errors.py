@@ -187,6 +187,20 @@ ERRORS: dict[str, Text] = {
         "There is no setting {name} on this page. The ones here: {editable}.",
         "لا يوجد إعداد {name} في هذه الصفحة. الموجود هنا: {editable}.",
     ),
+    # the terminal's server, as it reaches it
+    "server_unreachable": Text(
+        "Cannot reach the Kazma server at {url} ({kind}). Is it running?",
+        "يتعذّر الوصول إلى خادم كازما على {url} ({kind}). هل يعمل؟",
+    ),
+    "stream_closed": Text("The server at {url} closed the chat stream.", "أغلق الخادم على {url} بثّ الدردشة."),
+    "no_explanation": Text(
+        "The server answered {answered} without an explanation. Check that the URL is Kazma's.",
+        "أجاب الخادم بـ {answered} دون تفسير. تحقّق من أن العنوان عنوان كازما.",
+    ),
+    "not_event_stream": Text(
+        "The server did not answer with an event stream ({cause}). Check that the URL is Kazma's.",
+        "لم يُجب الخادم ببثّ أحداث ({cause}). تحقّق من أن العنوان عنوان كازما.",
+    ),
     # a slash command that is not right, by the reason the parser gives
     "bad_command.unknown_command": Text(
         "/{word} is not a command here. Send /help to see the commands.",
