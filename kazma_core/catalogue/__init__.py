@@ -6,6 +6,11 @@ its section from here and nothing else holds a translation. `sentence("web.send"
 lists every one, so a single test checks that each exists in both languages with the same
 placeholders. An error names its sentence by `message_id` (kazma_core.errors) and carries
 its parameters; a surface fills the sentence in the person's language from those.
+
+Adding a sentence is one entry in its section, both languages with the same placeholders:
+a refusal goes into `errors.ERRORS` and is raised as `NotFound(message_id="...", **params)`
+(its English `message` is filled from the entry, the JSON body carries the id and params);
+a list parameter reads as `errors.LISTS` says; a command's help text goes into `help.HELP`.
 """
 
 from __future__ import annotations
