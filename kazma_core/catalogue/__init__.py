@@ -2,9 +2,9 @@
 
 The sections are one module each (the web pages, slash commands, what help says of each
 command, the terminal, the chat apps, a saved step's words, the errors); each surface reads
-its section from here and nothing else holds a translation. `sentence("web.send", "ar")` reads any of them by its id, and `ALL`
-lists every one, so a single test checks that each exists in both languages with the same
-placeholders. An error names its sentence by `message_id` (kazma_core.errors) and carries
+its section from here and nothing else holds a translation. `sentence("web.send", "ar")`
+reads any of them by its id, and `ALL` lists every one, so a single test checks that each
+exists in both languages with the same placeholders. An error names its sentence by `message_id` (kazma_core.errors) and carries
 its parameters; a surface fills the sentence in the person's language from those.
 
 Adding a sentence is one entry in its section, both languages with the same placeholders:
