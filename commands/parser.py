@@ -138,21 +138,10 @@ class Usage:
     missing: tuple[str, ...] = ()  # names of the missing arguments
 
     def error(self, surface: str | None = None) -> BadCommand:
-        """The error to show, with its canonical English sentence and the usage lines."""
-        lines = registry.usages(self.command, surface)
-        use = " | ".join(lines)
-        sentences = {
-            "unknown_command": f"/{self.word} is not a command here. Send /help to see the commands.",
-            "missing_subcommand": f"/{self.command} needs one more word. Use: {use}.",
-            "unknown_subcommand": f"/{self.command} {self.word} is not a command. Use: {use}.",
-            "missing_argument": f"Missing {' '.join(f'<{m}>' for m in self.missing)}. Use: {use}.",
-            "extra_argument": f"Too many words for this command. Use: {use}.",
-            "too_long": f"That is too long for a step id. Use: {use}, with an id shown by /replay list.",
-            "bad_choice": f"“{self.word}” is not a word this command takes. Use: {use}.",
-        }
+        """The error to show: the reason's sentence (`bad_command.<reason>`) with the usage lines."""
         return BadCommand(
-            sentences.get(self.reason, f"That command is not right. Use: {use}."),
-            command=self.command, reason=self.reason, word=self.word, usage=lines, missing=list(self.missing),
+            message_id=f"bad_command.{self.reason}", command=self.command, reason=self.reason, word=self.word,
+            usage=registry.usages(self.command, surface), missing=list(self.missing),
         )
 
 

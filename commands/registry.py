@@ -14,7 +14,9 @@ from typing import Any
 
 from commands import handlers
 from commands.answers import CommandResult, HelpAnswer, HelpLine
-from commands.i18n import Text, t
+from commands.i18n import t
+from kazma_core.catalogue.help import HELP
+from kazma_core.catalogue.text import Text
 from commands.target import CommandContext
 from kazma_ui.step_address import MAX_ADDRESS
 
@@ -102,18 +104,9 @@ class Leaf:
 
 
 MAX_CHAT_STEP = 64 + 1 + MAX_ADDRESS  # "<chat id>:<step id>"
-STEP = ArgDef("step", Text(
-    "The step’s id, or its first 8 or more characters (from /replay list)",
-    "معرّف الخطوة، أو أول 8 أحرف منه أو أكثر (من /replay list)",
-))
-HERE = ArgDef("here", Text(
-    "Keep the fork here, as a chat of its own on the web, instead of opening a thread or topic for it",
-    "إبقاء التفريع هنا، دردشةً مستقلة على الويب، بدل فتح سلسلة أو موضوع له",
-), max_length=4, choices=("here",), surfaces=CHAT_APPS)
-PAGE_LINK = Text(
-    "How many steps this chat saved, and a link that opens the Time Travel page on it",
-    "كم خطوة حُفظت لهذه الدردشة، ورابط يفتح صفحة السفر عبر الزمن عليها",
-)
+STEP = ArgDef("step", HELP["arg.step"])
+HERE = ArgDef("here", HELP["arg.here"], max_length=4, choices=("here",), surfaces=CHAT_APPS)
+PAGE_LINK = HELP["page_link"]
 
 
 async def _help(cmd: Any, ctx: CommandContext) -> CommandResult:
@@ -125,61 +118,53 @@ async def _help(cmd: Any, ctx: CommandContext) -> CommandResult:
 COMMANDS: tuple[CommandDef, ...] = (
     CommandDef(
         "replay",
-        Text("Time travel: this chat’s saved steps (list, restore, undo, show, compare, clear)",
-             "السفر عبر الزمن: الخطوات المحفوظة لهذه الدردشة (عرض، استعادة، تراجع، مقارنة، حذف)"),
+        HELP["replay"],
         default="list",
         subcommands=(
-            CommandDef("list", Text("This chat’s saved steps, turn by turn, with their ids",
-                                    "الخطوات المحفوظة لهذه الدردشة، دورةً بدورة، مع معرّفاتها"),
+            CommandDef("list", HELP["replay list"],
                        surfaces=EVERYWHERE, web=PAGE_LINK, run=handlers.replay_list),
-            CommandDef("restore", Text("Restore this chat to that step (the first eight characters of its id are enough)",
-                                       "استعادة هذه الدردشة إلى تلك الخطوة (تكفي الأحرف الثمانية الأولى من معرّفها)"),
+            CommandDef("restore", HELP["replay restore"],
                        args=(STEP,), implicit=True, surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK,
                        run=handlers.restore, ask=handlers.ask_restore, group_admin=True),
-            CommandDef("undo", Text("Undo this chat’s last restore: everything it took back comes back (until the next message)",
-                                    "التراجع عن آخر استعادة في هذه الدردشة: يعود كل ما سحبته (حتى الرسالة التالية)"),
+            CommandDef("undo", HELP["replay undo"],
                        surfaces=EVERYWHERE, run=handlers.undo, group_admin=True),
-            CommandDef("show", Text("A step’s messages, plan, routing and cost",
-                                    "رسائل خطوة وخطتها وتوجيهها وتكلفتها"),
+            CommandDef("show", HELP["replay show"],
                        args=(STEP,), surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK, run=handlers.show),
-            CommandDef("compare", Text("What differs between two steps", "ما يختلف بين خطوتين"),
-                       args=(ArgDef("a", Text("The first step’s id (8 or more characters)", "معرّف الخطوة الأولى (8 أحرف أو أكثر)")),
-                             ArgDef("b", Text("The second step’s id (8 or more characters); <chat>:<step> for a step of a fork or of its source",
-                                              "معرّف الخطوة الثانية (8 أحرف أو أكثر)؛ أو <دردشة>:<خطوة> لخطوة من تفريع أو من أصله"),
+            CommandDef("compare", HELP["replay compare"],
+                       args=(ArgDef("a", HELP["arg.a"]),
+                             ArgDef("b", HELP["arg.b"],
                                     max_length=MAX_CHAT_STEP)),
                        surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK, run=handlers.compare),
-            CommandDef("clear", Text("Delete this chat’s saved steps", "حذف الخطوات المحفوظة لهذه الدردشة"),
+            CommandDef("clear", HELP["replay clear"],
                        surfaces=EVERYWHERE, run=handlers.clear, ask=handlers.ask_clear, group_admin=True),
         ),
     ),
     CommandDef(
         "fork",
-        Text("Fork: branch that step into a new chat, owned by you, in a thread or topic where the app has one",
-             "تفريع: تفريع تلك الخطوة إلى دردشة جديدة تملكها أنت، في سلسلة أو موضوع إن كان التطبيق يتيحه"),
+        HELP["fork"],
         args=(STEP, HERE), surfaces=EVERYWHERE, web=PAGE_LINK, run=handlers.fork, ask=handlers.ask_fork,
     ),
     CommandDef(
         "stop",
-        Text("Stop the turn that is running in this chat, at its next step", "إيقاف الدورة الجارية في هذه الدردشة، عند خطوتها التالية"),
+        HELP["stop"],
         surfaces=EVERYWHERE, at_once=True, run=handlers.stop,
     ),
     CommandDef(
         "reset",
-        Text("Start the conversation afresh (the saved steps are kept)", "بدء المحادثة من جديد (تبقى الخطوات المحفوظة)"),
+        HELP["reset"],
         surfaces=EVERYWHERE, run=handlers.reset,
     ),
     CommandDef(
         "memory",
-        Text("Kazma’s memory in this chat", "ذاكرة كازما في هذه الدردشة"),
+        HELP["memory"],
         subcommands=(
-            CommandDef("off", Text("Stop remembering here, and forget what Kazma learned in this chat, steps included",
-                                   "إيقاف التذكّر هنا، ونسيان ما تعلمته كازما في هذه الدردشة، بما فيه الخطوات"),
+            CommandDef("off", HELP["memory off"],
                        surfaces=EVERYWHERE, run=handlers.memory_off, ask=handlers.ask_memory_off),
         ),
     ),
     CommandDef(
         "help",
-        Text("The commands you can use here", "الأوامر التي يمكنك استخدامها هنا"),
+        HELP["help"],
         surfaces=EVERYWHERE, aliases=("start",), run=_help,  # Telegram sends /start when a person opens the bot
     ),
 )

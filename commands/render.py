@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from commands.answers import ListedStep, ListedTurn
-from commands.i18n import MESSAGES, step_label, t
+from commands.i18n import step_label, t
+from kazma_core.catalogue.commands import COMMANDS
 from kazma_ui import step_views
 from kazma_ui.rewind_results import Comparison, MessageView, RestorePreview, Restored, SideEffect, StepDetail, StepList, Undone
 
@@ -95,7 +96,7 @@ def step_list(listing: StepList, lang: str, link: str) -> tuple[str, list[Listed
 
 def side_effect_line(effect: SideEffect, lang: str) -> str:
     key = f"effect_{effect.kind}"
-    name = MESSAGES[key].get(lang) if key in MESSAGES else effect.kind
+    name = COMMANDS[key].get(lang) if key in COMMANDS else effect.kind
     return short(f"• {name} ({effect.tool}): {_value(effect.args)}")
 
 

@@ -17,7 +17,6 @@ from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.undo_keep import FORGOTTEN, TURN, UndoKeep
 
 MAX_TITLE = 200
-NOT_YOURS = "There is no such chat among yours. Check the chat id, or list your chats."
 
 
 class ChatService:
@@ -51,13 +50,13 @@ class ChatService:
         """The chat if it is this user's; not_found otherwise (a stranger learns nothing)."""
         chat = await self.store.get_chat(chat_id) if isinstance(chat_id, str) and chat_id else None
         if chat is None or chat.owner_id != user.id:
-            raise NotFound(NOT_YOURS, message_id="chat_not_yours")
+            raise NotFound(message_id="chat_not_yours")
         return chat
 
     async def create(self, user: User, title: str | None = None) -> Chat:
         title = (title or "").strip() or "New chat"
         if len(title) > MAX_TITLE:
-            raise InvalidInput(f"A chat title has at most {MAX_TITLE} characters.")
+            raise InvalidInput(message_id="title_too_long", max=MAX_TITLE)
         return await self.store.create_chat(user.id, title)
 
     async def list(self, user: User) -> list[Chat]:
@@ -108,10 +107,7 @@ class ChatService:
         async with chat_lease(self.store, chat_id, "reset", self.lease_seconds):
             pending = await self.store.cards(chat_id, "pending")
             if pending:
-                raise ApprovalPending(
-                    "An approval is waiting in this chat. Approve or deny it (or let it expire), then reset again.",
-                    gates=[c.to_dict() for c in pending],
-                )
+                raise ApprovalPending(message_id="approval_pending_reset", gates=[c.to_dict() for c in pending])
             chat = await self.owned(user, chat_id)  # read again under the lease: a turn may have ended meanwhile
             await self.kept.drop(chat_id, TURN)  # the chat moves on, as with a turn
             marker = self.store.marker_row(chat_id, chat.last_turn + 1, "system", "Conversation reset")
@@ -148,6 +144,6 @@ class ChatService:
         await self.kept.drop(chat_id, FORGOTTEN)
         fact = await self.store.delete_fact(chat_id, fact_id)
         if fact is None:
-            raise NotFound("There is no such memory in this chat. List the chat's memories to see them.")
+            raise NotFound(message_id="memory_missing")
         await self.snapshots.delete_from_turn(chat_id, fact.turn_index)
         await self._purge()

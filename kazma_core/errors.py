@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kazma_core.catalogue import error_sentence
+
 # An absolute file path (two parts or more), not the path part of a URL (that follows a host name).
 _PATH = re.compile(r"(?<![\w:/.~-])/(?:[\w.~-]+/)+[\w.~-]*")
 
@@ -15,11 +17,16 @@ class KazmaError(Exception):
     code: str = "error"
     status: int = 400
 
-    def __init__(self, message: str, *, message_id: str | None = None, **details: Any) -> None:
+    def __init__(self, message: str | None = None, *, message_id: str | None = None, **details: Any) -> None:
+        # The sentence's id in kazma_core.catalogue's errors; `details` are its parameters. The
+        # English `message` is that sentence filled with them, and a surface words the error in
+        # the person's language from the id and parameters, never from the English text.
+        if message is None:
+            if message_id is None:
+                raise TypeError("a KazmaError needs its sentence's message_id")
+            message = error_sentence(message_id, "en", details)
         super().__init__(message)
         self.message = message
-        # The sentence's id in kazma_core.catalogue; `details` are its parameters. A surface
-        # words the error in the person's language from these, never from the English text.
         self.message_id = message_id
         self.details = details
 

@@ -63,9 +63,7 @@ async def chat_lease(
     _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
     try:
         if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl, finishing=finishing)):
-            raise TurnRunning(
-                "A turn is running in this chat. Wait for its answer (or stop it), then try again."
-            )
+            raise TurnRunning(message_id="turn_running")
     except BaseException:
         _HELD.discard(holder)
         raise

@@ -81,9 +81,7 @@ class StorageQuota:
         limit = self.settings.limits.max_message_chars
         if len(text) > limit:
             raise MessageTooLong(
-                f"This message has {len(text)} characters; the limit is {limit} (setting limits.max_message_chars). "
-                "Shorten it or send it in parts.",
-                limit=limit, setting="limits.max_message_chars",
+                message_id="message_too_long", length=len(text), limit=limit, setting="limits.max_message_chars"
             )
         owner = await self.owner_of(chat_id)
         room = await self.room(owner, fresh=False)
@@ -103,7 +101,7 @@ class StorageQuota:
         if owner is None:
             chat = await self.store.get_chat(chat_id)
             if chat is None:
-                raise NotFound("There is no such chat. Check the chat id, or list your chats.")
+                raise NotFound(message_id="chat_missing")
             owner = self._owners[chat_id] = chat.owner_id
         return owner
 
@@ -117,8 +115,6 @@ class StorageQuota:
 def _refuse_if_full(room: Room) -> None:
     if room.used >= room.quota:
         raise QuotaExceeded(
-            f"Your storage is full: {room.used // 1024} KB used of {room.quota // 1024} KB "
-            "(setting limits.user_quota_bytes). Delete chats or files you no longer need, "
-            "or ask the owner of this Kazma to raise the limit.",
+            message_id="quota_exceeded", used_kb=room.used // 1024, quota_kb=room.quota // 1024,
             limit=room.quota, setting="limits.user_quota_bytes",
         )

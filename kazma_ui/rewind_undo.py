@@ -13,23 +13,9 @@ from kazma_core.errors import NotFound
 from kazma_core.stores.app_rewind import EXPIRED, FORGOTTEN, READY, TURN, UNDONE, RewindRows, Undo
 from kazma_ui.rewind_results import PutBack, UndoOffer
 
-# Why there is nothing to undo, by the state of the chat's last restore (None: never restored).
-NOTHING_TO_UNDO = {
-    None: "This chat has no restore to undo. An undo is offered right after a restore, until the chat's next turn.",
-    UNDONE: "The last restore of this chat was undone already. /replay list shows the steps you can restore.",
-    TURN: (
-        "The last restore of this chat can no longer be undone: the chat moved on since (a new turn or a reset). "
-        "/replay list shows the steps you can restore or fork."
-    ),
-    FORGOTTEN: (
-        "The last restore of this chat can no longer be undone: what it took back was forgotten "
-        "(the chat was forgotten, a memory deleted, or memory turned off)."
-    ),
-    EXPIRED: (
-        "The last restore of this chat can no longer be undone: its time to undo ran out "
-        "(setting time_travel.undo_seconds). /replay list shows the steps you can restore."
-    ),
-}
+# Why there is nothing to undo, by the state of the chat's last restore (none: never restored):
+# each is the sentence `undo_<state>` of the catalogue's errors.
+NOTHING_TO_UNDO = frozenset(f"undo_{state}" for state in ("none", UNDONE, TURN, FORGOTTEN, EXPIRED))
 
 
 class Undos:
@@ -52,7 +38,8 @@ class Undos:
             await self.core.kept.drop(chat_id, EXPIRED)
             state = EXPIRED
         if undo is None or state != READY:
-            raise NotFound(NOTHING_TO_UNDO.get(state, NOTHING_TO_UNDO[None]), reason=f"undo_{state or 'none'}")
+            reason = f"undo_{state or 'none'}"
+            raise NotFound(message_id=reason if reason in NOTHING_TO_UNDO else "undo_none", reason=reason)
         return undo
 
     async def put_back(self, undo: Undo) -> PutBack:
@@ -66,7 +53,7 @@ class Undos:
         )
         if not put_back:
             await self.core.kept.drop(chat_id, EXPIRED)
-            raise NotFound(NOTHING_TO_UNDO[EXPIRED], reason=f"undo_{EXPIRED}")
+            raise NotFound(message_id=f"undo_{EXPIRED}", reason=f"undo_{EXPIRED}")
         return PutBack(**back, steps=await self.finish(undo))
 
     async def finish(self, undo: Undo) -> int:

@@ -21,13 +21,7 @@ def step_prefix(address: str) -> tuple[str, str]:
     given = (address or "").strip()[:MAX_ADDRESS]
     prefix = given.lower()
     if not HEX.fullmatch(prefix):
-        raise InvalidStep(
-            f"{given!r} is not a step id. Use the id shown by /replay list (8 or more of its characters).",
-            address=given, reason="not_hex",
-        )
+        raise InvalidStep(message_id="not_a_step", address=given, reason="not_hex", min_length=MIN_PREFIX)
     if len(prefix) < MIN_PREFIX:
-        raise InvalidStep(
-            f"{given!r} is too short: give at least {MIN_PREFIX} characters of the step id.",
-            address=given, reason="too_short", min_length=MIN_PREFIX,
-        )
+        raise InvalidStep(message_id="step_too_short", address=given, reason="too_short", min_length=MIN_PREFIX)
     return given, prefix

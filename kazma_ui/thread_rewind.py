@@ -19,7 +19,6 @@ from langchain_core.messages import AIMessage, AnyMessage, message_to_dict
 
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.core import Core
-from kazma_core.chats import NOT_YOURS
 from kazma_core.errors import (
     AmbiguousStep,
     ApprovalPending,
@@ -108,12 +107,9 @@ class RewindService:
         if chat is not None and chat.owner_id == user.id:
             return chat
         if chat is None or grant is None or grant.chat_id != chat_id:
-            raise NotFound(NOT_YOURS, message_id="chat_not_yours")
+            raise NotFound(message_id="chat_not_yours")
         if need == CHANGE and grant.role != "admin":
-            raise Forbidden(
-                "Only this chat's owner or the group's admins can restore or clear it. "
-                "You can fork a step into a chat of your own instead."
-            )
+            raise Forbidden(message_id="group_admins_only")
         return chat
 
     async def resolve(self, chat_id: str, address: str) -> StepInfo:
@@ -121,22 +117,19 @@ class RewindService:
         given, prefix = step_prefix(address)
         found = await self.core.snapshots.find(chat_id, prefix, limit=10)
         if not found:
-            raise NotFound(f"No saved step of this chat starts with {given}. /replay list shows the steps.", address=given)
+            raise NotFound(message_id="step_not_found", address=given)
         if len(found) > 1:
-            candidates = [f"{label_of(s)} ({s.id})" for s in found]
             raise AmbiguousStep(
-                f"{given} matches {len(found)} steps: " + "; ".join(candidates) + ". Give more characters.",
-                candidates=candidates,
+                message_id="ambiguous_step", address=given, count=len(found),
+                matches=[{"turn": s.turn_index, "step": s.iteration, "id": s.id} for s in found],
+                candidates=[f"{label_of(s)} ({s.id})" for s in found],  # the API's English list, kept for its readers
             )
         return found[0]
 
     @staticmethod
     def _refuse_truncated(info: StepInfo) -> None:
         if info.truncated:
-            raise SnapshotTruncated(
-                f"{label_of(info)} was saved cut, because it (or an earlier step it shares messages with) added more than the step size limit. "
-                "It can be read, but not restored or forked: pick another step."
-            )
+            raise SnapshotTruncated(message_id="snapshot_truncated", turn=info.turn_index, step=info.iteration)
 
     # reading -------------------------------------------------------------------------------
     async def list_chats(self, user: User, surface: str) -> list[ChatWithSteps]:
@@ -167,7 +160,7 @@ class RewindService:
         info = await self.resolve(chat_id, address)
         step = await self.core.snapshots.get(chat_id, info.id, window(info.message_count, before, limit))
         if step is None:
-            raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+            raise NotFound(message_id="step_deleted")
         state = step.state
         return StepDetail(
             step=step_view(info), messages=[message_view(m) for m in state.get("messages", [])],
@@ -194,7 +187,7 @@ class RewindService:
             attempt.detail = {"stage": "preview"}
             await self.core.turns.settle_expired(chat_id)
             if await self.core.store.lease(chat_id) is not None:
-                raise TurnRunning("A turn is running in this chat. Wait for its answer, then try again.")
+                raise TurnRunning(message_id="turn_running_preview")
             await self._refuse_pending(chat_id)
         current = await self.core.turns.graph.aget_state(self.core.turns.config(chat_id))
         later = [message_to_dict(m) for m in current.values.get("messages", [])[info.message_count :]]
@@ -241,15 +234,11 @@ class RewindService:
         if other != chat_id:
             await self._access(user, other, grant, READ)
             if await self._lineage_root(chat_id) != await self._lineage_root(other):
-                raise InvalidInput(
-                    "Those two chats are not of one lineage: compare a fork with the chat it came from, "
-                    "or two forks of one chat.",
-                    reason="other_lineage",
-                )
+                raise InvalidInput(message_id="other_lineage", reason="other_lineage")
         ia, ib = await self.resolve(chat_id, a), await self.resolve(other, b)
         sa, sb = await self.core.snapshots.get(chat_id, ia.id), await self.core.snapshots.get(other, ib.id)
         if sa is None or sb is None:
-            raise NotFound("One of the two steps was deleted meanwhile. /replay list shows the steps.")
+            raise NotFound(message_id="steps_deleted")
         return compare_states(sa.state, sb.state, ia, ib)
 
     # changing ------------------------------------------------------------------------------
@@ -270,7 +259,7 @@ class RewindService:
                 return messages[:count]
         step = await self.core.snapshots.get(chat_id, head.info.id)
         if step is None:
-            raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+            raise NotFound(message_id="step_deleted")
         return load_messages(strip_platform_ids(step.state).get("messages") or [])
 
     async def restore(
@@ -289,7 +278,7 @@ class RewindService:
                 await self._refuse_pending(chat_id)
                 head = await self.core.snapshots.head(chat_id, info.id)
                 if head is None:
-                    raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+                    raise NotFound(message_id="step_deleted")
                 # Only the last restore can be undone: what an earlier one took back goes for good now
                 # (the files' write-ahead logs emptied after the answer).
                 await self.core.kept.drop(chat_id, TURN, purge_later=True)
@@ -338,10 +327,7 @@ class RewindService:
     async def _refuse_pending(self, chat_id: str) -> None:
         pending = await self.core.store.cards(chat_id, "pending")
         if pending:
-            raise ApprovalPending(
-                "An approval is waiting in this chat. Approve or deny it (or let it expire), then try again.",
-                gates=[c.to_dict() for c in pending],
-            )
+            raise ApprovalPending(message_id="approval_pending", gates=[c.to_dict() for c in pending])
 
     async def _finish(self, intent: Intent) -> int:
         """The restore's part outside kazma.db: the steps after it. Safe to run again after a crash."""
@@ -375,7 +361,7 @@ class RewindService:
             self._refuse_truncated(info)
             head = await self.core.snapshots.head(chat_id, info.id)
             if head is None:
-                raise NotFound("That step was deleted meanwhile. /replay list shows the steps.")
+                raise NotFound(message_id="step_deleted")
             messages = await self._step_messages(chat_id, head)
             new_id = uuid.uuid4().hex
             point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))

@@ -4,24 +4,36 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+
+from commands import registry
 from commands.i18n import error_text
-from kazma_core.catalogue import ALL, sentence
-from kazma_core.chats import NOT_YOURS
+from kazma_core import errors
+from kazma_core.catalogue import ALL, LISTS, error_sentence, sentence
 from kazma_core.errors import NotFound
+from commands.executor import execute
+from commands.parser import parse
+from commands.service_target import ServiceTarget
+from commands.target import CommandContext
 from tests.conftest import Person
+from tests.http_server import RunningServer
 from tests.helpers import error_of, new_chat
+
+NOT_YOURS = ALL["errors.chat_not_yours"].en
 
 ARABIC = re.compile(r"[\u0600-\u06FF]")
 PLACEHOLDER = re.compile(r"{(\w+)}")
 LATIN_ONLY = {"web.lang_en", "web.lang_ar", "web.setting_none", "terminal.approval_closed_as"}
+PARAMETERS = re.compile(r"{(\w+)")
 
 
 def test_every_sentence_of_every_surface_is_in_both_languages_with_the_same_placeholders() -> None:
     sections = {key.split(".")[0] for key in ALL}
-    assert sections == {"web", "commands", "terminal", "chat_apps", "steps", "roles", "errors"}
+    assert sections == {"web", "commands", "terminal", "chat_apps", "steps", "roles", "errors", "help"}
     for key, text in ALL.items():
         assert text.en.strip() and text.ar.strip(), key
-        assert set(PLACEHOLDER.findall(text.en)) == set(PLACEHOLDER.findall(text.ar)), key
+        assert set(PARAMETERS.findall(text.en)) == set(PARAMETERS.findall(text.ar)), key
         if key not in LATIN_ONLY:
             assert ARABIC.search(text.ar), key
 
@@ -42,10 +54,142 @@ def test_roles_are_named_the_same_on_every_surface() -> None:
 def test_an_error_named_by_id_is_worded_from_the_catalogue_not_from_its_english() -> None:
     err = NotFound("whatever the English says", message_id="chat_not_yours")
     assert error_text(err, "ar") == sentence("errors.chat_not_yours", "ar")
-    assert ALL["errors.chat_not_yours"].en == NOT_YOURS
+    assert NotFound(message_id="chat_not_yours").message == NOT_YOURS
 
 
-async def test_an_api_error_carries_its_message_id(ann: Person, bob: Person) -> None:
+def test_an_error_raised_by_id_says_its_english_and_arabic_from_the_same_parameters() -> None:
+    """A refusal once said its English where it was raised and its Arabic from a table by code,
+    with a regex turning "turn 2, step 1" into Arabic: the two told different things."""
+    err = errors.AmbiguousStep(
+        message_id="ambiguous_step", address="abcd1234", count=2,
+        matches=[{"turn": 2, "step": 1, "id": "abcd1234" + "0" * 24}, {"turn": 3, "step": 0, "id": "abcd1234" + "1" * 24}],
+    )
+    assert err.message == (
+        f"abcd1234 matches 2 steps: turn 2, step 1 (abcd1234{'0' * 24}); turn 3, step 0 (abcd1234{'1' * 24}). Give more characters."
+    )
+    arabic = error_text(err, "ar")
+    assert "الدورة 2، الخطوة 1" in arabic and "الدورة 3، الخطوة 0" in arabic and "turn" not in arabic
+    with pytest.raises(TypeError):
+        errors.NotFound()  # an error without its sentence cannot be raised
+
+
+def test_list_parameters_read_in_both_languages_with_the_same_fields() -> None:
+    for name, (item, joiner) in LISTS.items():
+        assert set(PARAMETERS.findall(item.en)) == set(PARAMETERS.findall(item.ar)), name
+        assert joiner.en and joiner.ar, name
+
+
+def test_every_refusal_a_command_can_meet_is_a_catalogue_sentence_in_both_languages() -> None:
+    """Walk the registry: every way a typed command can be wrong names an entry, on every surface."""
+    from commands.parser import Usage, parse
+
+    typed = ["/nope", "/replay nope", "/memory", "/memory on", "/fork", "/fork abcdef12 there", "/replay show abcdef12 x",
+             "/replay show " + "a" * 100]
+    typed += [leaf.typed(tuple("abcdef12" for a in leaf.cmd.args if a.required)) + " extra words" for leaf in registry.leaves()]
+    typed += [leaf.typed(()) for leaf in registry.leaves() if any(a.required for a in leaf.cmd.args)]
+    seen = set()
+    for text in typed:
+        parsed = parse(text)
+        if not isinstance(parsed, Usage):
+            continue
+        for surface in registry.SURFACES:
+            err = parsed.error(surface)
+            assert f"errors.{err.message_id}" in ALL, text
+            seen.add(err.message_id)
+            for lang in ("en", "ar"):
+                said = error_sentence(err.message_id, lang, err.details)
+                assert "{" not in said.replace("{value}", ""), (text, lang, said)
+            assert ARABIC.search(error_text(err, "ar")), text
+    assert seen == {key.removeprefix("errors.") for key in ALL if key.startswith("errors.bad_command.")}
+
+
+def test_the_registry_says_every_command_in_both_languages_from_the_catalogue() -> None:
+    for leaf in registry.leaves():
+        for lang in ("en", "ar"):
+            for surface in registry.SURFACES:
+                assert leaf.description(lang, surface).strip()
+        assert ARABIC.search(leaf.description("ar")), leaf.path
+    for definition in registry.slash_definitions("discord"):
+        assert ARABIC.search(definition["description_ar"]), definition["name"]
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def matches_an_entry(said: str, lang: str) -> bool:
+    """Whether a sentence a surface showed is an entry of the catalogue, its placeholders filled."""
+    for text in ALL.values():
+        template = text.ar if lang == "ar" else text.en
+        pattern = re.escape(template)
+        pattern = re.sub(r"\\{\w+\\}", "(?s:.+?)", pattern)
+        stripped = said.replace("\u2066", "").replace("\u2069", "")
+        if re.fullmatch(pattern, stripped):
+            return True
+    return False
+
+
+async def test_every_error_the_http_api_answers_is_a_catalogue_sentence(ann: Person, bob: Person) -> None:
+    """Each refusal of the replay and chat routes: its message is its entry's English, filled from
+    the body's own parameters, and the entry has an Arabic sentence with the same parameters."""
     chat = await new_chat(ann.http)
-    body = error_of(await bob.http.get(f"/api/chats/{chat}/messages"), 404, "not_found")
-    assert body["message_id"] == "chat_not_yours" and body["message"] == NOT_YOURS
+    await ann.http.post(f"/api/chats/{chat}/messages", json={"text": "hello"})
+    asks = [
+        ("GET", f"/api/replay/snapshots/{chat}/zzzz", None), ("GET", f"/api/replay/snapshots/{chat}/abc", None),
+        ("GET", f"/api/replay/snapshots/{chat}/{'0' * 8}", None), ("POST", "/api/replay/undo", {"thread_id": chat}),
+        ("POST", f"/api/chats/{chat}/messages", {"text": ""}),
+        ("POST", f"/api/chats/{chat}/approvals/nope", {"decision": "approve"}),
+        ("POST", f"/api/chats/{chat}/approvals/nope", {"decision": "maybe"}),
+        ("POST", "/api/replay/restore", {"thread_id": chat, "snapshot_id": "f" * 32}),
+    ]
+    for method, path, body in asks:
+        for who in (ann, bob):
+            response = await who.http.request(method, path, json=body)
+            found = response.json()
+            assert response.status_code >= 400, (path, found)
+            named = found.get("message_id")
+            if named is None:
+                continue  # refused by FastAPI's own validation before a route ran: its code and its message
+            params = {k: v for k, v in found.items() if k not in ("error", "message", "message_id")}
+            assert found["message"] == error_sentence(named, "en", params), (path, found)
+            assert ARABIC.search(error_sentence(named, "ar", params)), named
+
+
+async def test_every_command_answer_on_each_surface_is_a_catalogue_sentence(server: RunningServer, ann: Person) -> None:
+    """Walk the registry: every command offered on each surface (the web chat's and the TUI's command
+    route, the chat apps through their handlers), asked and confirmed, in both languages. Every refusal
+    is a whole sentence of the catalogue, and every answer opens with one (filled), so no surface shows
+    English written at the raise or a translation kept elsewhere."""
+    chat = await new_chat(ann.http)
+    for text in ("hello", "calc 1+1"):
+        await ann.http.post(f"/api/chats/{chat}/messages", json={"text": text})
+    ids = [s.id[:8] for s in await server.core.snapshots.list_steps(chat)]
+    values = {"step": ids[0], "a": ids[0], "b": ids[-1]}
+    shown: list[tuple[str, str, str, str]] = []
+    for lang in ("en", "ar"):
+        for surface in registry.SURFACES:
+            for leaf in registry.leaves(surface):
+                for args in (tuple(values[a.name] for a in leaf.cmd.args if a.required), ("zz",) * len(leaf.cmd.args)):
+                    typed = leaf.typed(args)
+                    for confirmed in (False, True):
+                        if surface in ("web", "tui"):
+                            response = await ann.http.post(
+                                f"/api/chats/{chat}/commands", json={"text": typed, "confirmed": confirmed},
+                                headers={"X-Kazma-Lang": lang, "X-Kazma-Surface": surface},
+                            )
+                            answer = response.json()
+                            kind, said = answer["kind"], answer["text"]
+                        else:
+                            target = ServiceTarget(server.app.state.rewind, ann.user, surface, chat)
+                            parsed = parse(typed)
+                            assert parsed is not None, typed
+                            result = await execute(parsed, CommandContext(target, lang, server.url + "/", confirmed))
+                            kind, said = result.kind, result.text
+                        shown.append((lang, surface, typed, said if kind == "error" else said.split("\n")[0]))
+    missing = [x for x in shown if not matches_an_entry(x[3], x[0])]
+    assert not missing, missing[:5]
+    assert {x[1] for x in shown} == set(registry.SURFACES)

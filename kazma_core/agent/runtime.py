@@ -99,7 +99,7 @@ class TurnRunner:
         """Everything that can refuse a turn, done now: the caller may run the rest later."""
         text = text.strip()
         if not text:
-            raise InvalidInput("A message needs some text. Type it, then send.")
+            raise InvalidInput(message_id="empty_message")
         await self.quota.check_message(chat_id, text)
         await self.settle_expired(chat_id)
         held = contextlib.AsyncExitStack()
@@ -109,12 +109,9 @@ class TurnRunner:
         try:
             chat, pending = await self.store.turn_context(chat_id)
             if pending:
-                raise ApprovalPending(
-                    "An approval is waiting in this chat. Approve or deny it (or let it expire), then send again.",
-                    gates=gates_of(pending),
-                )
+                raise ApprovalPending(message_id="approval_pending_send", gates=gates_of(pending))
             if chat is None:
-                raise NotFound("There is no such chat. List your chats, or start a new one.")
+                raise NotFound(message_id="chat_missing_start")
             # Numbered under the lease; the user's row is written with the turn's first
             # checkpoint (the conversation store derives it), so the two always agree.
             turn_index = chat.last_turn + 1
@@ -153,19 +150,16 @@ class TurnRunner:
     async def decide(self, chat_id: str, card_id: str, decision: str, by: str) -> TurnResult:
         """Approve or deny a waiting card; the turn it paused goes on."""
         if decision not in ("approve", "deny"):
-            raise InvalidInput('The decision must be "approve" or "deny".')
+            raise InvalidInput(message_id="bad_decision")
         card = await self.store.card(chat_id, card_id)
         if card is None:
-            raise NotFound("There is no such approval in this chat. List the chat's approvals to see its cards.")
+            raise NotFound(message_id="approval_missing")
         await self.settle_expired(chat_id)
         async with chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds):
             status = "approved" if decision == "approve" else "denied"
             if not await self.store.close_card(card.id, status, by):
                 current = await self.store.card(chat_id, card_id)
-                raise ApprovalClosed(
-                    f"This approval is already {current.status if current else 'gone'}; "
-                    "nothing was done. Send your request again if you still want it."
-                )
+                raise ApprovalClosed(message_id="approval_closed", status=current.status if current else "gone")
             self.events.publish(chat_id, "approval", {**card.to_dict(), "status": status})
             return await self._run(chat_id, card.turn_index, Command(resume={"decision": decision}))
 
@@ -309,10 +303,7 @@ class TurnRunner:
             raise
         except Exception as err:
             log.exception("turn %s of chat %s failed", turn_index, chat_id)
-            failure = TurnFailed(
-                f"The model could not answer ({type(err).__name__}: {without_paths(str(err))}). "
-                "Check the model settings and that its server is up, then send the message again."
-            )
+            failure = TurnFailed(message_id="turn_failed", cause=f"{type(err).__name__}: {without_paths(str(err))}")
             await self._close_failed_turn(chat_id, turn_index, failure.message)
             raise failure from err
         finally:

@@ -1,11 +1,16 @@
 """Every sentence Kazma says, in English and Arabic: one catalogue for every surface.
 
-The sections are one module each (the web pages, slash commands, the terminal, the chat
-apps, a saved step's words); each surface reads its section from here and nothing else
-holds a translation. `sentence("web.send", "ar")` reads any of them by its id, and `ALL`
-lists every one, so a single test checks that each exists in both languages with the same
-placeholders. An error names its sentence by `message_id` (kazma_core.errors) and carries
+The sections are one module each (the web pages, slash commands, what help says of each
+command, the terminal, the chat apps, a saved step's words, the errors); each surface reads
+its section from here and nothing else holds a translation. `sentence("web.send", "ar")`
+reads any of them by its id, and `ALL` lists every one, so a single test checks that each
+exists in both languages with the same placeholders. An error names its sentence by `message_id` (kazma_core.errors) and carries
 its parameters; a surface fills the sentence in the person's language from those.
+
+Adding a sentence is one entry in its section, both languages with the same placeholders:
+a refusal goes into `errors.ERRORS` and is raised as `NotFound(message_id="...", **params)`
+(its English `message` is filled from the entry, the JSON body carries the id and params);
+a list parameter reads as `errors.LISTS` says; a command's help text goes into `help.HELP`.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from kazma_core.catalogue.chat_apps import CHAT_APPS
-from kazma_core.catalogue.commands import BAD_COMMAND_AR, COMMANDS
-from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.commands import COMMANDS
+from kazma_core.catalogue.errors import ERRORS, LISTS
+from kazma_core.catalogue.help import HELP
 from kazma_core.catalogue.steps import ROLES, WORDS
 from kazma_core.catalogue.terminal import TERMINAL
 from kazma_core.catalogue.text import LANGS, Text, isolate_ltr
@@ -28,11 +34,25 @@ ALL: dict[str, Text] = {
     **{f"steps.{key}": Text(*pair) for key, pair in WORDS.items()},
     **{f"roles.{key}": Text(*pair) for key, pair in ROLES.items()},
     **{f"errors.{key}": text for key, text in ERRORS.items()},
+    **{f"help.{key}": text for key, text in HELP.items()},
 }
 
-__all__ = ["ALL", "BAD_COMMAND_AR", "LANGS", "Text", "isolate_ltr", "sentence"]
+__all__ = ["ALL", "LANGS", "LISTS", "Text", "error_sentence", "isolate_ltr", "sentence"]
 
 
 def sentence(message_id: str, lang: str, **values: Any) -> str:
     """The sentence with this id, in this language, its placeholders filled."""
     return ALL[message_id].get(lang, **values)
+
+
+def _listed(name: str, value: Any, lang: str) -> Any:
+    """A list parameter as it reads in a sentence of this language (`LISTS`); any other value as it is."""
+    if name not in LISTS or not isinstance(value, (list, tuple)):
+        return value
+    item, joiner = (t.ar if lang == "ar" else t.en for t in LISTS[name])
+    return joiner.join(item.format(**v) if isinstance(v, dict) else item.format(value=v) for v in value)
+
+
+def error_sentence(message_id: str, lang: str, params: dict[str, Any]) -> str:
+    """An error's sentence (`errors.<message_id>`) in this language, filled from its parameters."""
+    return sentence(f"errors.{message_id}", lang, **{name: _listed(name, v, lang) for name, v in params.items()})

@@ -149,13 +149,3 @@ COMMANDS: dict[str, Text] = {
     "effect_file_written": Text("file written", "ملف كُتب"),
     "help_header": Text("Commands:", "الأوامر:"),
 }
-
-# A refused command in Arabic, by the reason the parser gives (the English is the error's own).
-BAD_COMMAND_AR: dict[str, str] = {
-    "unknown_command": "/{word} ليس أمرًا هنا. أرسل /help لترى الأوامر.",
-    "missing_subcommand": "ينقص الأمرَ كلمة. استخدم: {usage}.",
-    "unknown_subcommand": "/{command} {word} ليس أمرًا. استخدم: {usage}.",
-    "missing_argument": "ينقص الأمرَ {missing}. استخدم: {usage}.",
-    "extra_argument": "كلمات زائدة بعد الأمر. استخدم: {usage}.",
-    "too_long": "هذا أطول من أن يكون معرّف خطوة. استخدم: {usage}، مع معرّف يعرضه /replay list.",
-}

@@ -1,13 +1,33 @@
-"""Errors named by their sentence (`KazmaError.message_id`), filled from the error's parameters."""
+"""Every refusal's sentence, by its id (`KazmaError.message_id`), filled from the error's parameters.
+
+An error is raised with an id and its parameters (`NotFound(message_id="step_not_found",
+address=given)`); its English `message` and every surface's wording in the person's
+language are this entry filled with them. A parameter that is a list reads as `LISTS` says.
+"""
 
 from __future__ import annotations
 
 from kazma_core.catalogue.text import Text
 
+_PENDING_AR = "موافقة تنتظر في هذه الدردشة. وافق عليها أو ارفضها (أو دعها تنتهي صلاحيتها)، ثم حاول مجددًا."
+_STEP_GONE_AR = "لا توجد خطوة محفوظة بهذا المعرّف في هذه الدردشة (ربما حُذفت). يعرض /replay list الخطوات."
+_TURN_RUNNING_AR = "دورة تجري الآن في هذه الدردشة. انتظر إجابتها (أو أوقفها)، ثم حاول مجددًا."
+_NOT_A_STEP_AR = (
+    "هذا ليس معرّف خطوة ('{address}'): أعطِ {min_length} أحرف أو أكثر من معرّفها (0-9 وa-f)، كما يعرضه /replay list."
+)
+
 ERRORS: dict[str, Text] = {
     "chat_not_yours": Text(
         "There is no such chat among yours. Check the chat id, or list your chats.",
         "لا توجد دردشة كهذه بين دردشاتك. تحقّق من معرّف الدردشة، أو اعرض دردشاتك.",
+    ),
+    "chat_missing": Text(
+        "There is no such chat. Check the chat id, or list your chats.",
+        "لا توجد دردشة كهذه. تحقّق من معرّف الدردشة، أو اعرض دردشاتك.",
+    ),
+    "chat_missing_start": Text(
+        "There is no such chat. List your chats, or start a new one.",
+        "لا توجد دردشة كهذه. اعرض دردشاتك، أو ابدأ واحدة جديدة.",
     ),
     "store_down": Text(
         "Kazma cannot reach its data right now (a store is damaged or its database is out of reach), so this "
@@ -20,58 +40,197 @@ ERRORS: dict[str, Text] = {
         "Stopped before Kazma answered, as you asked. Send a message to go on.",
         "أُوقفت قبل أن تجيب كازما، كما طلبت. أرسل رسالة لتتابع.",
     ),
-}
-
-
-# In Arabic, each error code's sentence (in English an error's own message is the sentence);
-# {placeholders} are filled from the error's parameters by commands.i18n.error_text.
-ARABIC_BY_CODE: dict[str, str] = {
-    "turn_running": "دورة تجري الآن في هذه الدردشة. انتظر إجابتها (أو أوقفها)، ثم حاول مجددًا.",
-    "lease_lost": "تولّى خادم آخر لكازما هذه الدردشة أثناء هذه الدورة، فلم يُحفظ منها شيء بعد ذلك. أرسل الرسالة مجددًا.",
-    "approval_pending": "موافقة تنتظر في هذه الدردشة: {gates}. وافق عليها أو ارفضها (أو دعها تنتهي صلاحيتها)، ثم حاول مجددًا.",
-    "snapshot_truncated": (
-        "حُفظت هذه الخطوة مقصوصة لأنها (أو خطوة سابقة تشاركها رسائلها) أضافت أكثر من حدّ حجم الخطوة. "
-        "يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها: اختر خطوة أخرى."
+    # a chat's turn and its approvals
+    "turn_running": Text("A turn is running in this chat. Wait for its answer (or stop it), then try again.", _TURN_RUNNING_AR),
+    "turn_running_preview": Text("A turn is running in this chat. Wait for its answer, then try again.", _TURN_RUNNING_AR),
+    "approval_pending": Text(
+        "An approval is waiting in this chat. Approve or deny it (or let it expire), then try again.", _PENDING_AR
     ),
-    "not_found": "لا توجد خطوة محفوظة بهذا المعرّف في هذه الدردشة (ربما حُذفت). يعرض /replay list الخطوات.",
-    "ambiguous_step": "هذا الجزء من المعرّف يطابق {count} خطوات: {candidates}. أعطِ أحرفًا أكثر.",
-    "invalid_step": "هذا ليس معرّف خطوة: أعطِ {min_prefix} أحرف أو أكثر من معرّفها (0-9 وa-f)، كما يعرضه /replay list.",
-    "store_unavailable": "يتعذّر قراءة الخطوات المحفوظة الآن. تحقّق من القرص ومن ملف snapshots.db، ثم حاول مجددًا.",
-    "invalid_input": "ما أُرسل غير صالح. راجعه وأعد المحاولة.",
-    "approval_closed": "هذه الموافقة أُغلقت من قبل؛ لم يُنفَّذ شيء. أرسل طلبك مجددًا إن كنت لا تزال تريده.",
-    "turn_failed": "تعذّر على النموذج أن يجيب. تحقّق من إعدادات النموذج ومن أن خادمه يعمل، ثم أرسل الرسالة مجددًا.",
-    "forbidden": (
+    "approval_pending_reset": Text(
+        "An approval is waiting in this chat. Approve or deny it (or let it expire), then reset again.", _PENDING_AR
+    ),
+    "approval_pending_send": Text(
+        "An approval is waiting in this chat. Approve or deny it (or let it expire), then send again.", _PENDING_AR
+    ),
+    "approval_missing": Text(
+        "There is no such approval in this chat. List the chat's approvals to see its cards.",
+        "لا توجد موافقة كهذه في هذه الدردشة. اعرض موافقات الدردشة لترى بطاقاتها.",
+    ),
+    "approval_closed": Text(
+        "This approval is already {status}; nothing was done. Send your request again if you still want it.",
+        "هذه الموافقة أُغلقت من قبل ({status})؛ لم يُنفَّذ شيء. أرسل طلبك مجددًا إن كنت لا تزال تريده.",
+    ),
+    "bad_decision": Text('The decision must be "approve" or "deny".', "يجب أن يكون القرار approve أو deny."),
+    "empty_message": Text("A message needs some text. Type it, then send.", "تحتاج الرسالة إلى نص. اكتبه، ثم أرسله."),
+    "turn_failed": Text(
+        "The model could not answer ({cause}). Check the model settings and that its server is up, then send the message again.",
+        "تعذّر على النموذج أن يجيب ({cause}). تحقّق من إعدادات النموذج ومن أن خادمه يعمل، ثم أرسل الرسالة مجددًا.",
+    ),
+    "steps_unreadable": Text(
+        "The saved steps cannot be read right now ({cause}). Check the disk and {store}, then try again.",
+        "يتعذّر قراءة الخطوات المحفوظة الآن ({cause}). تحقّق من القرص ومن {store}، ثم حاول مجددًا.",
+    ),
+    "lease_lost": Text(
+        "Another Kazma server took this chat over while this turn ran (this server lost its hold on it). "
+        "Nothing more of the turn was saved: send the message again.",
+        "تولّى خادم آخر لكازما هذه الدردشة أثناء هذه الدورة، فلم يُحفظ منها شيء بعد ذلك. أرسل الرسالة مجددًا.",
+    ),
+    # chats and their memories
+    "title_too_long": Text("A chat title has at most {max} characters.", "لعنوان الدردشة {max} حرفًا على الأكثر."),
+    "memory_missing": Text(
+        "There is no such memory in this chat. List the chat's memories to see them.",
+        "لا توجد ذكرى كهذه في هذه الدردشة. اعرض ذكريات الدردشة لتراها.",
+    ),
+    # limits
+    "message_too_long": Text(
+        "This message has {length} characters; the limit is {limit} (setting limits.max_message_chars). "
+        "Shorten it or send it in parts.",
+        "هذه الرسالة ({length} حرفًا) أطول من الحدّ ({limit} حرفًا، الإعداد limits.max_message_chars). "
+        "اختصرها أو أرسلها على أجزاء.",
+    ),
+    "quota_exceeded": Text(
+        "Your storage is full: {used_kb} KB used of {quota_kb} KB (setting limits.user_quota_bytes). Delete chats "
+        "or files you no longer need, or ask the owner of this Kazma to raise the limit.",
+        "امتلأت مساحة التخزين الخاصة بك: {used_kb} ك.ب مستخدمة من {quota_kb} ك.ب (الإعداد limits.user_quota_bytes). "
+        "احذف دردشات أو ملفات لم تعد تحتاجها، أو اطلب من مالك كازما رفع الحدّ.",
+    ),
+    # naming a step
+    "not_a_step": Text(
+        "'{address}' is not a step id. Use the id shown by /replay list ({min_length} or more of its characters).",
+        _NOT_A_STEP_AR,
+    ),
+    "step_too_short": Text("'{address}' is too short: give at least {min_length} characters of the step id.", _NOT_A_STEP_AR),
+    "step_not_found": Text(
+        "No saved step of this chat starts with {address}. /replay list shows the steps.",
+        "لا توجد خطوة محفوظة بالمعرّف {address} في هذه الدردشة (ربما حُذفت). يعرض /replay list الخطوات.",
+    ),
+    "ambiguous_step": Text(
+        "{address} matches {count} steps: {matches}. Give more characters.",
+        "هذا الجزء من المعرّف ({address}) يطابق {count} خطوات: {matches}. أعطِ أحرفًا أكثر.",
+    ),
+    "step_deleted": Text("That step was deleted meanwhile. /replay list shows the steps.", _STEP_GONE_AR),
+    "steps_deleted": Text("One of the two steps was deleted meanwhile. /replay list shows the steps.", _STEP_GONE_AR),
+    # the rewind service's refusals
+    "snapshot_truncated": Text(
+        "turn {turn}, step {step} was saved cut, because it (or an earlier step it shares messages with) added more "
+        "than the step size limit. It can be read, but not restored or forked: pick another step.",
+        "حُفظت الدورة {turn}، الخطوة {step} مقصوصة لأنها (أو خطوة سابقة تشاركها رسائلها) أضافت أكثر من حدّ حجم الخطوة. "
+        "يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها: اختر خطوة أخرى.",
+    ),
+    "group_admins_only": Text(
+        "Only this chat's owner or the group's admins can restore or clear it. "
+        "You can fork a step into a chat of your own instead.",
         "لا يستطيع استعادة هذه الدردشة أو حذف خطواتها إلا مالكها أو مشرفو المجموعة. "
-        "يمكنك بدلًا من ذلك تفريع خطوة إلى دردشة خاصة بك."
+        "يمكنك بدلًا من ذلك تفريع خطوة إلى دردشة خاصة بك.",
     ),
-    "bad_command": "الأمر غير صحيح. أرسل /help لترى الأوامر.",
-    "message_too_long": (
-        "هذه الرسالة أطول من الحدّ ({limit} حرفًا، الإعداد limits.max_message_chars). اختصرها أو أرسلها على أجزاء."
+    "other_lineage": Text(
+        "Those two chats are not of one lineage: compare a fork with the chat it came from, or two forks of one chat.",
+        "هاتان الدردشتان ليستا من سلالة واحدة: قارن تفريعًا بالدردشة التي جاء منها، أو تفريعين لدردشة واحدة.",
     ),
-    "quota_exceeded": (
-        "امتلأت مساحة التخزين الخاصة بك (الإعداد limits.user_quota_bytes). "
-        "احذف دردشات أو ملفات لم تعد تحتاجها، أو اطلب من مالك كازما رفع الحدّ."
+    # why there is nothing to undo, by the state of the chat's last restore
+    "undo_none": Text(
+        "This chat has no restore to undo. An undo is offered right after a restore, until the chat's next turn.",
+        "لا استعادة للتراجع عنها في هذه الدردشة. يُتاح التراجع بعد الاستعادة مباشرة، حتى الدورة التالية في الدردشة.",
     ),
-    "too_large": "الطلب أكبر من الحدّ (الإعداد limits.max_body_bytes). أرسل أقل في كل مرة.",
-    "other": "تعذّر ذلك ({code}): {message}",
-}
-# An error's Arabic sentence by the reason it gives (details["reason"]), where one code has several.
-ARABIC_BY_REASON: dict[str, str] = {
-    "undo_none": "لا استعادة للتراجع عنها في هذه الدردشة. يُتاح التراجع بعد الاستعادة مباشرة، حتى الدورة التالية في الدردشة.",
-    "undo_undone": "تم التراجع عن آخر استعادة في هذه الدردشة من قبل. يعرض /replay list الخطوات التي يمكنك استعادتها.",
-    "undo_turn": (
+    "undo_undone": Text(
+        "The last restore of this chat was undone already. /replay list shows the steps you can restore.",
+        "تم التراجع عن آخر استعادة في هذه الدردشة من قبل. يعرض /replay list الخطوات التي يمكنك استعادتها.",
+    ),
+    "undo_turn": Text(
+        "The last restore of this chat can no longer be undone: the chat moved on since (a new turn or a reset). "
+        "/replay list shows the steps you can restore or fork.",
         "لم يعد ممكنًا التراجع عن آخر استعادة في هذه الدردشة: تقدّمت الدردشة منذ ذلك (دورة جديدة أو إعادة ضبط). "
-        "يعرض /replay list الخطوات التي يمكنك استعادتها أو تفريعها."
+        "يعرض /replay list الخطوات التي يمكنك استعادتها أو تفريعها.",
     ),
-    "undo_forgotten": (
+    "undo_forgotten": Text(
+        "The last restore of this chat can no longer be undone: what it took back was forgotten "
+        "(the chat was forgotten, a memory deleted, or memory turned off).",
         "لم يعد ممكنًا التراجع عن آخر استعادة في هذه الدردشة: نُسي ما سحبته "
-        "(نُسيت الدردشة، أو حُذفت ذكرى، أو أُوقفت الذاكرة)."
+        "(نُسيت الدردشة، أو حُذفت ذكرى، أو أُوقفت الذاكرة).",
     ),
-    "undo_expired": (
+    "undo_expired": Text(
+        "The last restore of this chat can no longer be undone: its time to undo ran out "
+        "(setting time_travel.undo_seconds). /replay list shows the steps you can restore.",
         "لم يعد ممكنًا التراجع عن آخر استعادة في هذه الدردشة: انتهت مهلة التراجع "
-        "(الإعداد time_travel.undo_seconds). يعرض /replay list الخطوات التي يمكنك استعادتها."
+        "(الإعداد time_travel.undo_seconds). يعرض /replay list الخطوات التي يمكنك استعادتها.",
     ),
-    "other_lineage": "هاتان الدردشتان ليستا من سلالة واحدة: قارن تفريعًا بالدردشة التي جاء منها، أو تفريعين لدردشة واحدة.",
+    # signing in, and who may see what
+    "token_invalid": Text(
+        "That token is not valid (it may have been replaced or revoked). Ask the owner for a new one: kazma users token NAME",
+        "هذا الرمز غير صالح (ربما استُبدل أو أُلغي). اطلب من المالك رمزًا جديدًا: kazma users token NAME",
+    ),
+    "csrf_missing": Text(
+        "This request lacks its CSRF token. Reload the page and try again.",
+        "ينقص هذا الطلبَ رمزُ CSRF الخاص به. أعد تحميل الصفحة وحاول مجددًا.",
+    ),
+    "csrf_missing_sign_out": Text(
+        "This request lacks its CSRF token. Reload the page and sign out again.",
+        "ينقص هذا الطلبَ رمزُ CSRF الخاص به. أعد تحميل الصفحة وسجّل الخروج مجددًا.",
+    ),
+    "sign_in_first": Text(
+        "Sign in first: open the login link that kazma serve printed, or send Authorization: Bearer <token>.",
+        "سجّل الدخول أولًا: افتح رابط الدخول الذي طبعه kazma serve، أو أرسل Authorization: Bearer <token>.",
+    ),
+    "owner_only": Text(
+        "Only the owner of this Kazma can see or change this. Sign in as the owner.",
+        "لا يرى هذا أو يغيّره إلا مالك كازما هذه. سجّل الدخول بصفتك المالك.",
+    ),
+    "not_a_command": Text(
+        "That is not a slash command: send it as a message instead.",
+        "هذا ليس أمرًا بشرطة مائلة: أرسله رسالةً بدلًا من ذلك.",
+    ),
+    "alert_missing": Text(
+        "There is no such alert. GET /api/alerts lists them.",
+        "لا يوجد تنبيه كهذا. يعرضها GET /api/alerts.",
+    ),
+    "setting_missing": Text(
+        "There is no setting {name} on this page. The ones here: {editable}.",
+        "لا يوجد إعداد {name} في هذه الصفحة. الموجود هنا: {editable}.",
+    ),
+    # the terminal's server, as it reaches it
+    "server_unreachable": Text(
+        "Cannot reach the Kazma server at {url} ({kind}). Is it running?",
+        "يتعذّر الوصول إلى خادم كازما على {url} ({kind}). هل يعمل؟",
+    ),
+    "stream_closed": Text("The server at {url} closed the chat stream.", "أغلق الخادم على {url} بثّ الدردشة."),
+    "no_explanation": Text(
+        "The server answered {answered} without an explanation. Check that the URL is Kazma's.",
+        "أجاب الخادم بـ {answered} دون تفسير. تحقّق من أن العنوان عنوان كازما.",
+    ),
+    "not_event_stream": Text(
+        "The server did not answer with an event stream ({cause}). Check that the URL is Kazma's.",
+        "لم يُجب الخادم ببثّ أحداث ({cause}). تحقّق من أن العنوان عنوان كازما.",
+    ),
+    # a slash command that is not right, by the reason the parser gives
+    "bad_command.unknown_command": Text(
+        "/{word} is not a command here. Send /help to see the commands.",
+        "/{word} ليس أمرًا هنا. أرسل /help لترى الأوامر.",
+    ),
+    "bad_command.missing_subcommand": Text(
+        "/{command} needs one more word. Use: {usage}.", "ينقص الأمرَ /{command} كلمة. استخدم: {usage}."
+    ),
+    "bad_command.unknown_subcommand": Text(
+        "/{command} {word} is not a command. Use: {usage}.", "/{command} {word} ليس أمرًا. استخدم: {usage}."
+    ),
+    "bad_command.missing_argument": Text("Missing {missing}. Use: {usage}.", "ينقص الأمرَ {missing}. استخدم: {usage}."),
+    "bad_command.extra_argument": Text(
+        "Too many words for this command. Use: {usage}.", "كلمات زائدة بعد الأمر. استخدم: {usage}."
+    ),
+    "bad_command.too_long": Text(
+        "That is too long for a step id. Use: {usage}, with an id shown by /replay list.",
+        "هذا أطول من أن يكون معرّف خطوة. استخدم: {usage}، مع معرّف يعرضه /replay list.",
+    ),
+    "bad_command.bad_choice": Text(
+        "“{word}” is not a word this command takes. Use: {usage}.", "«{word}» ليست كلمة يأخذها هذا الأمر. استخدم: {usage}."
+    ),
+    # an error that names no sentence of its own (a server answering without one): its code and message
+    "other": Text("That failed ({code}): {message}", "تعذّر ذلك ({code}): {message}"),
 }
-GATE_AR = "{tool} (البطاقة {card_id})"
-ANY_GATE_AR = "بطاقة موافقة"
+
+# How a parameter that is a list reads inside a sentence: each item (a dict's fields, or a
+# word as {value}) filled into the first Text, the items joined by the second.
+LISTS: dict[str, tuple[Text, Text]] = {
+    "matches": (Text("turn {turn}, step {step} ({id})", "الدورة {turn}، الخطوة {step} ({id})"), Text("; ", "؛ ")),
+    "usage": (Text("{value}", "{value}"), Text(" | ", " | ")),
+    "missing": (Text("<{value}>", "<{value}>"), Text(" ", " ")),
+}

@@ -35,6 +35,18 @@ TERMINAL: dict[str, Text] = {
         "Not sent: the server cannot be reached. Your text is still in the input; press Enter again once it is back.",
         "لم يُرسل: يتعذّر الوصول إلى الخادم. نصّك باقٍ في سطر الإدخال؛ اضغط Enter مجددًا حين يعود.",
     ),
+    "reconnecting": Text(
+        "{reason} Reconnecting in {seconds} s (attempt {attempt}); what you type is kept.",
+        "{reason} إعادة الاتصال بعد {seconds} ث (المحاولة {attempt})؛ ما تكتبه محفوظ.",
+    ),
+    "stream_failed": Text("The chat stream failed unexpectedly (see the log).", "انقطع بثّ الدردشة على غير المتوقع (انظر السجل)."),
+    "approval_needed": Text("Approval needed: {call}  [a] approve  [d] deny", "موافقة مطلوبة: {call}  [a] موافقة  [d] رفض"),
+    "yes": Text("Yes (y)", "نعم (y)"),
+    "no": Text("No (n)", "لا (n)"),
+    "placeholder": Text("Message, or a command (/help)", "رسالة، أو أمر (/help)"),
+    "forked_from": Text("forked from {source}", "مُفرَّعة من {source}"),
+    "forked_from_step": Text("forked from {source}, {label}", "مُفرَّعة من {source}، {label}"),
+    "deleted_chat": Text("a deleted chat ({short_id})", "دردشة محذوفة ({short_id})"),
     "keys": Text(
         "Keys: Tab moves between the chat list, the chat and the input; Enter opens the chosen chat; "
         "Ctrl+N starts a new chat; on an approval card, a approves and d denies; Ctrl+Q quits.",

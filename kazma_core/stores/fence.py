@@ -70,7 +70,4 @@ def check(conn: Conn, fence: Fence | None, leases: str = "leases") -> None:
         return
     row = conn.execute(f"SELECT holder FROM {leases} WHERE chat_id = ?", (fence.chat_id,)).fetchone()
     if row is None or row["holder"] != fence.holder:
-        raise LeaseLost(
-            "Another Kazma server took this chat over while this turn ran (this server lost its hold on it). "
-            "Nothing more of the turn was saved: send the message again."
-        )
+        raise LeaseLost(message_id="lease_lost")

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import orjson
 
-from kazma_core.errors import StoreUnavailable
+from kazma_core.errors import StoreUnavailable, without_paths
 from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
 from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
@@ -442,9 +442,7 @@ class SqlSnapshotStore:
             raise self._unavailable(err) from err
 
     def _unavailable(self, err: Exception) -> StoreUnavailable:
-        return StoreUnavailable(
-            f"The saved steps cannot be read right now ({err}). Check the disk and {self.db.label}, then try again."
-        )
+        return StoreUnavailable(message_id="steps_unreadable", cause=without_paths(str(err)), store=self.db.label)
 
     async def put(self, step: NewStep, budgets: Budgets) -> PutResult:
         """Write a step; LeaseLost when the turn writing it no longer holds its chat (stores/fence.py)."""

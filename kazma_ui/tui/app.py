@@ -69,13 +69,13 @@ class KazmaTui(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield ConnectionBanner()
+        yield ConnectionBanner(self.lang)
         with Horizontal(id="main"):
             yield ChatList(self.lang)
             with Vertical():
                 yield ChatView(self.lang)
                 yield Vertical(id="cards")
-                yield InputLine()
+                yield InputLine(self.lang)
         yield Footer()
 
     @property
@@ -116,10 +116,10 @@ class KazmaTui(App[None]):
                 if isinstance(err, ApiError) and err.status < 500:
                     self.banner.show_stopped(error_text(err, self.lang))  # a bad token: retrying will not help
                     return
-                await self._retry_later(err.message)
+                await self._retry_later(error_text(err, self.lang))
             except Exception:
                 log.exception("following chat %s failed", self.chat_id)
-                await self._retry_later("The chat stream failed unexpectedly (see the log).")
+                await self._retry_later(say("stream_failed", self.lang))
 
     async def _retry_later(self, reason: str) -> None:
         self.attempt += 1
@@ -140,7 +140,7 @@ class KazmaTui(App[None]):
                 if not await self._on_event(chat_id, event):
                     return
                 self.last_event = (chat_id, event.id)
-        raise ConnectionLost(f"The server at {self.client.url} closed the chat stream.")
+        raise ConnectionLost(message_id="stream_closed", url=self.client.url)
 
     async def _choose_chat(self) -> str:
         chats = await self.client.chats()
@@ -203,7 +203,8 @@ class KazmaTui(App[None]):
         elif event.type == "approval":
             await self._on_approval(data)
         elif event.type == "error":
-            err = ApiError(0, str(data.get("error", "error")), str(data.get("message", "")))
+            details = {k: v for k, v in data.items() if k not in ("error", "message")}
+            err = ApiError(0, str(data.get("error", "error")), str(data.get("message", "")), **details)
             self._set_working(False)
             await self.note(error_text(err, self.lang), alert=True)
         elif event.type == "reload":
@@ -247,7 +248,7 @@ class KazmaTui(App[None]):
     async def _add_card(self, card: dict[str, Any]) -> None:
         if any(c.card_id == card["card_id"] for c in self.cards):
             return
-        shown = ApprovalCard(card)
+        shown = ApprovalCard(card, self.lang)
         await self.query_one("#cards").mount(shown)
         # Not while the person is typing: a key meant for the input must not answer a card.
         if not self.input_line.value:
@@ -313,7 +314,7 @@ class KazmaTui(App[None]):
 
     async def ask(self, question: str) -> bool:
         answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        await self.push_screen(ConfirmDialog(question), callback=lambda yes: answered.set_result(bool(yes)))
+        await self.push_screen(ConfirmDialog(question, self.lang), callback=lambda yes: answered.set_result(bool(yes)))
         return await answered
 
     # chats ------------------------------------------------------------------------------------

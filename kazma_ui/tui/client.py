@@ -30,7 +30,7 @@ STREAM_READ_TIMEOUT = 45.0
 class ApiError(KazmaError):
     """The server refused: its code (turn_running, not_found, ...), sentence and details."""
 
-    def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
+    def __init__(self, status: int, code: str, message: str | None = None, **details: Any) -> None:
         super().__init__(message, **details)
         self.status = status
         self.code = code
@@ -64,10 +64,7 @@ def error_of(response: httpx.Response) -> ApiError:
     if isinstance(body, dict) and isinstance(body.get("error"), str) and isinstance(body.get("message"), str):
         details = {k: v for k, v in body.items() if k not in ("error", "message")}
         return ApiError(response.status_code, body["error"], body["message"], **details)
-    return ApiError(
-        response.status_code, "http_error",
-        f"The server answered {response.status_code} without an explanation. Check that the URL is Kazma's.",
-    )
+    return ApiError(response.status_code, "http_error", message_id="no_explanation", answered=response.status_code)
 
 
 class KazmaClient:
@@ -83,7 +80,7 @@ class KazmaClient:
         await self.http.aclose()
 
     def lost(self, err: Exception) -> ConnectionLost:
-        return ConnectionLost(f"Cannot reach the Kazma server at {self.url} ({type(err).__name__}). Is it running?")
+        return ConnectionLost(message_id="server_unreachable", url=self.url, kind=type(err).__name__)
 
     async def request(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
@@ -199,7 +196,4 @@ class KazmaClient:
         except httpx.TransportError as err:
             raise self.lost(err) from err
         except SSEError as err:
-            raise ApiError(
-                source.response.status_code, "http_error",
-                f"The server did not answer with an event stream ({err}). Check that the URL is Kazma's.",
-            ) from err
+            raise ApiError(source.response.status_code, "http_error", message_id="not_event_stream", cause=str(err)) from err

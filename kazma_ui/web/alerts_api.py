@@ -53,5 +53,5 @@ async def acknowledge(request: Request, alert_id: AlertId, owner: OwnerDep) -> A
     """Mark an alert seen; acknowledging it again keeps the first time."""
     alert = await store_of(request).acknowledge_alert(alert_id)
     if alert is None:
-        raise NotFound("There is no such alert. GET /api/alerts lists them.")
+        raise NotFound(message_id="alert_missing")
     return AlertOut(**alert.to_dict())

@@ -34,20 +34,15 @@ async def current_user(
         user = await store.user_for_token(token.strip(), "api")
         if user is not None:
             return user
-        raise Unauthorized(
-            "That token is not valid (it may have been replaced or revoked). Ask the owner for a new one: "
-            "kazma users token NAME"
-        )
+        raise Unauthorized(message_id="token_invalid")
     session = request.cookies.get(SESSION_COOKIE)
     if session:
         user = await store.user_for_token(session, "session", max_age=session_seconds(request))
         if user is not None:
             if request.method not in SAFE_METHODS and not csrf_ok(request, session):
-                raise Unauthorized("This request lacks its CSRF token. Reload the page and try again.")
+                raise Unauthorized(message_id="csrf_missing")
             return user
-    raise Unauthorized(
-        "Sign in first: open the login link that kazma serve printed, or send Authorization: Bearer <token>."
-    )
+    raise Unauthorized(message_id="sign_in_first")
 
 
 async def still_signed_in(request: Request) -> bool:
@@ -73,5 +68,5 @@ def surface_of(request: Request, default: str = "http") -> str:
 async def current_owner(user: Annotated[User, Depends(current_user)]) -> User:
     """The signed-in user, who must be this Kazma's owner (settings, operator alerts)."""
     if user.role != "owner":
-        raise Forbidden("Only the owner of this Kazma can see or change this. Sign in as the owner.")
+        raise Forbidden(message_id="owner_only")
     return user

@@ -47,7 +47,7 @@ async def run_command(request: Request, thread_id: str, body: CommandText, user:
     await core.chats.owned(user, thread_id)
     parsed = parse(body.text)
     if parsed is None:
-        raise InvalidInput("That is not a slash command: send it as a message instead.")
+        raise InvalidInput(message_id="not_a_command")
     # A page says which language it shows (X-Kazma-Lang); otherwise the person's choice, then the browser's.
     lang = lang_for(user.lang, request.headers.get("accept-language"), request.headers.get("x-kazma-lang"))
     target = ServiceTarget(request.app.state.rewind, user, surface_of(request, default="web"), thread_id)

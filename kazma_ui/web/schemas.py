@@ -12,6 +12,9 @@ from kazma_ui.rewind_results import Lineage
 class ErrorBody(BaseModel):
     error: str
     message: str
+    # The sentence's id in the catalogue (kazma_core/catalogue/errors.py); the body's other fields
+    # are its parameters, so a client can say it in the person's language.
+    message_id: str | None = None
     gates: list[dict[str, Any]] | None = None
 
 

@@ -58,7 +58,7 @@ async def logout(request: Request) -> RedirectResponse:
     session = request.cookies.get(SESSION_COOKIE, "")
     if session:
         if not csrf_ok(request, session):
-            raise Unauthorized("This request lacks its CSRF token. Reload the page and sign out again.")
+            raise Unauthorized(message_id="csrf_missing_sign_out")
         await request.app.state.core.store.revoke_token(session)
     response = RedirectResponse("/", status_code=303)
     secure = request.url.scheme == "https"

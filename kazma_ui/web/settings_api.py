@@ -135,7 +135,7 @@ def _allowed_of(name: str) -> str:
 async def change_setting(request: Request, name: str, user: User) -> SettingOut:
     """Validate and store a new value; a live setting applies at once, the others at the next start."""
     if name not in EDITABLE:
-        raise NotFound(f"There is no setting {name} on this page. The ones here: {', '.join(EDITABLE)}.")
+        raise NotFound(message_id="setting_missing", name=name, editable=", ".join(EDITABLE))
     raw = await _new_value(request)
     _strict(name, raw)
     value = validate_override(name, raw)

@@ -8,14 +8,16 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
 
+from kazma_ui.tui.sentences import say
+
 ARGS_SHOWN = 200
 
 
-def describe(card: dict[str, Any]) -> str:
+def describe(card: dict[str, Any], lang: str = "en") -> str:
     args = ", ".join(f"{k}={v!r}" for k, v in (card.get("args") or {}).items())
     if len(args) > ARGS_SHOWN:
         args = args[: ARGS_SHOWN - 1] + "…"
-    return f"Approval needed: {card.get('tool', '?')}({args})  [a] approve  [d] deny"
+    return say("approval_needed", lang, call=f"{card.get('tool', '?')}({args})")
 
 
 class ApprovalCard(Static, can_focus=True):
@@ -41,8 +43,8 @@ class ApprovalCard(Static, can_focus=True):
             self.card_id = card_id
             self.decision = decision
 
-    def __init__(self, card: dict[str, Any]) -> None:
-        super().__init__(describe(card), markup=False)
+    def __init__(self, card: dict[str, Any], lang: str = "en") -> None:
+        super().__init__(describe(card, lang), markup=False)
         self.card_id: str = card["card_id"]
         self.tool: str = card.get("tool", "?")
 

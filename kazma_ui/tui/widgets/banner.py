@@ -5,6 +5,8 @@ from __future__ import annotations
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from kazma_ui.tui.sentences import say
+
 
 class ConnectionBanner(Static):
     DEFAULT_CSS = """
@@ -22,14 +24,15 @@ class ConnectionBanner(Static):
 
     lost: reactive[bool] = reactive(False)
 
-    def __init__(self) -> None:
+    def __init__(self, lang: str = "en") -> None:
         super().__init__("", id="banner", markup=False)
+        self.lang = lang
 
     def watch_lost(self, lost: bool) -> None:
         self.set_class(lost, "-lost")
 
     def show_lost(self, reason: str, retry_in: float, attempt: int) -> None:
-        self.update(f"{reason} Reconnecting in {retry_in:.1f} s (attempt {attempt}); what you type is kept.")
+        self.update(say("reconnecting", self.lang, reason=reason, seconds=f"{retry_in:.1f}", attempt=attempt))
         self.lost = True
 
     def show_stopped(self, reason: str) -> None:

@@ -8,6 +8,7 @@ from textual.message import Message
 from textual.widgets import Label, ListItem, ListView
 
 from commands.i18n import step_label
+from kazma_ui.tui.sentences import say
 
 SHORT_ID = 8
 
@@ -17,10 +18,10 @@ def lineage(chat: dict[str, Any], titles: dict[str, str], lang: str = "en") -> s
     origin = chat.get("forked_from")
     if not origin:
         return ""
-    source = titles.get(origin["thread_id"]) or f"a deleted chat ({origin['thread_id'][:SHORT_ID]})"
+    source = titles.get(origin["thread_id"]) or say("deleted_chat", lang, short_id=origin["thread_id"][:SHORT_ID])
     if origin.get("turn_index") is None or origin.get("iteration") is None:
-        return f"forked from {source}"
-    return f"forked from {source}, {step_label(origin['turn_index'], origin['iteration'], lang)}"
+        return say("forked_from", lang, source=source)
+    return say("forked_from_step", lang, source=source, label=step_label(origin["turn_index"], origin["iteration"], lang))
 
 
 class ChatItem(ListItem):

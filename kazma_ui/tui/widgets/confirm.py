@@ -8,6 +8,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from kazma_ui.tui.sentences import say
+
 
 class ConfirmDialog(ModalScreen[bool]):
     BINDINGS = [
@@ -40,16 +42,17 @@ class ConfirmDialog(ModalScreen[bool]):
     }
     """
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, lang: str = "en") -> None:
         super().__init__()
         self.question = question
+        self.lang = lang
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self.question, id="question", markup=False)
             with Horizontal():
-                yield Button("Yes (y)", id="yes", variant="warning")
-                yield Button("No (n)", id="no", variant="primary")
+                yield Button(say("yes", self.lang), id="yes", variant="warning")
+                yield Button(say("no", self.lang), id="no", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

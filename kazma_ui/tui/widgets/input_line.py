@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-PLACEHOLDER = "Message, or a command (/help)"
+from kazma_ui.tui.sentences import say
 
 
 class InputLine(Input):
@@ -15,8 +15,8 @@ class InputLine(Input):
     }
     """
 
-    def __init__(self) -> None:
-        super().__init__(placeholder=PLACEHOLDER, id="input")
+    def __init__(self, lang: str = "en") -> None:
+        super().__init__(placeholder=say("placeholder", lang), id="input")
 
     def clear_if(self, sent: str) -> None:
         """Clear what was sent, unless the person has typed something else meanwhile."""

@@ -71,13 +71,13 @@ const Kazma = (() => {
     return data;
   }
 
-  // A refusal as a sentence: the server's own in English; in Arabic the catalogue's for its code.
+  // A refusal as a sentence: the server's own in English (its catalogue sentence, filled); in Arabic
+  // the catalogue's sentence it names, filled from its parameters (else the page's for its code).
   function errorText(err) {
     const body = err instanceof ApiError ? err.body : err && err.error ? err : { error: "network", message: t("error_network") };
-    // An error that names its sentence is worded from the catalogue, in the page's language.
+    if (config.lang === "en") return body.message;
     const named = body.message_id && `errors.${body.message_id}`;
     if (named && named in config.strings) return t(named, body);
-    if (config.lang === "en") return body.message;
     if (body.error === "invalid_setting") return t("error_invalid_setting", { reason: body.message });
     const key = "error_" + body.error;
     return key in config.strings ? t(key) : body.message;
