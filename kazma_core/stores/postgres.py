@@ -306,7 +306,10 @@ class PostgresDB:
                            again=again, note=note)
         except _AWAY as err:
             if _conflict(err):
-                raise  # beaten by other transactions every time: not the server away
+                # Beaten by other transactions every time, for CONFLICT_SECONDS: not the server away,
+                # but a 503 the person can send again (never a turn's failure, a 502).
+                log.warning("%s: a transaction gave up after conflicts with others (%s)", self.label, type(err).__name__)
+                raise DatabaseError(self.label, "the PostgreSQL server refused it for conflicts with others") from err
             log.warning("%s cannot be used: %s", self.label, str(err).strip() or type(err).__name__)
             if not _slow(err):
                 self._away = why(err)  # the next request asks the server (a probe) rather than the pool
