@@ -76,6 +76,7 @@ class EventRelay:
         self._listening = asyncio.Event()
         self._talk: psycopg.AsyncConnection[Any] | None = None
         self._talk_lock = asyncio.Lock()
+        self._sent = 0
 
     # sending ------------------------------------------------------------------------------
     def send(self, chat_id: str, type_: str, data: dict[str, Any]) -> None:
@@ -87,6 +88,10 @@ class EventRelay:
         self._queue({"o": REPLICA_ID, "a": what, "c": chat_id})
 
     def _queue(self, message: dict[str, Any]) -> None:
+        # Numbered: PostgreSQL delivers identical notifications sent in one transaction once, and a
+        # batch is one transaction (two equal events in a row, such as the same delta twice, stay two).
+        self._sent += 1
+        message["n"] = self._sent
         self._outbox.put_nowait(orjson.dumps(message))
         if self._sender is None or self._sender.done():
             self._sender = asyncio.get_running_loop().create_task(self._send_all(), name="events-relay-send")

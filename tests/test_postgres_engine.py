@@ -153,3 +153,23 @@ async def test_a_slow_write_of_one_chat_holds_up_neither_another_chat_nor_its_ow
         assert seen == ["slow: first write starts", "quick: answered", "slow: first write ends", "slow: second write"]
     finally:
         await core.close()
+
+
+async def test_the_same_event_twice_in_a_row_reaches_the_other_replicas_twice(pg_url: str) -> None:
+    """Events queued together leave in one statement, one transaction: PostgreSQL would deliver
+    identical notifications of one transaction once (the same piece of an answer twice, say)."""
+    from kazma_core.events_relay import CHANNEL, EventRelay
+
+    heard: list[str] = []
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as listener:
+        await listener.execute(f"LISTEN {CHANNEL}")
+        relay = EventRelay(pg_url, "kazma", lambda *a: None, lambda: None, lambda *a: None)
+        for _ in range(3):
+            relay.send("chat-1", "delta", {"text": "ha"})
+        await relay.close()
+        async for note in listener.notifies(timeout=5.0):
+            heard.append(note.payload)
+            if len(heard) == 3:
+                break
+    assert len(heard) == 3
+    assert all('"delta"' in payload for payload in heard)
