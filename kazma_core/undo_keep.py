@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from kazma_core.errors import StoreUnavailable
 from kazma_core.stores.app_rewind import FORGOTTEN, TURN, RewindRows
 from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
@@ -60,9 +61,12 @@ class UndoKeep:
 
     async def purge(self) -> None:
         """What was given up leaves both stores' files now (their write-ahead logs emptied; on
-        PostgreSQL the tables VACUUMed). Running it again changes nothing."""
-        await self.snapshots.purge_wal()
-        await self.rows.purge()
+        PostgreSQL the tables VACUUMed). Running it again changes nothing. One store away does not
+        keep the other's copies: each is emptied, then the first failure is raised."""
+        results = await asyncio.gather(self.snapshots.purge_wal(), self.rows.purge(), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
 
     def purge_soon(self) -> None:
         """`purge` in the background: one at a time, and one asked for while one runs runs after it."""
@@ -77,6 +81,8 @@ class UndoKeep:
             self._again = False
             try:
                 await self.purge()
+            except StoreUnavailable as err:  # a store away or damaged: said where it is, once; the next start purges again
+                log.warning("the write-ahead logs were not emptied after an undo ended (%s); the next start empties them", err)
             except Exception:  # the top of a background task; the next start purges again
                 log.exception("the write-ahead logs were not emptied after an undo ended; the next start empties them")
             if not self._again:

@@ -21,6 +21,8 @@ from kazma_core.stores.engine import DatabaseError, NewerSchema
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+BUSY_SECONDS = 10.0  # how long a statement waits for another connection's lock
+PURGE_WAIT_MS = 200  # how long a purge of the write-ahead log waits for readers to let go
 
 Migration = str
 
@@ -40,7 +42,7 @@ def statements(script: str) -> list[str]:
 
 
 def open_sqlite(path: Path, *, secure_delete: bool = False) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS)
     conn.row_factory = sqlite3.Row
     if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
         # A new file: pages freed by deletions can go back to the disk (see SqliteDB.close).
@@ -234,8 +236,22 @@ class SqliteDB:
         return await self.run(job)
 
     async def purge_wal(self) -> None:
-        """Fold the WAL into the file and empty it: old copies of deleted rows live on in WAL frames."""
-        await self.run(lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+        """Fold the WAL into the file and empty it: old copies of deleted rows live on in WAL frames.
+
+        A reader of another connection (a backup, the clean-up's check) holds the log: then it waits
+        a moment only, not the connection's 10 s with every request of the store queued behind it,
+        and the WAL stays for the next purge (each start runs one; the daily clean-up reports it)."""
+
+        def purge(conn: sqlite3.Connection) -> None:
+            conn.execute(f"PRAGMA busy_timeout={PURGE_WAIT_MS}")
+            try:
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            finally:
+                conn.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
+            if busy:
+                log.info("%s: a reader holds the write-ahead log; it is emptied by the next purge", self.path.name)
+
+        await self.run(purge)
 
     async def close(self) -> None:
         def shut(_: sqlite3.Connection) -> None:
