@@ -19,6 +19,7 @@ import re
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, Literal, Optional
 
 import aiohttp
@@ -30,6 +31,7 @@ from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, 
 from commands import registry
 from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings
+from kazma_core.stores.message_links import MessageLink
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,7 @@ SEND_AGAIN = Backoff(first=0.5, most=2.0)  # the pauses before those retries: 0.
 SEND_FAILURES = (discord.DiscordServerError, asyncio.TimeoutError, aiohttp.ClientConnectionError)
 
 CommandHandler = Callable[[discord.Interaction, str], Awaitable[None]]
+MessageCommandHandler = Callable[[discord.Interaction, str, discord.Message], Awaitable[None]]
 
 
 class DiscordUnavailable(ConnectionError):
@@ -145,6 +148,18 @@ def slash_commands(handler: CommandHandler) -> list[app_commands.Command[Any, ..
     return out
 
 
+def _message_command(action: registry.MessageAction, handler: MessageCommandHandler) -> app_commands.ContextMenu:
+    async def callback(interaction: discord.Interaction, message: discord.Message) -> None:
+        await handler(interaction, action.path, message)
+
+    return app_commands.ContextMenu(name=action.name.en, callback=callback)
+
+
+def message_commands(handler: MessageCommandHandler) -> list[app_commands.ContextMenu]:
+    """The registry's message actions as Discord message commands (type 3: a message's Apps menu)."""
+    return [_message_command(action, handler) for action in registry.MESSAGE_ACTIONS]
+
+
 async def _patiently(send: Callable[[], Awaitable[Any]]) -> Any:
     """Post a message, trying again when Discord answers a 5xx discord.py does not retry itself
     (503) or does not answer in time: an answer is not dropped for a passing outage.
@@ -176,6 +191,8 @@ class KazmaClient(discord.Client):
         self.tree.error(adapter.command_failed)
         for command in slash_commands(adapter.on_command):
             self.tree.add_command(command)
+        for menu in message_commands(adapter.on_message_command):
+            self.tree.add_command(menu)
         self.synced = False
         self.drops = 0
         self.gave_up = False
@@ -280,7 +297,7 @@ class DiscordAdapter:
         else:
             title = f"{guild.name if guild else 'Discord'} #{getattr(channel, 'name', None) or 'channel'}"
         return Incoming(
-            platform="discord", user_id=str(author.id), user_name=author.display_name,
+            platform="discord", place=_place(channel_id), user_id=str(author.id), user_name=author.display_name,
             chat_key=f"{guild_id or 'dm'}:{channel_id}", chat_title=title, text=text,
             is_group=guild_id is not None, is_admin=guild_id is not None and is_admin, locale=locale,
         )
@@ -328,11 +345,33 @@ class DiscordAdapter:
         incoming = self._from_message(message)
         if incoming is None:
             return
+        incoming = replace(incoming, message_id=str(message.id))
         async with self._lock(incoming.chat_key):
             for reply in await self.gateway.handle(incoming):
+                posted = []
                 for text, view in _pieces(reply):
                     extra: dict[str, Any] = {"view": view} if view else {}
-                    await _patiently(functools.partial(message.channel.send, text, **extra))
+                    sent = await _patiently(functools.partial(message.channel.send, text, **extra))
+                    posted.append((str(sent.id), text))
+                await self.gateway.posted(incoming.place, reply, posted)
+
+    async def on_message_command(self, interaction: discord.Interaction, path: str, message: discord.Message) -> None:
+        """"Fork from here" or "Rewind to here" on a message: the command on that message's step."""
+        incoming = self._from_interaction(interaction)
+        work = self.gateway.on_message_command(incoming, path, str(message.id))
+        await self._answer(interaction, self._in_order(incoming.chat_key, work), click=False)
+
+    async def edit(self, link: MessageLink, text: str) -> bool:
+        """Say something else in a message the bot posted (a rewound answer, or its text put back)."""
+        if self.client is None:
+            return False
+        channel = self.client.get_partial_messageable(int(link.place.partition(":")[2]))
+        try:
+            await channel.get_partial_message(int(link.message)).edit(content=text[:MESSAGE_LIMIT])
+        except (discord.NotFound, discord.Forbidden) as err:
+            log.info("discord: a rewound answer was not edited (%s)", err)
+            return False
+        return True
 
     async def on_command(self, interaction: discord.Interaction, text: str) -> None:
         incoming = self._from_interaction(interaction, text)
@@ -402,6 +441,11 @@ class DiscordAdapter:
                     await interaction.response.send_message(text, ephemeral=reply.ephemeral, **extra)
         if not interaction.response.is_done():
             await interaction.response.defer()
+
+
+def _place(channel_id: int) -> str:
+    """Where a Discord message is found: its channel (or thread)."""
+    return f"discord:{channel_id}"
 
 
 def build(gateway: Gateway, settings: Settings) -> DiscordAdapter | None:

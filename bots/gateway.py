@@ -19,13 +19,14 @@ from commands import registry
 from commands.answers import CommandResult, ForkAnswer
 from commands.executor import error_result, execute
 from commands.i18n import pick_lang, t
-from commands.parser import Fork, parse
+from commands.parser import BUILDERS, Command, Fork, ReplayList, Usage, parse
 from commands.service_target import ServiceTarget
 from commands.target import CommandContext
 from kazma_core.catalogue import sentence
 from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
+from kazma_core.stores.message_links import MessageLink, MessageLinks
 from kazma_core.stores.types import Chat, User
 from kazma_ui.step_views import value_text
 from kazma_ui.thread_rewind import GroupGrant, RewindService
@@ -47,6 +48,12 @@ class Incoming:
     is_admin: bool = False  # the platform says this user administers that chat
     team: str = ""  # Slack workspace
     locale: str | None = None
+    # Where the platform numbers its messages ("telegram:<chat>", "discord:<channel>", "slack:<team>:<channel>"),
+    # this message's id there, and the id of the message it replies to: the links to transcript rows
+    # (kazma_core/stores/message_links.py) are kept by these, never in the agent's state.
+    place: str = ""
+    message_id: str = ""
+    replied: str = ""
 
     @property
     def identity(self) -> str:
@@ -67,6 +74,8 @@ class Reply:
     data: dict[str, Any] = field(default_factory=dict)
     ephemeral: bool = False
     buttons: list[Button] = field(default_factory=list)
+    row_id: int | None = None  # the transcript row this reply shows (an answer), linked once it is posted
+    chat_id: str = ""  # the Kazma chat of that row
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,23 @@ NoThread = Literal["dm", "no_topics", "no_permission", "failed"]
 # An adapter's way to open a thread or topic beside the message being answered: (name, first message) -> where.
 OpenThread = Callable[[str, str], Awaitable["Opened | NoThread"]]
 THREAD_NAME = 90  # under Discord's 100 and Telegram's 128 characters
+TURN_ROWS = 50  # the newest transcript rows read to find a turn's own (a turn shows a few)
+
+
+def on_message_step(command: Command | Usage, text: str) -> tuple[str, bool] | None:
+    """A command sent in reply to a message that acts on that message's step: (its path, "here"),
+    or None when the command needs no step or names one itself. /fork, /fork here, /replay (a restore,
+    asked first), /replay restore and /replay show, each without a step."""
+    if isinstance(command, Fork) and command.step.lower() == "here":
+        return "fork", True
+    if isinstance(command, ReplayList) and len(text.split()) == 1:
+        return "replay restore", False
+    if isinstance(command, Usage) and command.reason == "missing_argument" and command.command in MESSAGE_STEP:
+        return command.command, False
+    return None
+
+
+MESSAGE_STEP = ("fork", "replay restore", "replay show")
 
 # The adapters' words, by language (one catalogue for every surface: kazma_core.catalogue).
 LABELS = {lang: {key: text.get(lang) for key, text in CHAT_APPS.items()} for lang in ("en", "ar")}
@@ -149,8 +175,71 @@ class Gateway:
         lang = self.lang(inc, user)
         command = parse(inc.text, self.bot_name)
         if command is not None:
+            on_step = on_message_step(command, inc.text) if inc.replied else None
+            if on_step is not None:
+                path, here = on_step
+                return await self._on_message(inc, user, chat, grant, lang, path, inc.replied, here)
             return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, False)), lang)]
         return await self._turn(inc, user, chat, grant, lang)
+
+    async def on_message_command(self, inc: Incoming, path: str, target: str) -> list[Reply]:
+        """A command run on a message of the chat (a Discord message command, a Slack message shortcut):
+        on the step of that message, asked first as when typed with the step."""
+        user = await self.user(inc)
+        chat, grant = await self.chat(inc, user)
+        return await self._on_message(inc, user, chat, grant, self.lang(inc, user), path, target, False)
+
+    async def _on_message(
+        self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str, path: str, target: str, here: bool
+    ) -> list[Reply]:
+        link = await self.links.find(inc.place, target) if inc.place and target else None
+        # A message Kazma did not see, or one of another chat (another thread's fork): nothing to act on.
+        if link is None or link.chat_id != chat.id:
+            return [Reply(LABELS[lang]["message_unknown"], "error", {"error": "not_found"}, ephemeral=True)]
+        try:
+            step = await self._message_step(user, inc, chat, grant, link.row_id)
+        except KazmaError as err:
+            return [self._from_result(error_result(err, lang), lang)]
+        command = BUILDERS[path](step, "here") if path == "fork" and here else BUILDERS[path](step)
+        return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, False)), lang)]
+
+    async def _message_step(self, user: User, inc: Incoming, chat: Chat, grant: GroupGrant | None, row_id: int) -> str:
+        """The step a transcript row stands for (after an answer: the end of its turn; before a person's
+        message: the end of the turn before), by the rewind layer's one rule."""
+        return await self.rewind.message_step(user, inc.platform, chat.id, row_id, grant)
+
+    @property
+    def links(self) -> MessageLinks:
+        return self.core.chats.links
+
+    async def posted(self, place: str, reply: Reply, messages: list[tuple[str, str]]) -> None:
+        """The platform messages (id, text) an answer was posted as: each is linked to the answer's row."""
+        if reply.row_id is None or not reply.chat_id or not place:
+            return
+        for message_id, text in messages:
+            await self.links.record(place, message_id, reply.chat_id, reply.row_id, by_bot=True, text=text)
+
+    async def rewinds(self, chat_id: str, platform: str) -> list[tuple[MessageLink, str, bool]]:
+        """The bot's messages of one platform out of step with the chat after a restore or an undo:
+        (link, the text they should now say, rewound)."""
+        taken, back = await self.links.out_of_step(chat_id)
+        chat = await self.core.store.get_chat(chat_id)
+        owner = await self.core.store.user_by_id(chat.owner_id) if chat else None
+        lang = pick_lang(owner.lang if owner else None)
+        mine = f"{platform}:"
+        out = [(link, LABELS[lang]["rewound_message"], True) for link in taken if link.place.startswith(mine)]
+        out += [(link, link.text, False) for link in back if link.place.startswith(mine)]
+        return out
+
+    async def mark_rewinds(self, chat_id: str, platform: str, edit: Callable[[MessageLink, str], Awaitable[bool]]) -> int:
+        """Edit the bot's messages a restore took back to say so, and those an undo put back to their text;
+        a message the platform would not edit (too old, deleted) is left as it is. Returns the edits made."""
+        done = 0
+        for link, text, rewound in await self.rewinds(chat_id, platform):
+            if await edit(link, text):
+                done += 1
+            await self.links.set_rewound(link, rewound)
+        return done
 
     async def press(
         self, inc: Incoming, action: str, open_thread: OpenThread | None = None, *, thread_hears_all: bool = False
@@ -181,7 +270,8 @@ class Gateway:
                 decided = await self.core.turns.decide(chat.id, arg, verb, user.id)
             except KazmaError as err:
                 return [self._from_result(error_result(err, lang), lang)]
-            return [self._turn_reply(decided.reply, decided.gates, lang)]
+            _, answer = await self._turn_rows(chat.id, decided.turn_index)
+            return [self._turn_reply(decided.reply, decided.gates, lang, chat.id, answer)]
         return []
 
     async def _into_thread(
@@ -218,13 +308,25 @@ class Gateway:
             result = await self.core.turns.send(chat.id, inc.text)
         except KazmaError as err:
             return [self._from_result(error_result(err, lang), lang)]
+        asked, answer = await self._turn_rows(chat.id, result.turn_index)
+        if asked is not None and inc.place and inc.message_id:
+            await self.links.record(inc.place, inc.message_id, chat.id, asked, by_bot=False)
         if result.status == "stopped":
             return [Reply(sentence("errors.turn_stopped", lang))]
-        return [self._turn_reply(result.reply, result.gates, lang)]
+        return [self._turn_reply(result.reply, result.gates, lang, chat.id, answer)]
 
-    def _turn_reply(self, text: str, gates: list[dict[str, Any]], lang: str) -> Reply:
+    async def _turn_rows(self, chat_id: str, turn_index: int) -> tuple[int | None, int | None]:
+        """The transcript rows of a turn: the person's message, and the answer (None where there is none yet)."""
+        rows = [r for r in await self.core.store.transcript(chat_id, limit=TURN_ROWS) if r.turn_index == turn_index]
+        asked = next((r.id for r in rows if r.role == "user"), None)
+        answer = next((r.id for r in reversed(rows) if r.role == "assistant"), None)
+        return asked, answer
+
+    def _turn_reply(
+        self, text: str, gates: list[dict[str, Any]], lang: str, chat_id: str = "", row_id: int | None = None
+    ) -> Reply:
         if not gates:
-            return Reply(text)
+            return Reply(text, chat_id=chat_id, row_id=row_id)
         card = gates[0]
         labels = LABELS[lang]
         return Reply(

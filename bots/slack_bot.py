@@ -15,7 +15,7 @@ import logging
 import re
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
@@ -41,6 +41,7 @@ from bots.gateway import APPROVE, CONFIRM, Button, Gateway, Incoming, NoThread, 
 from commands import registry
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings, SlackSettings
+from kazma_core.stores.message_links import MessageLink
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,11 @@ def _key(channel: str, thread_ts: str | None) -> str:
     return f"{channel}:{thread_ts}" if thread_ts else channel
 
 
+def _place(team: str, channel: str) -> str:
+    """Where a Slack message is found: its workspace's channel (a message's ts is unique there)."""
+    return f"slack:{team}:{channel}"
+
+
 def _thread_of(message: dict[str, Any]) -> str | None:
     """The thread a message is in; a thread's first message is in the channel itself."""
     thread_ts = message.get("thread_ts")
@@ -169,6 +175,8 @@ class SlackAdapter:
         self.app.event("message")(self._on_message)
         self.app.event("app_mention")(self._on_mention)
         self.app.action(re.compile(f"^{ACTION_PREFIX}"))(self._on_button)
+        for message_action in registry.MESSAGE_ACTIONS:  # declared in `kazma slack-manifest` too
+            self.app.shortcut(message_action.key)(self._on_shortcut)
         self.app.error(self._on_error)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -258,7 +266,7 @@ class SlackAdapter:
         """An `Incoming`; Slack is asked for the person's role and locale only when they matter."""
         inc = Incoming(
             "slack", user_id, user_name, _key(channel, thread_ts), title,
-            text=text, is_group=is_group, team=team,
+            text=text, is_group=is_group, team=team, place=_place(team, channel),
         )
         known = await self.gateway.core.store.user_for_identity(inc.identity)
         needs_admin = is_group and deciding
@@ -267,10 +275,7 @@ class SlackAdapter:
         profile = await self._profile(team, user_id)
         if profile is None:
             return inc
-        return Incoming(
-            "slack", user_id, user_name or profile.name, inc.chat_key, title, text=text, is_group=is_group,
-            is_admin=needs_admin and profile.is_admin, team=team, locale=profile.locale,
-        )
+        return replace(inc, user_name=user_name or profile.name, is_admin=needs_admin and profile.is_admin, locale=profile.locale)
 
     async def _plain(self, team: str, text: str, bot_user_id: str | None) -> str:
         """A message's text with Slack's markup read: no ids left, the bot's own mention dropped."""
@@ -330,15 +335,51 @@ class SlackAdapter:
             inc = await self._incoming(
                 team, event["user"], "", channel, thread_ts, is_group, title, text=text, deciding=text.startswith("/"),
             )
-            await self._answer_in_place(inc, channel, thread_ts, event["user"], is_group)
+            await self._answer_in_place(replace(inc, message_id=str(event.get("ts", ""))), channel, thread_ts, event["user"], is_group)
 
     async def _answer_in_place(self, inc: Incoming, channel: str, thread_ts: str | None, user: str, is_group: bool) -> None:
         for reply in await self.gateway.handle(inc):
+            posted = []
             for message in messages(reply):
                 if reply.ephemeral and is_group:
                     await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, **message)
                 else:
-                    await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
+                    sent = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
+                    if not posted:  # a very long answer is linked by its first message, which holds its text to put back
+                        posted.append((str(sent["ts"]), reply.text))
+            await self.gateway.posted(inc.place, reply, posted)
+
+    async def _on_shortcut(self, ack: Any, shortcut: dict[str, Any], respond: Any) -> None:
+        """A message shortcut ("Fork from here", "Rewind to here"): the command on that message's step,
+        asked first, answered to the person alone."""
+        await ack()
+        action = registry.message_action(shortcut.get("callback_id", ""))
+        if action is None or shortcut.get("type") != "message_action":
+            return
+        channel_info, message, user = shortcut.get("channel") or {}, shortcut.get("message") or {}, shortcut["user"]
+        channel = channel_info.get("id", "")
+        thread_ts = _thread_of(message)
+        is_group = not _is_dm(channel, channel_info.get("name"))
+        team = (shortcut.get("team") or {}).get("id") or user.get("team_id") or ""
+        async with self._lock(_key(channel, thread_ts)):
+            inc = await self._incoming(
+                team, user["id"], user.get("username") or user.get("name", ""), channel, thread_ts, is_group,
+                "Slack DM" if not is_group else "Slack channel", deciding=True,
+            )
+            target = str(shortcut.get("message_ts") or message.get("ts") or "")
+            for reply in await self.gateway.on_message_command(inc, action.path, target):
+                for part in messages(reply):
+                    await self._respond(respond, part, response_type="ephemeral", thread_ts=thread_ts)
+
+    async def edit(self, link: MessageLink, text: str) -> bool:
+        """Say something else in a message the bot posted (a rewound answer, or its text put back)."""
+        channel = link.place.split(":", 2)[2]
+        try:
+            await self.client.chat_update(channel=channel, ts=link.message, **messages(Reply(text))[0])
+        except SlackApiError as err:  # deleted meanwhile, or too old to edit
+            log.info("Slack: a rewound answer was not edited (%s)", err.response.get("error"))
+            return False
+        return True
 
     async def _on_button(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
         await ack()

@@ -13,7 +13,7 @@ from commands import registry
 
 
 def manifest(base_url: str, socket_mode: bool = False, name: str = "Kazma") -> dict[str, Any]:
-    """A Slack app manifest with every slash command the registry offers on Slack."""
+    """A Slack app manifest with every slash command the registry offers on Slack, and its message shortcuts."""
     events = f"{base_url.rstrip('/')}{HTTP_PATH}"
     at = {} if socket_mode else {"url": events}
     commands = []
@@ -22,9 +22,13 @@ def manifest(base_url: str, socket_mode: bool = False, name: str = "Kazma") -> d
         commands.append({"command": f"/{spec['name']}", "description": spec["description"], "should_escape": False,
                          **({"usage_hint": hint} if hint else {}), **at})
     request_url = {} if socket_mode else {"request_url": events}
+    # On a message's menu: its callback_id is what the adapter listens for (commands.registry.MESSAGE_ACTIONS).
+    shortcuts = [{"name": a.name.en, "type": "message", "callback_id": a.key, "description": a.name.en}
+                 for a in registry.MESSAGE_ACTIONS]
     return {
         "display_information": {"name": name},
-        "features": {"bot_user": {"display_name": name, "always_online": True}, "slash_commands": commands},
+        "features": {"bot_user": {"display_name": name, "always_online": True}, "slash_commands": commands,
+                     "shortcuts": shortcuts},
         "oauth_config": {"scopes": {"bot": ["app_mentions:read", "chat:write", "commands", "im:history", "im:read",
                                             "im:write", "users:read"]}},
         "settings": {

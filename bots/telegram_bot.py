@@ -18,6 +18,7 @@ import secrets
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -50,6 +51,7 @@ from commands.parser import parse
 from commands.registry import group_admin, telegram_menu
 from kazma_core.errors import KazmaError
 from kazma_core.retry import Backoff, with_retries
+from kazma_core.stores.message_links import MessageLink
 from kazma_core.settings import Settings, TelegramSettings
 
 log = logging.getLogger(__name__)
@@ -280,6 +282,9 @@ class TelegramAdapter:
         in_order = contextlib.nullcontext() if self.gateway.at_once(text) else self._lock(_chat_key(message.chat, thread))
         async with in_order:
             inc = await self._incoming(bot, message.chat, message.from_user, thread, text, self._changes(text))
+            # Links to transcript rows are by the chat's message ids (a topic's messages are numbered with the chat's).
+            replied = message.reply_to_message
+            inc = replace(inc, message_id=str(message.message_id), replied=str(replied.message_id) if replied else "")
             replies = await self.gateway.handle(inc)
             await self._post(bot, message.chat.id, thread, replies, message.message_id)
 
@@ -369,7 +374,7 @@ class TelegramAdapter:
     async def _incoming(self, bot: Bot, chat: Chat, user: User, thread: int | None, text: str, changes: bool) -> Incoming:
         group = chat.type in GROUPS
         return Incoming(
-            platform="telegram", user_id=str(user.id), user_name=user.full_name, chat_key=_chat_key(chat, thread),
+            platform="telegram", place=_place(chat.id), user_id=str(user.id), user_name=user.full_name, chat_key=_chat_key(chat, thread),
             chat_title=f"Telegram: {chat.effective_name or user.full_name}", text=text, is_group=group,
             is_admin=group and changes and await self._is_admin(bot, chat.id, user.id), locale=user.language_code,
         )
@@ -389,23 +394,36 @@ class TelegramAdapter:
             wide = len(reply.text.encode("utf-16-le")) > 2 * len(reply.text)
             limit = MessageLimit.MAX_TEXT_LENGTH // (2 if wide else 1)
             pieces = [p for p in split_text(reply.text, limit) if p.strip()]
+            posted = []
             for i, piece in enumerate(pieces):
                 markup = self._keyboard(reply.buttons) if i == len(pieces) - 1 else None
-                await self._send(bot, chat_id, thread, piece, markup, reply_to if i == 0 else None)
+                sent = await self._send(bot, chat_id, thread, piece, markup, reply_to if i == 0 else None)
+                posted.append((str(sent.message_id), piece))
+            await self.gateway.posted(_place(chat_id), reply, posted)
+
+    async def _edit(self, bot: Bot, link: MessageLink, text: str) -> bool:
+        """Say something else in a message the bot posted (a rewound answer, or its text put back)."""
+        chat_id = int(link.place.partition(":")[2])
+        try:
+            await bot.edit_message_text(to_html(text), chat_id, int(link.message), parse_mode=ParseMode.HTML)
+        except BadRequest as err:  # deleted meanwhile, or the text is the same already
+            log.info("telegram: a rewound answer was not edited (%s)", err)
+            return False
+        return True
 
     async def _send(
         self, bot: Bot, chat_id: int, thread: int | None, text: str, markup: InlineKeyboardMarkup | None, reply_to: int | None,
-    ) -> None:
+    ) -> Message:
         send = functools.partial(
             bot.send_message, chat_id, message_thread_id=thread, reply_markup=markup,
             reply_parameters=ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None,
         )
         try:
-            await send(to_html(text), parse_mode=ParseMode.HTML)
+            return await send(to_html(text), parse_mode=ParseMode.HTML)
         except BadRequest as err:
             if "entities" not in str(err).lower():
                 raise
-            await send(text)  # formatting Telegram refused: say it plainly
+            return await send(text)  # formatting Telegram refused: say it plainly
 
     def _keyboard(self, buttons: list[Button]) -> InlineKeyboardMarkup | None:
         if not buttons:
@@ -422,6 +440,11 @@ class TelegramAdapter:
         while len(self._long_actions) > LONG_ACTIONS_KEPT:
             self._long_actions.popitem(last=False)
         return key
+
+
+def _place(chat_id: int) -> str:
+    """Where Telegram numbers a message: its chat (a topic's messages are numbered with the chat's)."""
+    return f"telegram:{chat_id}"
 
 
 def _chat_key(chat: Chat, thread: int | None) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from commands import handlers
 from commands.answers import CommandResult, HelpAnswer, HelpLine
 from commands.i18n import t
+from kazma_core.catalogue.chat_apps import CHAT_APPS as CHAT_APP_WORDS
 from kazma_core.catalogue.help import HELP
 from kazma_core.catalogue.text import Text
 from commands.target import CommandContext
@@ -168,6 +169,27 @@ COMMANDS: tuple[CommandDef, ...] = (
         surfaces=EVERYWHERE, aliases=("start",), run=_help,  # Telegram sends /start when a person opens the bot
     ),
 )
+
+
+@dataclass(frozen=True)
+class MessageAction:
+    """A command offered on a message itself (Discord's message commands, Slack's message shortcuts):
+    it runs `path` on that message's step, asking first as the typed command does."""
+
+    key: str  # Slack's callback_id
+    name: Text  # as the message's menu shows it
+    path: str  # the registry command it runs
+
+
+MESSAGE_ACTIONS: tuple[MessageAction, ...] = (
+    MessageAction("fork_from_here", CHAT_APP_WORDS["message_fork"], "fork"),
+    MessageAction("rewind_to_here", CHAT_APP_WORDS["message_rewind"], "replay restore"),
+)
+
+
+def message_action(key_or_name: str) -> MessageAction | None:
+    """The message action a platform names (Slack by callback_id, Discord by its English name)."""
+    return next((a for a in MESSAGE_ACTIONS if key_or_name in (a.key, a.name.en)), None)
 
 
 def top(word: str) -> CommandDef | None:

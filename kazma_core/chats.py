@@ -11,6 +11,7 @@ from kazma_core.events import EventBus
 from kazma_core.events_relay import ask_replicas
 from kazma_core.leases import ASK_AGAIN, HOLDER_PREFIX, chat_lease
 from kazma_core.retry import ask_until
+from kazma_core.stores.message_links import MessageLinks
 from kazma_core.stores.types import Chat, User
 from kazma_core.stores.interfaces import AppStore, ConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
@@ -38,6 +39,7 @@ class ChatService:
         self.graph = graph
         self.store = store
         self.snapshots = snapshots
+        self.links = MessageLinks(store.db)  # which chat-app message is which row: forgotten with the chat
         self.conversation = conversation
         self.events = events
 
@@ -81,6 +83,7 @@ class ChatService:
             await self.kept.drop(chat_id, FORGOTTEN)
             await self.snapshots.delete_chat(chat_id)
             await self.store.delete_facts(chat_id)
+            await self.links.drop_chat(chat_id)
             await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
 
@@ -95,6 +98,7 @@ class ChatService:
             await self.kept.drop(chat_id, FORGOTTEN)
             await self.snapshots.delete_chat(chat_id)
             await self.store.delete_facts(chat_id)
+            await self.links.drop_chat(chat_id)
             await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
 

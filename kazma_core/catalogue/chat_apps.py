@@ -12,4 +12,17 @@ CHAT_APPS: dict[str, Text] = {
     "ask": Text("Kazma wants to run {tool} with {args}. Approve?", "تريد كازما تشغيل {tool} بالقيم {args}. هل توافق؟"),
     "cancelled": Text("Cancelled: nothing changed.", "أُلغي: لم يتغيّر شيء."),
     "owner_only": Text("Only this chat's owner can answer its approvals.", "لا يجيب عن موافقات هذه المحادثة إلا مالكها."),
+    # -- acting on a message of the chat (a reply with /fork or /replay, a message command or shortcut) --
+    "message_fork": Text("Fork from here", "تفرّع من هنا"),
+    "message_rewind": Text("Rewind to here", "ارجع إلى هنا"),
+    "message_unknown": Text(
+        "Kazma has no record of that message in this chat, so it cannot tell which step it is. Reply to a "
+        "message of this chat that Kazma saw or sent, or use /replay list to pick a step.",
+        "لا تعرف كازما تلك الرسالة في هذه المحادثة، فلا تعرف أي خطوة هي. ردّ على رسالة من هذه المحادثة رأتها "
+        "كازما أو أرسلتها، أو استعمل ‎/replay list‎ لتختار خطوة.",
+    ),
+    "rewound_message": Text(
+        "⏪ Rewound: a restore took this answer back. /replay undo brings it back.",
+        "⏪ أُرجِعت: أعادت استعادةٌ هذه الإجابة إلى الوراء. ‎/replay undo‎ يعيدها.",
+    ),
 }

@@ -225,4 +225,21 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX relayed_events_age ON relayed_events(created_at)
     """,
+    # 6: which chat-app message is which transcript row (a reply, a message command or a shortcut acts on
+    # that row's step; a restore marks the bot's messages it took back). Platform ids live here only,
+    # never in the agent's state; the rows go with their chat.
+    """
+    CREATE TABLE message_links (
+        place TEXT NOT NULL,
+        message TEXT NOT NULL,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        row_id INTEGER NOT NULL,
+        by_bot INTEGER NOT NULL DEFAULT 0,
+        text TEXT NOT NULL DEFAULT '',
+        rewound INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (place, message)
+    );
+    CREATE INDEX message_links_chat ON message_links(chat_id, row_id)
+    """,
 ]

@@ -133,14 +133,24 @@ class FakeDiscord:
 
     async def message(
         self, author: int, content: str, *, channel: int = GENERAL, mention: bool = True, mentions: tuple[int, ...] = ()
-    ) -> None:
+    ) -> int:
         """A person posts a message: in the guild's channel (mentioning the bot), or in the DM.
-        `mentions`: the people "<@id>" in `content` names."""
+        `mentions`: the people "<@id>" in `content` names. Returns the message's id."""
         in_guild = channel != DM
         text = f"<@{BOT_ID}> {content}" if in_guild and mention else content
         named = [_user(uid) for uid in mentions] + ([_user(BOT_ID, bot=True)] if in_guild and mention else [])
         payload = self._message(next(self._ids), channel, _user(author), text, mentions=named, member_of=author)
         await self._dispatch("MESSAGE_CREATE", payload)
+        return int(payload["id"])
+
+    async def message_command(self, user: int, name: str, message_id: int, *, channel: int = GENERAL, locale: str = "en-US") -> int:
+        """A person picks a message command (type 3) in a message's Apps menu: Discord sends the message
+        it was used on as `data.target_id`, and the message itself under `data.resolved.messages`."""
+        command = next(c for body in reversed(self.synced) for c in body if c.get("type") == 3 and c["name"] == name)
+        target = self._messages[message_id]
+        data = {"id": command.get("id", str(next(self._ids))), "name": name, "type": 3, "target_id": str(message_id),
+                "resolved": {"messages": {str(message_id): target}}}
+        return await self._interact(2, user, channel, locale, data)
 
     async def slash(self, user: int, command: str, *words: str, channel: int = GENERAL, locale: str = "en-US") -> int:
         """A person runs a slash command: "replay", "show", "<step>" is /replay show step:<step>."""
@@ -239,8 +249,14 @@ class FakeDiscord:
 
     async def _sync(self, request: web.Request) -> web.Response:
         body = await request.json()
+        for command in body:
+            # Discord: a message command (type 3) has a name of 1-32 characters, no description, no options.
+            if command.get("type") == 3 and (command.get("description") or command.get("options") or not 1 <= len(command["name"]) <= 32):
+                return _json({"message": "Invalid Form Body", "code": 50035}, 400)
         self.synced.append(body)
-        return _json([{**c, "id": str(next(self._ids)), "application_id": str(APP_ID), "version": "1"} for c in body])
+        # Discord answers each command whole: a message command's description is there, empty.
+        return _json([{"description": "", **c, "id": str(next(self._ids)), "application_id": str(APP_ID), "version": "1"}
+                      for c in body])
 
     def _limited(self, path: str) -> web.Response | None:
         for part, retry_after in list(self._limits.items()):

@@ -131,9 +131,10 @@ class FakeTelegram:
         self._pushed.set()
 
     def message(self, user: dict[str, Any], chat: dict[str, Any], text: str, *, thread_id: int | None = None,
-                reply_to: Sent | None = None) -> dict[str, Any]:
+                reply_to: Sent | dict[str, Any] | None = None) -> dict[str, Any]:
         """A text message from a person, with the entities Telegram adds (command, @mention),
-        in a forum topic (`thread_id`) or in reply to a message of the bot (`reply_to`)."""
+        in a forum topic (`thread_id`) or in reply to a message (`reply_to`: one the bot sent, or
+        a person's message as `message` returned it): Telegram carries the replied-to message whole."""
         self._chats[chat["id"]] = chat
         entities = []
         command = text.split()[0] if text.startswith("/") else ""
@@ -148,7 +149,7 @@ class FakeTelegram:
         if thread_id is not None:
             msg.update(message_thread_id=thread_id, is_topic_message=True)
         if reply_to is not None:
-            msg["reply_to_message"] = reply_to.message
+            msg["reply_to_message"] = reply_to.message if isinstance(reply_to, Sent) else reply_to
         self.push({"message": msg})
         return msg
 

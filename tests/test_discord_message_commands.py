@@ -1,0 +1,65 @@
+"""Discord: "Fork from here" and "Rewind to here" in a message's Apps menu, no id typed.
+
+They are message commands (application commands of type 3), synced from the command registry;
+the fake Discord sends their interaction as Discord documents it, with `data.target_id` and the
+message under `data.resolved.messages`.
+"""
+
+from __future__ import annotations
+
+from tests.fakes.discord_server import ALICE, BOB, GENERAL, Sent
+from tests.test_discord_bot import Bot, bot, fake, kazma, restore_discord_globals  # noqa: F401  (fixtures)
+
+from commands import registry
+
+FORK, REWIND = "Fork from here", "Rewind to here"
+UNKNOWN = "Kazma has no record of that message in this chat"
+
+
+async def said(bot: Bot, author: int, text: str) -> tuple[int, Sent]:
+    """A person's message (its id) and the bot's answer to it."""
+    before = len(bot.fake.in_channel(GENERAL))
+    mid = await bot.fake.message(author, text)
+    [answer] = await bot.fake.until(lambda: new if (new := bot.fake.in_channel(GENERAL)[before:]) else None)
+    return mid, answer
+
+
+async def on_message(bot: Bot, user: int, name: str, message_id: int) -> Sent:
+    iid = await bot.fake.message_command(user, name, message_id)
+    return (await bot.fake.until(lambda: bot.fake.answers(iid)))[0]
+
+
+async def test_the_message_commands_are_synced_from_the_registry_as_type_3(bot: Bot) -> None:
+    menus = [c for c in bot.fake.synced[-1] if c.get("type") == 3]
+    assert [c["name"] for c in menus] == [a.name.en for a in registry.MESSAGE_ACTIONS] == [FORK, REWIND]
+    assert all(not c.get("description") and not c.get("options") for c in menus)
+
+
+async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_turn(bot: Bot) -> None:
+    _, first = await said(bot, ALICE, "hello")
+    await said(bot, ALICE, "remember: tea is good")
+    chat = await bot.chat()
+    end_of_first = [s.id for s in await bot.core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
+    asked = await on_message(bot, ALICE, REWIND, first.message_id)
+    assert asked.ephemeral and asked.content.startswith("Restore this chat to turn 1, step ")
+    assert f"({end_of_first[:8]})?" in asked.content
+    assert len(await bot.core.store.transcript(chat.id)) == 4  # asked, not done
+    done = await bot.click(ALICE, asked, "Yes, do it")
+    assert any(s.content.startswith("Restored this chat to turn 1, step ") for s in done)
+    assert [r.text for r in await bot.core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+
+
+async def test_fork_from_here_on_a_persons_message_forks_from_just_before_it(bot: Bot) -> None:
+    await said(bot, ALICE, "hello")
+    second, _ = await said(bot, ALICE, "calc 2+3")
+    chat = await bot.chat()
+    end_of_first = [s.id for s in await bot.core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
+    asked = await on_message(bot, ALICE, FORK, second)
+    assert f"({end_of_first[:8]})" in asked.content and set(asked.buttons) == {"Yes, do it", "Cancel"}
+
+
+async def test_a_message_kazma_never_linked_is_refused_with_a_sentence(bot: Bot) -> None:
+    mid = await bot.fake.message(BOB, "talking among ourselves", mention=False)
+    await said(bot, ALICE, "hello")
+    refused = await on_message(bot, ALICE, FORK, mid)
+    assert refused.ephemeral and refused.content.startswith(UNKNOWN)

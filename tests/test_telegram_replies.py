@@ -1,0 +1,91 @@
+"""Telegram: a reply with /fork, /replay or /replay show acts on the replied-to message's step, no id typed.
+
+The fake Bot API carries the replied-to message whole in `reply_to_message`, as Telegram does; the
+bot's answers are read off the fake's recorded sendMessage calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.fakes.telegram_server import Sent, private_chat
+from tests.test_telegram_bot import ANN, BOB, CANCEL, YES, Bot, bot, link_target  # noqa: F401  (bot: the fixture)
+
+UNKNOWN = "Kazma has no record of that message in this chat"
+
+
+async def said(bot: Bot, user: dict[str, Any], chat: dict[str, Any], text: str) -> tuple[dict[str, Any], Sent]:
+    """A person's message and the bot's answer to it."""
+    before = len(bot.fake.to(chat["id"]))
+    message = bot.fake.message(user, chat, text)
+    [answer] = await bot.fake.replies(chat["id"], before)
+    return message, answer
+
+
+async def reply(bot: Bot, user: dict[str, Any], chat: dict[str, Any], text: str, to: Sent | dict[str, Any]) -> Sent:
+    before = len(bot.fake.to(chat["id"]))
+    bot.fake.message(user, chat, text, reply_to=to)
+    [answer] = await bot.fake.replies(chat["id"], before)
+    return answer
+
+
+async def test_replay_in_reply_to_an_answer_asks_then_restores_to_the_end_of_its_turn(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    _, first = await said(bot, ANN, ann, "hello")
+    await said(bot, ANN, ann, "remember: tea is good")
+    end_of_first = (await bot.step_ids(ann, 1))[-1]
+    asked = await reply(bot, ANN, ann, "/replay", first)
+    assert asked.text.startswith("Restore this chat to turn 1, step ") and f"({end_of_first[:8]})?" in asked.text
+    assert [label for label, _ in asked.buttons()] == [YES, CANCEL]
+    chat = await bot.chat(ann)
+    assert len(await bot.core.store.transcript(chat.id)) == 4  # asked, not done
+    [done] = await bot.press(ANN, asked, YES)
+    assert done.text.startswith("Restored this chat to turn 1, step ")
+    assert [r.text for r in await bot.core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+
+
+async def test_fork_in_reply_to_a_persons_message_forks_from_just_before_it(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    await said(bot, ANN, ann, "hello")
+    second, _ = await said(bot, ANN, ann, "calc 2+3")
+    end_of_first = (await bot.step_ids(ann, 1))[-1]
+    asked = await reply(bot, ANN, ann, "/fork here", second)
+    assert f"({end_of_first[:8]})" in asked.text and [label for label, _ in asked.buttons()] == [YES, CANCEL]
+    [forked] = await bot.press(ANN, asked, YES)
+    fork = await bot.core.store.get_chat(link_target(forked.text))
+    assert fork is not None and fork.forked_from is not None and fork.forked_from["snapshot_id"] == end_of_first
+    assert [r.text for r in await bot.core.store.transcript(fork.id)][-1] == 'You said: "hello". I know no facts yet.'
+
+
+async def test_replay_show_in_reply_shows_that_messages_step_and_changes_nothing(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    _, first = await said(bot, ANN, ann, "hello")
+    await said(bot, ANN, ann, "calc 2+3")
+    shown = await reply(bot, ANN, ann, "/replay show", first)
+    assert shown.text.startswith("turn 1, step ") and "hello" in shown.text and "calc 2+3" not in shown.text
+    assert len(await bot.core.store.transcript((await bot.chat(ann)).id)) == 4
+
+
+async def test_a_reply_to_a_message_kazma_never_linked_says_so_and_a_forgotten_chat_forgets_its_links(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    command = bot.fake.message(ANN, ann, "/help")  # a command: no transcript row of its own
+    await bot.fake.replies(ann["id"], 0)
+    _, first = await said(bot, ANN, ann, "hello")
+    unknown = await reply(bot, ANN, ann, "/fork", command)
+    assert unknown.text.startswith(UNKNOWN)
+    chat = await bot.chat(ann)
+    assert await bot.core.chats.links.find(f"telegram:{ann['id']}", str(first.message["message_id"])) is not None
+    await bot.core.chats.forget(await bot.kazma_user(ANN), chat.id)
+    assert await bot.core.chats.links.find(f"telegram:{ann['id']}", str(first.message["message_id"])) is None
+    assert (await reply(bot, ANN, ann, "/replay", first)).text.startswith(UNKNOWN)
+
+
+async def test_a_typed_step_still_wins_and_a_reply_without_a_command_is_a_message(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    _, first = await said(bot, ANN, ann, "hello")
+    listed = await reply(bot, ANN, ann, "/replay list", first)
+    assert listed.text.startswith("This chat’s saved steps")
+    answered = await reply(bot, ANN, ann, "and then?", first)
+    assert answered.text == 'You said: "and then?". I know no facts yet.'
+    bob = private_chat(BOB)
+    assert (await reply(bot, BOB, bob, "/replay", first)).text.startswith(UNKNOWN)  # Ann's message, in Bob's chat
