@@ -53,6 +53,7 @@ from kazma_ui.rewind_results import (
 )
 from kazma_ui.rewind_audit import Audited
 from kazma_ui.rewind_undo import Undos
+from kazma_ui.message_point import MessagePoint, message_point, points_of, resolve_message
 from kazma_ui.paging import window
 from kazma_ui.step_address import step_prefix
 from kazma_ui.step_views import compare_states, message_view, side_effects, step_label
@@ -126,6 +127,30 @@ class RewindService:
             )
         return found[0]
 
+    async def _target(self, chat_id: str, address: str | None, message_id: int | None) -> StepInfo | None:
+        """The step a restore or fork goes to: by its address, or by a transcript message
+        (`message_point.py`); None for the empty conversation before the first message."""
+        if message_id is None:
+            return await self.resolve(chat_id, address or "")
+        return (await resolve_message(self.core, chat_id, message_id)).step
+
+    async def _target_step(self, chat_id: str, address: str | None, message_id: int | None) -> StepInfo:
+        """As `_target`, for a restore: before the first message there is no step to go back to."""
+        info = await self._target(chat_id, address, message_id)
+        if info is None:
+            raise InvalidInput(message_id="nothing_before_first", reason="nothing_before_first")
+        return info
+
+    async def message_points(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> list[MessagePoint]:
+        """Each transcript message's point (what rewind or fork from it goes to, or that it is no longer kept)."""
+        await self._access(user, chat_id, grant, READ)
+        return points_of(await self.core.store.transcript(chat_id), await self.core.snapshots.list_steps(chat_id))
+
+    async def message_point(self, user: User, surface: str, chat_id: str, message_id: int, grant: GroupGrant | None = None) -> MessagePoint:
+        """One transcript message's point, its step None when that is no longer kept."""
+        await self._access(user, chat_id, grant, READ)
+        return await message_point(self.core, chat_id, message_id)
+
     @staticmethod
     def _refuse_truncated(info: StepInfo) -> None:
         if info.truncated:
@@ -170,8 +195,8 @@ class RewindService:
         )
 
     async def preview_restore(
-        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None,
-        *, refuse_cut: bool = False,
+        self, user: User, surface: str, chat_id: str, address: str | None, grant: GroupGrant | None = None,
+        *, refuse_cut: bool = False, message_id: int | None = None,
     ) -> RestorePreview:
         """What a restore to this step would take back, and the side effects it will not undo.
         It refuses as the restore would (and audits the refused restore), so nobody is asked
@@ -180,7 +205,7 @@ class RewindService:
         async with self.audited.attempt("restore", user, surface, chat_id, refusals_only=True) as attempt:
             chat = await self._access(user, chat_id, grant, CHANGE)
             await self.core.turns.quota.refuse_when_full(chat.owner_id, fresh=False)
-            info = await self.resolve(chat_id, address)
+            info = await self._target_step(chat_id, address, message_id)
             attempt.step_id = info.id
             if refuse_cut:
                 self._refuse_truncated(info)
@@ -201,12 +226,14 @@ class RewindService:
         )
 
     async def preview_fork(
-        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+        self, user: User, surface: str, chat_id: str, address: str | None, grant: GroupGrant | None = None,
+        *, message_id: int | None = None,
     ) -> StepView:
         """The step a fork would branch. A step saved cut is refused as the fork would refuse it,
-        and the refusal audited, so nobody is asked to confirm what cannot happen."""
+        and the refusal audited, so nobody is asked to confirm what cannot happen. Before the
+        first message (by `message_id`) there is no step: use `message_point` for that."""
         await self._access(user, chat_id, grant, READ)
-        info = await self.resolve(chat_id, address)
+        info = await self._target_step(chat_id, address, message_id)
         async with self.audited.attempt("fork", user, surface, chat_id, refusals_only=True) as attempt:
             attempt.step_id = info.id
             self._refuse_truncated(info)
@@ -263,13 +290,16 @@ class RewindService:
         return load_messages(strip_platform_ids(step.state).get("messages") or [])
 
     async def restore(
-        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+        self, user: User, surface: str, chat_id: str, address: str | None, grant: GroupGrant | None = None,
+        *, message_id: int | None = None,
     ) -> Restored:
+        """Restore the chat to a step: given by its address, or by a transcript message
+        (`message_point.py`: right after an answer, right before a person's message)."""
         async with self.audited.attempt("restore", user, surface, chat_id) as attempt:
             chat = await self._access(user, chat_id, grant, CHANGE)
             # The chat's storage is its owner's; a restore writes little (it takes back more).
             await self.core.turns.quota.refuse_when_full(chat.owner_id, fresh=False)
-            info = await self.resolve(chat_id, address)
+            info = await self._target_step(chat_id, address, message_id)
             attempt.step_id = info.id
             self._refuse_truncated(info)
             await self.core.turns.settle_expired(chat_id)
@@ -351,12 +381,26 @@ class RewindService:
         return finished
 
     async def fork(
-        self, user: User, surface: str, chat_id: str, address: str, grant: GroupGrant | None = None
+        self, user: User, surface: str, chat_id: str, address: str | None, grant: GroupGrant | None = None,
+        *, message_id: int | None = None,
     ) -> Forked:
+        """Branch a step into a new chat: given by its address, or by a transcript message (before
+        the first message: a new empty chat with its lineage)."""
         async with self.audited.attempt("fork", user, surface, chat_id) as attempt:
             source = await self._access(user, chat_id, grant, READ)
             await self.core.turns.quota.refuse_when_full(user.id, fresh=True)  # the new chat is the forker's
-            info = await self.resolve(chat_id, address)
+            found = await self._target(chat_id, address, message_id)
+            if found is None:
+                empty = await self.core.store.create_chat(
+                    user.id, f"{source.title} (fork)"[:200],
+                    forked_from={"thread_id": chat_id, "snapshot_id": None, "turn_index": 0, "iteration": None},
+                )
+                attempt.new_chat_id = empty.id
+                return Forked(
+                    chat_id=empty.id, title=empty.title,
+                    forked_from=Lineage.model_validate(empty.forked_from) if empty.forked_from else None, step_id=None,
+                )
+            info = found
             attempt.step_id = info.id
             self._refuse_truncated(info)
             head = await self.core.snapshots.head(chat_id, info.id)

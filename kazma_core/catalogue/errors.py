@@ -223,6 +223,37 @@ ERRORS: dict[str, Text] = {
     "bad_command.bad_choice": Text(
         "“{word}” is not a word this command takes. Use: {usage}.", "«{word}» ليست كلمة يأخذها هذا الأمر. استخدم: {usage}."
     ),
+    # rewind from a message, and versions made by an edit or a regenerate (issue 22)
+    "message_not_found": Text(
+        "This chat has no such message. Reload the chat to see its messages.",
+        "لا توجد رسالة كهذه في هذه الدردشة. أعد تحميل الدردشة لترى رسائلها.",
+    ),
+    "message_step_gone": Text(
+        "The saved step of that point (turn {turn}) is no longer kept: only the newest steps are. "
+        "Edit or regenerate a message there to start a version from its messages instead.",
+        "لم تعد الخطوة المحفوظة لتلك النقطة (الدورة {turn}) محفوظة: تُحفظ أحدث الخطوات فقط. "
+        "عدّل رسالة هناك أو أعد توليدها لتبدأ نسخة من رسائلها بدلًا من ذلك.",
+    ),
+    "step_or_message": Text(
+        "Give either snapshot_id (a step) or message_id (a message of the chat), not both.",
+        "أعطِ إمّا snapshot_id (خطوة) أو message_id (رسالة من الدردشة)، لا كليهما.",
+    ),
+    "nothing_before_first": Text(
+        "There is nothing before the first message to go back to. Fork from it for an empty chat, or start a new chat.",
+        "لا شيء قبل الرسالة الأولى للرجوع إليه. فرّع منها لدردشة فارغة، أو ابدأ دردشة جديدة.",
+    ),
+    "edit_person_only": Text(
+        "Only your own messages can be edited. To ask for another answer, regenerate it.",
+        "تُعدَّل رسائلك أنت فقط. لتطلب إجابة أخرى، أعد توليدها.",
+    ),
+    "regenerate_answer_only": Text(
+        "Only an answer can be regenerated. To change your message, edit it.",
+        "تُعاد توليد الإجابات فقط. لتغيّر رسالتك، عدّلها.",
+    ),
+    "no_question": Text(
+        "That answer has no question of yours to ask again. Send a new message instead.",
+        "ليس لهذه الإجابة سؤال منك يُطرح مجددًا. أرسل رسالة جديدة بدلًا من ذلك.",
+    ),
     # an error that names no sentence of its own (a server answering without one): its code and message
     "other": Text("That failed ({code}): {message}", "تعذّر ذلك ({code}): {message}"),
 }

@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from commands.render import comparison
+from kazma_core.catalogue import sentence
 from kazma_core.stores.types import User
+from kazma_ui.message_point import MessagePoint
 from kazma_ui.rewind_results import (
     ChatWithSteps,
     Cleared,
@@ -42,10 +44,46 @@ StepId = Field(min_length=1, max_length=MAX_ADDRESS, json_schema_extra=STEP_ADDR
 StepPath = Path(json_schema_extra=STEP_ADDRESS)
 
 
-class StepRef(BaseModel):
+class PointRef(BaseModel):
+    """A restore's or fork's point: a step (`snapshot_id`) or a transcript message (`message_id`,
+    a row's `id`: right after an answer or a note, right before a person's message)."""
+
     model_config = ConfigDict(extra="forbid")
     thread_id: str = Field(min_length=1, max_length=64)
-    snapshot_id: str = StepId
+    snapshot_id: str | None = Field(default=None, min_length=1, max_length=MAX_ADDRESS, json_schema_extra=STEP_ADDRESS)
+    message_id: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def one_point(self) -> PointRef:
+        if (self.snapshot_id is None) == (self.message_id is None):
+            raise ValueError(sentence("errors.step_or_message", "en"))
+        return self
+
+    def point(self) -> tuple[str | None, int | None]:
+        return self.snapshot_id, self.message_id
+
+
+class MessagePointOut(BaseModel):
+    """Where rewinding to or forking from a transcript message goes: its step (null before the
+    first message, `empty`), or `kept: false` when that step is no longer kept."""
+
+    message_id: int
+    turn_index: int | None
+    snapshot_id: str | None
+    empty: bool
+    kept: bool
+
+
+class MessagePoints(BaseModel):
+    thread_id: str
+    messages: list[MessagePointOut]
+
+
+def point_out(point: MessagePoint) -> MessagePointOut:
+    return MessagePointOut(
+        message_id=point.message.id, turn_index=point.turn_index,
+        snapshot_id=point.step.id if point.step else None, empty=point.empty, kept=point.kept,
+    )
 
 
 class CompareRef(BaseModel):
@@ -104,8 +142,22 @@ async def preview_restore(
 
 
 @router.post("/restore", response_model=Restored)
-async def restore(request: Request, body: StepRef, user: UserDep) -> Restored:
-    return await rewind_of(request).restore(user, surface_of(request), body.thread_id, body.snapshot_id)
+async def restore(request: Request, body: PointRef, user: UserDep) -> Restored:
+    """Restore to a step, or to a transcript message's point (`message_id`)."""
+    address, message_id = body.point()
+    return await rewind_of(request).restore(user, surface_of(request), body.thread_id, address, message_id=message_id)
+
+
+@router.get("/messages/{thread_id}", response_model=MessagePoints)
+async def message_points(request: Request, thread_id: str, user: UserDep) -> MessagePoints:
+    """For each transcript message, the step rewinding to or forking from it goes to."""
+    points = await rewind_of(request).message_points(user, surface_of(request), thread_id)
+    return MessagePoints(thread_id=thread_id, messages=[point_out(p) for p in points])
+
+
+@router.get("/messages/{thread_id}/{message_id}", response_model=MessagePointOut)
+async def message_point(request: Request, thread_id: str, message_id: int, user: UserDep) -> MessagePointOut:
+    return point_out(await rewind_of(request).message_point(user, surface_of(request), thread_id, message_id))
 
 
 @router.post("/undo", response_model=Undone)
@@ -121,8 +173,10 @@ async def undo_offer(request: Request, thread_id: str, user: UserDep) -> UndoOff
 
 
 @router.post("/fork", response_model=Forked, status_code=status.HTTP_201_CREATED)
-async def fork(request: Request, body: StepRef, user: UserDep) -> Forked:
-    return await rewind_of(request).fork(user, surface_of(request), body.thread_id, body.snapshot_id)
+async def fork(request: Request, body: PointRef, user: UserDep) -> Forked:
+    """Fork a step, or a transcript message's point (`message_id`; before the first message: an empty chat)."""
+    address, message_id = body.point()
+    return await rewind_of(request).fork(user, surface_of(request), body.thread_id, address, message_id=message_id)
 
 
 @router.post("/compare", response_model=Comparison)
