@@ -25,7 +25,7 @@ from commands.target import CommandContext
 from kazma_core.catalogue import sentence
 from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.core import Core
-from kazma_core.errors import KazmaError
+from kazma_core.errors import InvalidInput, KazmaError, NotFound
 from kazma_core.stores.message_links import MessageLink, MessageLinks
 from kazma_core.stores.types import Chat, User
 from kazma_ui.step_views import value_text
@@ -206,7 +206,12 @@ class Gateway:
     async def _message_step(self, user: User, inc: Incoming, chat: Chat, grant: GroupGrant | None, row_id: int) -> str:
         """The step a transcript row stands for (after an answer: the end of its turn; before a person's
         message: the end of the turn before), by the rewind layer's one rule."""
-        return await self.rewind.message_step(user, inc.platform, chat.id, row_id, grant)
+        point = await self.rewind.message_point(user, inc.platform, chat.id, row_id, grant)
+        if not point.kept:
+            raise NotFound(message_id="message_step_gone", turn=point.turn_index)
+        if point.step is None:  # before the chat's first message: no step to name
+            raise InvalidInput(message_id="message_first")
+        return point.step.id
 
     @property
     def links(self) -> MessageLinks:

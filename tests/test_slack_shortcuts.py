@@ -62,7 +62,9 @@ async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_
     core = slack.server.core
     chat = await core.store.bound_chat(f"slack:{DM}")
     assert chat is not None and len(await core.store.transcript(chat.id)) == 4  # asked, not done
-    (done,) = await slack.answers(await slack.press(ANN, buttons_of(asked)["Yes, do it"]))
+    # The private question goes, and the answer is posted for the channel.
+    gone, done = await slack.answers(await slack.press(ANN, buttons_of(asked)["Yes, do it"]), 2)
+    assert gone == {"delete_original": True} and done["response_type"] == "in_channel"
     assert text_of(done).startswith("Restored this chat to turn 1, step ")
     assert [r.text for r in await core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
 
@@ -71,7 +73,7 @@ async def test_fork_from_here_on_a_persons_message_asks_to_fork_from_just_before
     await said(slack, ANN, "hello")
     second, _ = await said(slack, ANN, "calc 2+3")
     (asked,) = await slack.answers(await shortcut(slack, ANN, "fork_from_here", second, by_bot=False))
-    assert text_of(asked).startswith("Fork this chat from turn 1, step ") and set(buttons_of(asked)) == {"Yes, do it", "Cancel"}
+    assert text_of(asked).startswith("Fork turn 1, step ") and set(buttons_of(asked)) == {"Yes, do it", "Cancel"}
 
 
 async def test_a_shortcut_on_a_message_kazma_never_linked_is_refused_with_a_sentence(slack: Slack) -> None:

@@ -238,6 +238,11 @@ ERRORS: dict[str, Text] = {
         "Give either snapshot_id (a step) or message_id (a message of the chat), not both.",
         "أعطِ إمّا snapshot_id (خطوة) أو message_id (رسالة من الدردشة)، لا كليهما.",
     ),
+    # -- chat apps: acting on a message of the chat (h22apps) --
+    "message_first": Text(
+        "That is the chat's first message: there is no saved step before it. Start a new chat instead, or pick a later message.",
+        "تلك أول رسالة في الدردشة: لا خطوة محفوظة قبلها. ابدأ دردشة جديدة بدلًا من ذلك، أو اختر رسالة لاحقة.",
+    ),
     "nothing_before_first": Text(
         "There is nothing before the first message to go back to. Fork from it for an empty chat, or start a new chat.",
         "لا شيء قبل الرسالة الأولى للرجوع إليه. فرّع منها لدردشة فارغة، أو ابدأ دردشة جديدة.",
