@@ -253,6 +253,7 @@ class DiscordAdapter:
         # reconnect=False: a lost connection raises here, and the supervisor retries with
         # backoff and one log line, instead of discord.py retrying for ever on its own.
         client.serving = asyncio.ensure_future(client.start(self.token, reconnect=False))
+        marking = asyncio.ensure_future(self.gateway.follow_rewinds("discord", self.edit))
         try:
             await client.serving
         except discord.LoginFailure as err:
@@ -268,6 +269,7 @@ class DiscordAdapter:
                 raise GatewayUnstable(f"the Discord gateway dropped the connection {MAX_DROPS} times in a row") from None
             raise
         finally:
+            marking.cancel()
             client.serving.cancel()
             await client.close()
 

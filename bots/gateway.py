@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -109,9 +109,20 @@ def on_message_step(command: Command | Usage, text: str) -> tuple[str, bool] | N
 
 
 MESSAGE_STEP = ("fork", "replay restore", "replay show")
+REWINDS = ("restored", "undone")  # the reasons of a chat's `reload` that change which answers it shows
 
 # The adapters' words, by language (one catalogue for every surface: kazma_core.catalogue).
 LABELS = {lang: {key: text.get(lang) for key, text in CHAT_APPS.items()} for lang in ("en", "ar")}
+
+
+async def alongside(main: Awaitable[None], side: Coroutine[Any, Any, None]) -> None:
+    """Await `main` with `side` running beside it (the marking of rewound answers): `side` ends with it."""
+    task = asyncio.ensure_future(side)
+    try:
+        await main
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -235,6 +246,19 @@ class Gateway:
         out = [(link, LABELS[lang]["rewound_message"], True) for link in taken if link.place.startswith(mine)]
         out += [(link, link.text, False) for link in back if link.place.startswith(mine)]
         return out
+
+    async def follow_rewinds(self, platform: str, edit: Callable[[MessageLink, str], Awaitable[bool]]) -> None:
+        """For as long as the bot runs: after a restore or an undo of any chat, made on any surface,
+        mark (or unmark) that chat's messages on this platform."""
+        async with self.core.events.every_chat() as events:
+            while True:
+                chat_id, event = await events.get()
+                if event.type == "reload" and event.data.get("reason") in REWINDS:
+                    try:
+                        await self.mark_rewinds(chat_id, platform, edit)
+                    except Exception:
+                        # One chat's failed edits must not stop the marking of the others.
+                        log.exception("%s: the messages a restore took back could not be marked", platform)
 
     async def mark_rewinds(self, chat_id: str, platform: str, edit: Callable[[MessageLink, str], Awaitable[bool]]) -> int:
         """Edit the bot's messages a restore took back to say so, and those an undo put back to their text;

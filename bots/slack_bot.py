@@ -37,7 +37,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bots.gateway import APPROVE, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from bots.gateway import alongside, APPROVE, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings, SlackSettings
@@ -188,9 +188,10 @@ class SlackAdapter:
         await self._call("auth.test", "KAZMA_SLACK__BOT_TOKEN")
         if self.app_token:
             await self._connect_socket()
-            await self._watch()
+            await alongside(self._watch(), self.gateway.follow_rewinds("slack", self.edit))
         else:
-            await asyncio.Event().wait()  # HTTP mode: the web server brings the requests
+            # HTTP mode: the web server brings the requests; here, only the marking of rewound answers.
+            await self.gateway.follow_rewinds("slack", self.edit)
 
     async def _connect_socket(self) -> None:
         self._socket = AsyncSocketModeHandler(self.app, self.app_token, logger=log)

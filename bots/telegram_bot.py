@@ -46,7 +46,7 @@ from telegram.ext import (
     filters,
 )
 
-from bots.gateway import CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from bots.gateway import alongside, CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands.parser import parse
 from commands.registry import group_admin, telegram_menu
 from kazma_core.errors import KazmaError
@@ -138,7 +138,7 @@ class TelegramAdapter:
         app = self._app = self._application()
         try:
             await self._start(app)
-            await self._watch(app.bot)
+            await alongside(self._watch(app.bot), self.gateway.follow_rewinds("telegram", functools.partial(self._edit, app.bot)))
         finally:
             await self.close()
 

@@ -45,6 +45,9 @@ class EventBus(Protocol):
         for resuming later. Cancelling a pending `__anext__` (a timeout) loses no event.
         """
 
+    def every_chat(self) -> AbstractAsyncContextManager[asyncio.Queue[tuple[str, Event]]]:
+        """Follow every chat for the block: (chat id, event) pairs from entry on, the other replicas' too."""
+
 
 @dataclass
 class _Backlog:
@@ -87,6 +90,7 @@ class LocalEventBus:
         self, queue_size: int = QUEUE_EVENTS, backlog: int = BACKLOG_EVENTS, backlog_chats: int = BACKLOG_CHATS
     ) -> None:
         self._listeners: dict[str, set[_Listener]] = {}
+        self._taps: set[asyncio.Queue[tuple[str, Event]]] = set()
         self._backlogs: OrderedDict[str, _Backlog] = OrderedDict()
         self._queue_size = queue_size
         self._backlog = backlog
@@ -109,6 +113,21 @@ class LocalEventBus:
             self._forgotten = max(self._forgotten, oldest.events[-1][0])
         for listener in list(self._listeners.get(chat_id, ())):
             listener.offer(event)
+        for tap in list(self._taps):
+            if tap.full():  # a follower of every chat that fell behind loses the oldest, not the newest
+                tap.get_nowait()
+            tap.put_nowait((chat_id, event))
+
+    @asynccontextmanager
+    async def every_chat(self) -> AsyncIterator[asyncio.Queue[tuple[str, Event]]]:
+        """Follow every chat for the block: (chat id, event) for each event published from entry on
+        (the chat apps mark there the answers a restore took back, whoever restored)."""
+        tap: asyncio.Queue[tuple[str, Event]] = asyncio.Queue(self._queue_size)
+        self._taps.add(tap)
+        try:
+            yield tap
+        finally:
+            self._taps.discard(tap)
 
     @asynccontextmanager
     async def subscribe(self, chat_id: str, last_event_id: str | None = None) -> AsyncIterator[AsyncIterator[Event]]:

@@ -266,6 +266,13 @@ class RelayedBus:
             if self._watched[chat_id] <= 0:
                 del self._watched[chat_id]
 
+    @contextlib.asynccontextmanager
+    async def every_chat(self) -> AsyncIterator[asyncio.Queue[tuple[str, Event]]]:
+        """The local bus's follower of every chat, hearing the other replicas' events too."""
+        await self.relay.listening()
+        async with self.local.every_chat() as tap:
+            yield tap
+
     async def hear(self) -> None:
         """Listen to the other replicas now, watched chats or not: their requests reach this one."""
         await self.relay.listening()

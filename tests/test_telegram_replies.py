@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kazma_ui.thread_rewind import RewindService
 from tests.fakes.telegram_server import Sent, private_chat
 from tests.test_telegram_bot import ANN, BOB, CANCEL, YES, Bot, bot, link_target  # noqa: F401  (bot: the fixture)
 
@@ -89,3 +90,23 @@ async def test_a_typed_step_still_wins_and_a_reply_without_a_command_is_a_messag
     assert answered.text == 'You said: "and then?". I know no facts yet.'
     bob = private_chat(BOB)
     assert (await reply(bot, BOB, bob, "/replay", first)).text.startswith(UNKNOWN)  # Ann's message, in Bob's chat
+
+
+REWOUND = "⏪ Rewound: a restore took this answer back. /replay undo brings it back."
+
+
+async def test_a_restore_made_on_the_web_marks_the_answers_it_took_back_and_an_undo_puts_their_text_back(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    _, first = await said(bot, ANN, ann, "hello")
+    _, second = await said(bot, ANN, ann, "remember: tea is good")
+    said_then = second.text
+    chat, user = await bot.chat(ann), await bot.kazma_user(ANN)
+    end_of_first = (await bot.step_ids(ann, 1))[-1]
+    rewind = RewindService(bot.core)
+    await rewind.restore(user, "web", chat.id, end_of_first)
+    edited = await bot.fake.wait_for(lambda: bot.fake.edits or None)
+    assert [(e.message["message_id"], e.text) for e in edited] == [(second.message["message_id"], REWOUND)]
+    assert second.text == REWOUND and first.text == 'You said: "hello". I know no facts yet.'  # the first was kept
+    await rewind.undo(user, "web", chat.id)
+    await bot.fake.wait_for(lambda: len(bot.fake.edits) == 2 or None)
+    assert second.text == bot.fake.edits[-1].text == said_then != REWOUND
