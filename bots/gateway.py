@@ -265,9 +265,11 @@ class Gateway:
         a message the platform would not edit (too old, deleted) is left as it is. Returns the edits made."""
         done = 0
         for link, text, rewound in await self.rewinds(chat_id, platform):
+            # Noted first: a process stopped between the two leaves the link saying "rewound", so the
+            # undo still puts the text back (an edit to the text already shown changes nothing).
+            await self.links.set_rewound(link, rewound)
             if await edit(link, text):
                 done += 1
-            await self.links.set_rewound(link, rewound)
         return done
 
     async def press(

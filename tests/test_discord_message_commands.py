@@ -11,6 +11,7 @@ from tests.fakes.discord_server import ALICE, BOB, GENERAL, Sent
 from tests.test_discord_bot import Bot, bot, fake, kazma, restore_discord_globals  # noqa: F401  (fixtures)
 
 from commands import registry
+from kazma_ui.thread_rewind import RewindService
 
 FORK, REWIND = "Fork from here", "Rewind to here"
 UNKNOWN = "Kazma has no record of that message in this chat"
@@ -63,3 +64,20 @@ async def test_a_message_kazma_never_linked_is_refused_with_a_sentence(bot: Bot)
     await said(bot, ALICE, "hello")
     refused = await on_message(bot, ALICE, FORK, mid)
     assert refused.ephemeral and refused.content.startswith(UNKNOWN)
+
+
+REWOUND = "⏪ Rewound: a restore took this answer back. /replay undo brings it back."
+
+
+async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_text_back(bot: Bot) -> None:
+    await said(bot, ALICE, "hello")
+    _, second = await said(bot, ALICE, "calc 2+3")
+    chat, user = await bot.chat(), await bot.user(ALICE)
+    end_of_first = [s.id for s in await bot.core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
+    rewind = RewindService(bot.core)
+    await rewind.restore(user, "web", chat.id, end_of_first)
+    [edit] = await bot.fake.until(lambda: bot.fake.edits or None)
+    assert (edit.message_id, edit.content) == (second.message_id, REWOUND)
+    await rewind.undo(user, "web", chat.id)
+    back = await bot.fake.until(lambda: bot.fake.edits[1:] or None)
+    assert [(e.message_id, e.content) for e in back] == [(second.message_id, second.content)]

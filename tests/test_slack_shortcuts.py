@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from bots.slack_manifest import manifest
 from commands import registry
+from kazma_ui.thread_rewind import RewindService
 from tests.test_slack_bot import ANN, BOB, DM, TEAM, Slack, buttons_of, slack, text_of  # noqa: F401  (slack: the fixture)
 
 UNKNOWN = "Kazma has no record of that message in this chat"
@@ -80,3 +81,24 @@ async def test_a_shortcut_on_a_message_kazma_never_linked_is_refused_with_a_sent
     await said(slack, ANN, "hello")
     (refused,) = await slack.answers(await shortcut(slack, ANN, "fork_from_here", "1600000000.000001", by_bot=False))
     assert refused["response_type"] == "ephemeral" and text_of(refused).startswith(UNKNOWN)
+
+
+REWOUND = "⏪ Rewound: a restore took this answer back. /replay undo brings it back."
+
+
+async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_text_back(slack: Slack) -> None:
+    await said(slack, ANN, "hello")
+    _, second = await said(slack, ANN, "calc 2+3")
+    said_then = text_of(slack.fake.posts()[-1])
+    core = slack.server.core
+    chat = await core.store.bound_chat(f"slack:{DM}")
+    user = await core.store.user_for_identity(f"slack:{TEAM}:{ANN}")
+    assert chat is not None and user is not None
+    end_of_first = [s.id for s in await core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
+    rewind = RewindService(core)
+    await rewind.restore(user, "web", chat.id, end_of_first)
+    [update] = await slack.fake.wait_for(lambda: slack.fake.updates or None)
+    assert (update["channel"], update["ts"], update["text"]) == (DM, second, REWOUND)
+    await rewind.undo(user, "web", chat.id)
+    back = await slack.fake.wait_for(lambda: slack.fake.updates[1:] or None)
+    assert [(u["ts"], u["text"]) for u in back] == [(second, said_then)]
