@@ -46,7 +46,7 @@ from telegram.ext import (
     filters,
 )
 
-from bots.gateway import alongside, CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from bots.gateway import alongside, on_message_step, CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands.parser import parse
 from commands.registry import group_admin, telegram_menu
 from kazma_core.errors import KazmaError
@@ -281,9 +281,10 @@ class TelegramAdapter:
         # /stop must reach the running turn, not wait behind it in the chat's queue.
         in_order = contextlib.nullcontext() if self.gateway.at_once(text) else self._lock(_chat_key(message.chat, thread))
         async with in_order:
-            inc = await self._incoming(bot, message.chat, message.from_user, thread, text, self._changes(text))
-            # Links to transcript rows are by the chat's message ids (a topic's messages are numbered with the chat's).
             replied = message.reply_to_message
+            changes = self._changes(text, replying=replied is not None)
+            inc = await self._incoming(bot, message.chat, message.from_user, thread, text, changes)
+            # Links to transcript rows are by the chat's message ids (a topic's messages are numbered with the chat's).
             inc = replace(inc, message_id=str(message.message_id), replied=str(replied.message_id) if replied else "")
             replies = await self.gateway.handle(inc)
             await self._post(bot, message.chat.id, thread, replies, message.message_id)
@@ -367,9 +368,12 @@ class TelegramAdapter:
             return None
         return re.sub(re.escape(mention), "", text, flags=re.I).strip()
 
-    def _changes(self, text: str) -> bool:
-        """Whether only a group's admins may run the command: only those need the platform's word on admins."""
-        return group_admin(getattr(parse(text, self.gateway.bot_name), "path", ""))
+    def _changes(self, text: str, replying: bool = False) -> bool:
+        """Whether only a group's admins may run the command: only those need the platform's word on admins.
+        In reply to a message, "/replay" is a restore of that message's step."""
+        command = parse(text, self.gateway.bot_name)
+        on_step = on_message_step(command, text) if replying and command is not None else None
+        return group_admin(on_step[0] if on_step else getattr(command, "path", ""))
 
     async def _incoming(self, bot: Bot, chat: Chat, user: User, thread: int | None, text: str, changes: bool) -> Incoming:
         group = chat.type in GROUPS

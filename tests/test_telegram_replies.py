@@ -10,7 +10,7 @@ from typing import Any
 
 from kazma_ui.thread_rewind import RewindService
 from tests.fakes.telegram_server import Sent, private_chat
-from tests.test_telegram_bot import ANN, BOB, CANCEL, YES, Bot, bot, link_target  # noqa: F401  (bot: the fixture)
+from tests.test_telegram_bot import ANN, BOB, CANCEL, CY, TEAM, YES, Bot, bot, link_target  # noqa: F401  (bot: the fixture)
 
 UNKNOWN = "Kazma has no record of that message in this chat"
 
@@ -110,3 +110,27 @@ async def test_a_restore_made_on_the_web_marks_the_answers_it_took_back_and_an_u
     await rewind.undo(user, "web", chat.id)
     await bot.fake.wait_for(lambda: len(bot.fake.edits) == 2 or None)
     assert second.text == bot.fake.edits[-1].text == said_then != REWOUND
+
+
+async def test_in_a_group_a_reply_restores_for_an_admin_and_is_refused_to_a_member(bot: Bot) -> None:
+    bot.fake.members[(TEAM["id"], CY["id"])] = "administrator"
+    _, first = await said(bot, ANN, TEAM, "@KazmaBot hello")
+    await said(bot, ANN, TEAM, "@KazmaBot calc 1+1")
+    chat = await bot.chat(TEAM)
+    refused = await reply(bot, BOB, TEAM, "/replay", first)
+    assert refused.text.startswith("Only this chat's owner or the group's admins can restore or clear it.")
+    asked = await reply(bot, CY, TEAM, "/replay@KazmaBot", first)
+    [done] = await bot.press(CY, asked, YES)
+    assert done.text.startswith("Restored this chat to turn 1, step ")
+    assert len(await bot.core.store.transcript(chat.id)) == 2
+
+
+async def test_deleting_the_chat_deletes_which_messages_were_its_own(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    asked, first = await said(bot, ANN, ann, "hello")
+    place = f"telegram:{ann['id']}"
+    links = bot.core.chats.links
+    assert await links.find(place, str(asked["message_id"])) is not None
+    await bot.core.chats.delete(await bot.kazma_user(ANN), (await bot.chat(ann)).id)
+    assert await links.find(place, str(asked["message_id"])) is None
+    assert await links.find(place, str(first.message["message_id"])) is None
