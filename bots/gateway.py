@@ -76,6 +76,7 @@ class Reply:
     buttons: list[Button] = field(default_factory=list)
     row_id: int | None = None  # the transcript row this reply shows (an answer), linked once it is posted
     chat_id: str = ""  # the Kazma chat of that row
+    lang: str = ""  # the language it is said in
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,7 @@ class Gateway:
         if reply.row_id is None or not reply.chat_id or not place:
             return
         for message_id, text in messages:
-            await self.links.record(place, message_id, reply.chat_id, reply.row_id, by_bot=True, text=text)
+            await self.links.record(place, message_id, reply.chat_id, reply.row_id, by_bot=True, text=text, lang=reply.lang)
 
     async def rewinds(self, chat_id: str, platform: str) -> list[tuple[MessageLink, str, bool]]:
         """The bot's messages of one platform out of step with the chat after a restore or an undo:
@@ -243,7 +244,7 @@ class Gateway:
         owner = await self.core.store.user_by_id(chat.owner_id) if chat else None
         lang = pick_lang(owner.lang if owner else None)
         mine = f"{platform}:"
-        out = [(link, LABELS[lang]["rewound_message"], True) for link in taken if link.place.startswith(mine)]
+        out = [(link, LABELS[pick_lang(link.lang or lang)]["rewound_message"], True) for link in taken if link.place.startswith(mine)]
         out += [(link, link.text, False) for link in back if link.place.startswith(mine)]
         return out
 
@@ -357,7 +358,7 @@ class Gateway:
         self, text: str, gates: list[dict[str, Any]], lang: str, chat_id: str = "", row_id: int | None = None
     ) -> Reply:
         if not gates:
-            return Reply(text, chat_id=chat_id, row_id=row_id)
+            return Reply(text, chat_id=chat_id, row_id=row_id, lang=lang)
         card = gates[0]
         labels = LABELS[lang]
         return Reply(

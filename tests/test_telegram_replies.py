@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kazma_core.catalogue import sentence
 from kazma_ui.thread_rewind import RewindService
 from tests.fakes.telegram_server import Sent, private_chat
-from tests.test_telegram_bot import ANN, BOB, CANCEL, CY, TEAM, YES, Bot, bot, link_target  # noqa: F401  (bot: the fixture)
+from tests.test_telegram_bot import ANN, ARABIC, BOB, CANCEL, CY, LINA, TEAM, YES, Bot, bot, link_target  # noqa: F401  (bot: the fixture)
 
 UNKNOWN = "Kazma has no record of that message in this chat"
 
@@ -134,3 +135,14 @@ async def test_deleting_the_chat_deletes_which_messages_were_its_own(bot: Bot) -
     await bot.core.chats.delete(await bot.kazma_user(ANN), (await bot.chat(ann)).id)
     assert await links.find(place, str(asked["message_id"])) is None
     assert await links.find(place, str(first.message["message_id"])) is None
+
+
+async def test_an_arabic_speakers_rewound_answer_says_so_in_arabic(bot: Bot) -> None:
+    lina = private_chat(LINA)
+    await said(bot, LINA, lina, "hello")
+    _, second = await said(bot, LINA, lina, "calc 2+3")
+    chat, user = await bot.chat(lina), await bot.kazma_user(LINA)
+    await RewindService(bot.core).restore(user, "web", chat.id, (await bot.step_ids(lina, 1))[-1])
+    [edit] = await bot.fake.wait_for(lambda: bot.fake.edits or None)
+    assert edit.message["message_id"] == second.message["message_id"]
+    assert edit.text == sentence("chat_apps.rewound_message", "ar") and ARABIC.search(edit.text)

@@ -237,6 +237,7 @@ MIGRATIONS: list[str] = [
         by_bot INTEGER NOT NULL DEFAULT 0,
         text TEXT NOT NULL DEFAULT '',
         rewound INTEGER NOT NULL DEFAULT 0,
+        lang TEXT NOT NULL DEFAULT '',
         created_at REAL NOT NULL,
         PRIMARY KEY (place, message)
     );

@@ -25,11 +25,13 @@ class MessageLink:
     by_bot: bool
     text: str  # what the bot posted, to put back after an undo ("" for a person's message)
     rewound: bool  # the bot's message now says it was rewound
+    lang: str = ""  # the language it was answered in (a rewound mark is said in it)
 
 
 def _link(row: Row) -> MessageLink:
     return MessageLink(
-        row["place"], row["message"], row["chat_id"], row["row_id"], bool(row["by_bot"]), row["text"], bool(row["rewound"])
+        row["place"], row["message"], row["chat_id"], row["row_id"], bool(row["by_bot"]), row["text"], bool(row["rewound"]),
+        row["lang"],
     )
 
 
@@ -37,13 +39,15 @@ class MessageLinks:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def record(self, place: str, message: str, chat_id: str, row_id: int, *, by_bot: bool, text: str = "") -> None:
+    async def record(
+        self, place: str, message: str, chat_id: str, row_id: int, *, by_bot: bool, text: str = "", lang: str = ""
+    ) -> None:
         def write(conn: Conn) -> None:
             conn.execute(
-                "INSERT INTO message_links (place, message, chat_id, row_id, by_bot, text, rewound, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT(place, message) DO UPDATE SET chat_id = excluded.chat_id,"
-                " row_id = excluded.row_id, by_bot = excluded.by_bot, text = excluded.text, rewound = 0",
-                (place, message, chat_id, row_id, int(by_bot), text, time.time()),
+                "INSERT INTO message_links (place, message, chat_id, row_id, by_bot, text, rewound, lang, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT(place, message) DO UPDATE SET chat_id = excluded.chat_id,"
+                " row_id = excluded.row_id, by_bot = excluded.by_bot, text = excluded.text, rewound = 0, lang = excluded.lang",
+                (place, message, chat_id, row_id, int(by_bot), text, lang, time.time()),
             )
 
         await self.db.tx(write)
