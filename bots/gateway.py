@@ -219,8 +219,8 @@ class Gateway:
         """The step a transcript row stands for (after an answer: the end of its turn; before a person's
         message: the end of the turn before), by the rewind layer's one rule."""
         point = await self.rewind.message_point(user, inc.platform, chat.id, row_id, grant)
-        if not point.kept:
-            raise NotFound(message_id="message_step_gone", turn=point.turn_index)
+        if not point.kept:  # said for a chat app: there is no edit or regenerate here
+            raise NotFound(message_id="message_step_gone_here", turn=point.turn_index)
         if point.step is None:  # before the chat's first message: no step to name
             raise InvalidInput(message_id="message_first")
         return point.step.id

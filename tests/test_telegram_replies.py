@@ -6,12 +6,15 @@ bot's answers are read off the fake's recorded sendMessage calls.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from kazma_core.catalogue import sentence
 from kazma_ui.thread_rewind import RewindService
 from tests.fakes.telegram_server import Sent, private_chat
-from tests.test_telegram_bot import ANN, ARABIC, BOB, CANCEL, CY, LINA, TEAM, YES, Bot, bot, link_target  # noqa: F401  (bot: the fixture)
+from tests.test_telegram_bot import ANN, ARABIC, BOB, CANCEL, CY, LINA, TEAM, YES, Bot, bot, link_target, telegram_bot_running  # noqa: F401  (bot: the fixture)
 
 UNKNOWN = "Kazma has no record of that message in this chat"
 
@@ -146,3 +149,15 @@ async def test_an_arabic_speakers_rewound_answer_says_so_in_arabic(bot: Bot) -> 
     [edit] = await bot.fake.wait_for(lambda: bot.fake.edits or None)
     assert edit.message["message_id"] == second.message["message_id"]
     assert edit.text == sentence("chat_apps.rewound_message", "ar") and ARABIC.search(edit.text)
+
+
+async def test_a_reply_to_a_message_whose_step_is_no_longer_kept_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("KAZMA_TIME_TRAVEL__MAX_SNAPSHOTS", "3")
+    async with telegram_bot_running(monkeypatch, tmp_path) as running:
+        ann = private_chat(ANN)
+        _, first = await said(running, ANN, ann, "hello")
+        for text in ("one", "two", "three"):
+            await said(running, ANN, ann, text)
+        assert await running.step_ids(ann, 1) == []  # the budget kept only the newest steps
+        gone = await reply(running, ANN, ann, "/replay", first)
+        assert gone.text == sentence("errors.message_step_gone_here", "en", turn=1)

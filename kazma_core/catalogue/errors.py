@@ -239,6 +239,12 @@ ERRORS: dict[str, Text] = {
         "أعطِ إمّا snapshot_id (خطوة) أو message_id (رسالة من الدردشة)، لا كليهما.",
     ),
     # -- chat apps: acting on a message of the chat (h22apps) --
+    "message_step_gone_here": Text(
+        "The saved step of that message (turn {turn}) is no longer kept: only the newest steps are. "
+        "Pick a later message, or see the steps still kept with /replay list.",
+        "لم تعد الخطوة المحفوظة لتلك الرسالة (الدورة {turn}) محفوظة: تُحفظ أحدث الخطوات فقط. "
+        "اختر رسالة لاحقة، أو اعرض الخطوات المحفوظة بـ ‎/replay list‎.",
+    ),
     "message_first": Text(
         "That is the chat's first message: there is no saved step before it. Start a new chat instead, or pick a later message.",
         "تلك أول رسالة في الدردشة: لا خطوة محفوظة قبلها. ابدأ دردشة جديدة بدلًا من ذلك، أو اختر رسالة لاحقة.",
