@@ -57,6 +57,13 @@ async def test_fork_from_here_on_a_persons_message_forks_from_just_before_it(bot
     end_of_first = [s.id for s in await bot.core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
     asked = await on_message(bot, ALICE, FORK, second)
     assert f"({end_of_first[:8]})" in asked.content and set(asked.buttons) == {"Yes, do it", "Cancel"}
+    # Confirmed, the fork opens in a thread of its own, as a typed /fork does.
+    [forked] = [s for s in await bot.click(ALICE, asked, "Yes, do it") if s.kind == "followup"]
+    [(thread_id, _)] = bot.fake.threads.items()
+    fork = await bot.chat(thread_id)
+    assert fork.forked_from is not None and fork.forked_from["snapshot_id"] == end_of_first
+    assert [r.text for r in await bot.core.store.transcript(fork.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    assert "it continues in the thread" in forked.content
 
 
 async def test_a_message_kazma_never_linked_is_refused_with_a_sentence(bot: Bot) -> None:
