@@ -239,8 +239,12 @@ def usages(path: str | None, surface: str | None = None) -> list[str]:
 
 
 def help_text(lang: str, surface: str) -> str:
+    """Help: a line for each command offered on the surface; in a chat app, then how to act on a message."""
     lines = [t("help_header", lang)]
     lines += [f"{x.typed(surface=surface)} — {x.description(lang, surface)}" for x in leaves(surface)]
+    on_message = CHAT_APP_WORDS.get(f"help_on_message_{surface}")
+    if on_message is not None:
+        lines += ["", on_message.get(lang)]
     return "\n".join(lines)
 
 

@@ -21,6 +21,18 @@ CHAT_APPS: dict[str, Text] = {
         "لا تعرف كازما تلك الرسالة في هذه المحادثة، فلا تعرف أي خطوة هي. ردّ على رسالة من هذه المحادثة رأتها "
         "كازما أو أرسلتها، أو استعمل ‎/replay list‎ لتختار خطوة.",
     ),
+    "help_on_message_telegram": Text(
+        "Reply to a message with /replay (go back to it), /fork (branch from it) or /replay show: no step id needed.",
+        "ردّ على رسالة بـ ‎/replay‎ (للرجوع إليها) أو ‎/fork‎ (للتفرّع منها) أو ‎/replay show‎: لا حاجة إلى رقم الخطوة.",
+    ),
+    "help_on_message_discord": Text(
+        "On any message: Apps › Rewind to here or Fork from here, no step id needed.",
+        "على أي رسالة: التطبيقات › Rewind to here أو Fork from here، دون رقم خطوة.",
+    ),
+    "help_on_message_slack": Text(
+        "On any message: More actions › Rewind to here or Fork from here, no step id needed.",
+        "على أي رسالة: إجراءات أخرى › Rewind to here أو Fork from here، دون رقم خطوة.",
+    ),
     "rewound_message": Text(
         "⏪ Rewound: a restore took this answer back. /replay undo brings it back.",
         "⏪ أُرجِعت: أعادت استعادةٌ هذه الإجابة إلى الوراء. ‎/replay undo‎ يعيدها.",
