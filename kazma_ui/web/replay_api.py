@@ -6,7 +6,7 @@ SPEC's names (thread_id, snapshot_id, snapshot) as their JSON names.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,6 +46,27 @@ class StepRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
     thread_id: str = Field(min_length=1, max_length=64)
     snapshot_id: str = StepId
+
+
+class RestoreRef(StepRef):
+    """A restore: the step, and what it takes back (the conversation, as the SPEC's restore did, the
+    files the chat's tools wrote, or both); `force` overwrites files something else changed since."""
+
+    what: Literal["conversation", "files", "both"] = "conversation"
+    force: bool = False
+
+
+class ForkRef(StepRef):
+    """A fork; with `files`, the step's files go into the forker's own folder too."""
+
+    files: bool = False
+    force: bool = False
+
+
+class UndoRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    thread_id: str = Field(min_length=1, max_length=64)
+    force: bool = False  # put the files back even where something else changed them since the restore
 
 
 class CompareRef(BaseModel):
@@ -104,13 +125,15 @@ async def preview_restore(
 
 
 @router.post("/restore", response_model=Restored)
-async def restore(request: Request, body: StepRef, user: UserDep) -> Restored:
-    return await rewind_of(request).restore(user, surface_of(request), body.thread_id, body.snapshot_id)
+async def restore(request: Request, body: RestoreRef, user: UserDep) -> Restored:
+    return await rewind_of(request).restore(
+        user, surface_of(request), body.thread_id, body.snapshot_id, what=body.what, force=body.force
+    )
 
 
 @router.post("/undo", response_model=Undone)
-async def undo(request: Request, body: ThreadRef, user: UserDep) -> Undone:
-    return await rewind_of(request).undo(user, surface_of(request), body.thread_id)
+async def undo(request: Request, body: UndoRef, user: UserDep) -> Undone:
+    return await rewind_of(request).undo(user, surface_of(request), body.thread_id, force=body.force)
 
 
 @router.get("/undo/{thread_id}", response_model=UndoOffer | None)
@@ -121,8 +144,10 @@ async def undo_offer(request: Request, thread_id: str, user: UserDep) -> UndoOff
 
 
 @router.post("/fork", response_model=Forked, status_code=status.HTTP_201_CREATED)
-async def fork(request: Request, body: StepRef, user: UserDep) -> Forked:
-    return await rewind_of(request).fork(user, surface_of(request), body.thread_id, body.snapshot_id)
+async def fork(request: Request, body: ForkRef, user: UserDep) -> Forked:
+    return await rewind_of(request).fork(
+        user, surface_of(request), body.thread_id, body.snapshot_id, files=body.files, force=body.force
+    )
 
 
 @router.post("/compare", response_model=Comparison)
