@@ -12,4 +12,8 @@ CHAT_APPS: dict[str, Text] = {
     "ask": Text("Kazma wants to run {tool} with {args}. Approve?", "تريد كازما تشغيل {tool} بالقيم {args}. هل توافق؟"),
     "cancelled": Text("Cancelled: nothing changed.", "أُلغي: لم يتغيّر شيء."),
     "owner_only": Text("Only this chat's owner can answer its approvals.", "لا يجيب عن موافقات هذه المحادثة إلا مالكها."),
+    # files travel too: the three answers to a restore's question when files would change
+    "restore_conversation": Text("Conversation", "المحادثة"),
+    "restore_files": Text("Files", "الملفات"),
+    "restore_both": Text("Both", "كلاهما"),
 }
