@@ -113,9 +113,11 @@ def restore_question(preview: RestorePreview, lang: str, what: str = "conversati
         for f in preview.files[:10]:
             how = t(f"file_{f.change}", lang) + (" " + t("file_changed_since", lang) if f.changed_since else "")
             lines.append(f"• {f.path}: {how}")
-    if preview.side_effects:
+    # With the files, what their tools wrote is undone too: only the rest stays done.
+    effects = [e for e in preview.side_effects if what not in ("files", "both") or e.kind != "file_written"]
+    if effects:
         lines.append(t("not_undone", lang))
-        lines += [side_effect_line(e, lang) for e in preview.side_effects[:10]]
+        lines += [side_effect_line(e, lang) for e in effects[:10]]
     else:
         lines.append(t("no_side_effects", lang))
     return fit("\n".join(lines))
