@@ -78,6 +78,9 @@ async def main(count: int) -> None:
                   f"{step_bytes / 1024:.0f} KB counted for the chat (conversation included); "
                   f"snapshots.db with its log {on_disk(core.settings.snapshots_db) / 1024:.0f} KB")
 
+            at = time.perf_counter()
+            planned = await core.rewinds.files.plan(chat.id, first_step, core.settings.files_of(user.id))
+            print(f"plan: {len(planned)} files compared with the folder in {(time.perf_counter() - at) * 1000:.0f} ms")
             for what in ("files", "both"):
                 preview_at = time.perf_counter()
                 preview = await service.preview_restore(user, "bench", chat.id, first_step)

@@ -162,9 +162,16 @@ class SqlFileStore:
                 r[0]: Mark(int(r[1]), int(r[2]))
                 for r in conn.execute("SELECT path, base_n, now_n FROM file_marks WHERE chat_id = ?", (chat_id,))
             }
-            wanted = {n for n in files.values()} | {n for m in marks.values() for n in (m.base_n, m.now_n)}
+            wanted = sorted({n for n in files.values()} | {n for m in marks.values() for n in (m.base_n, m.now_n)} - {NO_FILE})
             space = bodies.space_of(conn, SPACES, chat_id)
-            digests = {n: d for n in wanted if n > 0 and (d := bodies.digest_of(conn, "bodies", space, n)) is not None}
+            digests: dict[int, bytes] = {}
+            for i in range(0, len(wanted), 500):  # a few queries, not one per file
+                chunk = wanted[i : i + 500]
+                marks_sql = ", ".join("?" * len(chunk))
+                for n, digest in conn.execute(
+                    f"SELECT n, digest FROM bodies WHERE chat_id = ? AND n IN ({marks_sql})", (space, *chunk)
+                ):
+                    digests[int(n)] = bytes(digest)
             return FileState(files, marks, digests)
 
         return await self.db.run(read)

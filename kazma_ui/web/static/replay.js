@@ -366,11 +366,12 @@
 
   // What a restore takes back when the chat's tools changed files after the step: the conversation
   // (as before), the files, or both; each file listed with what would happen to it and its diff.
+  const WHAT_LABELS = { conversation: "restore_conversation", files: "restore_files", both: "restore_both" };
   function restoreChoice(files) {
-    const options = ["conversation", "files", "both"].map((value) => {
+    const options = Object.keys(WHAT_LABELS).map((value) => {
       const input = el("input", { type: "radio", name: "restore-what", value, id: `restore-what-${value}` });
       if (value === "conversation") input.checked = true;
-      return el("label", { for: input.id }, input, " ", t(`restore_${value}`));
+      return el("label", { for: input.id }, input, " ", t(WHAT_LABELS[value]));
     });
     const list = el("ul", { class: "restore-files", id: "restore-files" }, files.map((f) => el("li", { "data-path": f.path },
       el("code", {}, f.path), " ", t(f.change === "removed" ? "file_removed" : "file_restored"),
