@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from commands import registry
-from commands.answers import CommandResult, ForkAnswer
+from commands.answers import CommandResult, ForkAnswer, RestoreQuestion
 from commands.executor import error_result, execute
 from commands.i18n import pick_lang, t
 from commands.parser import BUILDERS, Command, Fork, ReplayList, Usage, parse
@@ -373,5 +373,10 @@ class Gateway:
         buttons: list[Button] = []
         if result.kind == "confirm":
             labels = LABELS[lang]
-            buttons = [Button(labels["confirm"], f"{CONFIRM}:{result.confirm}"), Button(labels["cancel"], f"{CANCEL}:")]
+            choices = result.value.choices if isinstance(result.value, RestoreQuestion) else []
+            # A restore whose files would change too: one button for each of what it can take back.
+            yes = [Button(labels[f"restore_{c.what}"], f"{CONFIRM}:{c.confirm}") for c in choices] or [
+                Button(labels["confirm"], f"{CONFIRM}:{result.confirm}")
+            ]
+            buttons = [*yes, Button(labels["cancel"], f"{CANCEL}:")]
         return Reply(result.text, result.kind, result.data, result.ephemeral, buttons)

@@ -52,8 +52,16 @@ class Question(Shape):
     confirm: str
 
 
+class RestoreChoice(Shape):
+    """One answer to a restore's question when files would change: what it takes back, and its command."""
+
+    what: str  # conversation | files | both
+    confirm: str
+
+
 class RestoreQuestion(Question):
     preview: RestorePreview
+    choices: list[RestoreChoice] = []  # when the chat's tools changed files after the step: one button each
 
 
 class ForkQuestion(Question):

@@ -25,6 +25,7 @@ from commands.answers import (
     PageAnswer,
     Question,
     ResetAnswer,
+    RestoreChoice,
     RestoreQuestion,
     ShowAnswer,
     StopAnswer,
@@ -77,12 +78,19 @@ async def replay_list(cmd: ReplayList, ctx: CommandContext) -> CommandResult:
 
 async def ask_restore(cmd: ReplayRestore, ctx: CommandContext) -> CommandResult:
     preview = await ctx.target.preview_restore(cmd.step)
-    question = RestoreQuestion(confirm=replace(cmd, step=preview.step.step_id).text(), preview=preview)
-    return CommandResult("confirm", render.restore_question(preview, ctx.lang), question, ephemeral=True)
+    exact = replace(cmd, step=preview.step.step_id)
+    # Files the chat's tools changed after the step, and no choice typed: the person picks one of three.
+    choices = [] if cmd.what or not preview.files else [
+        RestoreChoice(what=what, confirm=replace(exact, what=None if what == "conversation" else what).text())
+        for what in ("conversation", "files", "both")
+    ]
+    question = RestoreQuestion(confirm=exact.text(), preview=preview, choices=choices)
+    text = render.restore_question(preview, ctx.lang, cmd.what or ("" if choices else "conversation"))
+    return CommandResult("confirm", text, question, ephemeral=True)
 
 
 async def restore(cmd: ReplayRestore, ctx: CommandContext) -> CommandResult:
-    done = await ctx.target.restore(cmd.step)
+    done = await ctx.target.restore(cmd.step, what=cmd.what or "conversation", force=bool(cmd.force))
     return CommandResult("answer", render.restored(done, ctx.lang), done)
 
 

@@ -45,9 +45,11 @@ class ReplayList(_Typed):
 class ReplayRestore(_Typed):
     path: ClassVar[str] = "replay restore"
     step: str
+    what: str | None = None  # "files" or "both"; none: the conversation (the SPEC's restore)
+    force: str | None = None  # "force": overwrite files something else changed since
 
     def args(self) -> tuple[str, ...]:
-        return (self.step,)
+        return (self.step, *([self.what] if self.what else []), *(["force"] if self.force and self.what else []))
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,8 @@ class Leaf:
 MAX_CHAT_STEP = 64 + 1 + MAX_ADDRESS  # "<chat id>:<step id>"
 STEP = ArgDef("step", HELP["arg.step"])
 HERE = ArgDef("here", HELP["arg.here"], max_length=4, choices=("here",), surfaces=CHAT_APPS)
+WHAT = ArgDef("what", HELP["arg.what"], max_length=5, choices=("files", "both"), surfaces=CHAT_APPS | {"tui"})
+FORCE = ArgDef("force", HELP["arg.force"], max_length=5, choices=("force",), surfaces=CHAT_APPS | {"tui"})
 PAGE_LINK = HELP["page_link"]
 
 
@@ -125,7 +127,7 @@ COMMANDS: tuple[CommandDef, ...] = (
             CommandDef("list", HELP["replay list"],
                        surfaces=EVERYWHERE, web=PAGE_LINK, run=handlers.replay_list),
             CommandDef("restore", HELP["replay restore"],
-                       args=(STEP,), implicit=True, surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK,
+                       args=(STEP, WHAT, FORCE), implicit=True, surfaces=CHAT_APPS | {"tui"}, web=PAGE_LINK,
                        run=handlers.restore, ask=handlers.ask_restore, group_admin=True),
             CommandDef("undo", HELP["replay undo"],
                        surfaces=EVERYWHERE, run=handlers.undo, group_admin=True),

@@ -100,15 +100,24 @@ def side_effect_line(effect: SideEffect, lang: str) -> str:
     return short(f"• {name} ({effect.tool}): {_value(effect.args)}")
 
 
-def restore_question(preview: RestorePreview, lang: str) -> str:
+def restore_question(preview: RestorePreview, lang: str, what: str = "conversation") -> str:
+    """The question before a restore: what it takes back, the files it would change (when `what` takes
+    them, or the person is still to choose: ""), and the side effects it does not undo."""
     step = preview.step
     lines = [
         t("confirm_restore", lang, label=label(step, lang), short_id=short_id(step.step_id)),
-        t("takes_back", lang, turns=preview.later_turns, steps=preview.later_steps),
+        t("takes_back" if what != "files" else "takes_back_files_only", lang, turns=preview.later_turns, steps=preview.later_steps),
     ]
-    if preview.side_effects:
+    if preview.files and what != "conversation":
+        lines.append(t("files_would_change" if what else "files_choose", lang))
+        for f in preview.files[:10]:
+            how = t(f"file_{f.change}", lang) + (" " + t("file_changed_since", lang) if f.changed_since else "")
+            lines.append(f"• {f.path}: {how}")
+    # With the files, what their tools wrote is undone too: only the rest stays done.
+    effects = [e for e in preview.side_effects if what not in ("files", "both") or e.kind != "file_written"]
+    if effects:
         lines.append(t("not_undone", lang))
-        lines += [side_effect_line(e, lang) for e in preview.side_effects[:10]]
+        lines += [side_effect_line(e, lang) for e in effects[:10]]
     else:
         lines.append(t("no_side_effects", lang))
     return fit("\n".join(lines))
@@ -117,6 +126,8 @@ def restore_question(preview: RestorePreview, lang: str) -> str:
 def restored(done: Restored, lang: str) -> str:
     """A restore's confirmation, with how to undo it while it can be."""
     text = t("restored", lang, label=label(done.step, lang), removed=done.removed_steps)
+    if done.files:
+        text += " " + t("restored_files", lang, count=len(done.files))
     if done.undo is not None:
         text += " " + t("restored_undo", lang, undo="/replay undo")
     return text

@@ -39,8 +39,8 @@ class ServiceTarget:
             self.user, self.surface, self.chat_id, address, self.grant, refuse_cut=True
         )
 
-    async def restore(self, address: str) -> Restored:
-        return await self.service.restore(self.user, self.surface, self.chat_id, address, self.grant)
+    async def restore(self, address: str, *, what: str = "conversation", force: bool = False) -> Restored:
+        return await self.service.restore(self.user, self.surface, self.chat_id, address, self.grant, what=what, force=force)
 
     async def undo(self) -> Undone:
         return await self.service.undo(self.user, self.surface, self.chat_id, self.grant)

@@ -81,7 +81,7 @@ class Core:
         if isinstance(events, RelayedBus):  # a Stop sent to another replica, of a turn running here
             events.answer("stop", turns.stop)
         replicas = ReplicaStore(store.db)
-        rewinds = RewindFinisher(rows, snapshots, store, events, settings.agent.lease_seconds)
+        rewinds = RewindFinisher(rows, snapshots, store, events, settings.agent.lease_seconds, settings.files_of)
         return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats, kept, replicas, rewinds)
 
     async def recover(self) -> list[str]:

@@ -102,6 +102,13 @@ class SettingsError(KazmaError):
     status = 400
 
 
+class FilesChanged(KazmaError):
+    """A restore would overwrite files something other than the chat's tools changed since."""
+
+    code = "files_changed"
+    status = 409
+
+
 class TurnFailed(KazmaError):
     code = "turn_failed"
     status = 502

@@ -109,7 +109,12 @@ class StorageQuota:
         """The folder a chat's tools work in (its owner's own) and the limits they run under."""
         owner = await self.owner_of(chat_id)
         folder = self.settings.files_of(owner)
-        return folder, ToolLimits(self.settings.limits.max_tool_result_chars, lambda: self.room(owner))
+        async def keep_file(path: str, before: bytes | None, after: bytes) -> None:
+            await self.snapshots.files.record_write(chat_id, path, before, after)
+
+        # With time travel off no step will ever refer to what a write changed: nothing is kept.
+        keep = keep_file if self.settings.time_travel.enabled else None
+        return folder, ToolLimits(self.settings.limits.max_tool_result_chars, lambda: self.room(owner), keep)
 
 
 def _refuse_if_full(room: Room) -> None:

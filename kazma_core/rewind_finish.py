@@ -14,8 +14,11 @@ its kazma.db transaction committed left nothing: the chat is as it was.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from pathlib import Path
 
-from kazma_core.errors import TurnRunning
+from kazma_core.errors import NotFound, TurnRunning
+from kazma_core.file_rewind import WorkspaceFiles
 from kazma_core.events import EventBus
 from kazma_core.leases import chat_lease
 from kazma_core.stores.app_rewind import UNDOING, Intent, RewindRows, Undo
@@ -27,25 +30,45 @@ log = logging.getLogger(__name__)
 
 class RewindFinisher:
     def __init__(
-        self, rows: RewindRows, snapshots: SnapshotStore, store: AppStore, events: EventBus, lease_seconds: float
+        self, rows: RewindRows, snapshots: SnapshotStore, store: AppStore, events: EventBus, lease_seconds: float,
+        files_of: Callable[[str], Path] | None = None,
     ) -> None:
+        self.files = WorkspaceFiles(snapshots.files)
+        self.files_of = files_of
         self.rows = rows
         self.snapshots = snapshots
         self.store = store
         self.events = events
         self.lease_seconds = lease_seconds
 
+    async def workspace(self, chat_id: str) -> Path:
+        """The folder of the chat's owner: the only one a restore of its files touches."""
+        chat = await self.store.get_chat(chat_id)
+        if chat is None or self.files_of is None:
+            raise NotFound(message_id="chat_missing")
+        return self.files_of(chat.owner_id)
+
     async def restore_steps(self, intent: Intent) -> int:
-        """The restore's steps after its step kept aside, then its intent closed. Safe to run again."""
-        removed = await self.snapshots.keep_after(intent.chat_id, intent.step_id, intent.id)
+        """The restore's files put in place, its steps after its step kept aside (not for the files
+        alone), then its intent closed. Safe to run again."""
+        files = intent.payload.get("files") or []
+        if files:
+            await self.files.put(intent.chat_id, await self.workspace(intent.chat_id), files)
+        removed = 0
+        if intent.payload.get("what", "conversation") != "files":
+            removed = await self.snapshots.keep_after(intent.chat_id, intent.step_id, intent.id)
         await self.rows.finish_intent(intent.id)
         return removed
 
-    async def undo_steps(self, undo: Undo) -> int:
-        """The undo's steps put back, then its row marked undone. Safe to run again."""
+    async def undo_steps(self, undo: Undo) -> tuple[int, int]:
+        """The undo's steps put back, its files as before the restore, then its row marked undone.
+        Safe to run again. Returns (steps, files) put back."""
         back = await self.snapshots.put_back(undo.chat_id, undo.restore_id)
+        files = 0
+        if await self.snapshots.files.undo_rows(undo.chat_id, undo.restore_id):
+            files = await self.files.put_back(undo.chat_id, undo.restore_id, await self.workspace(undo.chat_id))
         await self.rows.undone(undo)
-        return back
+        return back, files
 
     async def finish_cut(self, wait: float = 0.0) -> list[str]:
         """Finish every restore and undo cut after its kazma.db part, each under its chat's lease

@@ -145,6 +145,15 @@ class StepDetail(Shape):
 
 # --- restore, undo, fork, clear -------------------------------------------------------------------
 
+class FileView(Shape):
+    """A file a restore with files would change in the person's folder."""
+
+    path: str
+    change: str  # restored | removed
+    changed_since: bool  # changed by something other than this chat's tools: a restore asks for "force"
+    diff: str | None = None  # a short unified diff, for text
+
+
 class RestorePreview(Shape):
     """What a restore to a step would take back, and the side effects it will not undo."""
 
@@ -153,6 +162,7 @@ class RestorePreview(Shape):
     later_steps: int
     later_turns: int
     restorable: bool
+    files: list[FileView] = []  # what "what": "files" or "both" would change (empty: nothing)
 
 
 class UndoOffer(Shape):
@@ -166,6 +176,8 @@ class Restored(Shape):
     turn_index: int
     removed_steps: int
     undo: UndoOffer | None = None
+    what: str = "conversation"  # conversation | files | both
+    files: list[FileView] = []  # the files it changed
 
 
 class PutBack(Shape):
@@ -176,6 +188,7 @@ class PutBack(Shape):
     forgotten_again: int  # facts the restore had brought back, forgotten again
     cards: int
     steps: int
+    files: int | None = absent_when_none()  # files put back as they were before the restore (a restore with files)
 
 
 class Undone(Shape):
@@ -199,6 +212,7 @@ class Forked(Shape):
     title: str
     forked_from: Lineage | None
     step_id: str | None = step_field()  # the new chat's copy of the step
+    files: list[FileView] = []  # with "files": true, the step's files put in the forker's folder
 
 
 class Cleared(Shape):

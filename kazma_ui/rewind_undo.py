@@ -54,8 +54,9 @@ class Undos:
         if not put_back:
             await self.core.kept.drop(chat_id, EXPIRED)
             raise NotFound(message_id=f"undo_{EXPIRED}", reason=f"undo_{EXPIRED}")
-        return PutBack(**back, steps=await self.finish(undo))
+        steps, files = await self.finish(undo)
+        return PutBack(**back, steps=steps, files=files or None)
 
-    async def finish(self, undo: Undo) -> int:
-        """The undo's part outside kazma.db: the steps come back. Safe to run again after a crash."""
+    async def finish(self, undo: Undo) -> tuple[int, int]:
+        """The undo's part outside kazma.db: the steps and the files come back. Safe to run again after a crash."""
         return await self.core.rewinds.undo_steps(undo)

@@ -11,6 +11,7 @@ views of saved states (`step_views.py`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from kazma_core.core import Core
 from kazma_core.errors import (
     AmbiguousStep,
     ApprovalPending,
+    FilesChanged,
     Forbidden,
     InvalidInput,
     NotFound,
@@ -29,6 +31,7 @@ from kazma_core.errors import (
     StoreUnavailable,
     TurnRunning,
 )
+from kazma_core.file_rewind import RESTORED, FileChange, write_files
 from kazma_core.leases import chat_lease
 from kazma_core.stores.app_rewind import TURN, Intent, RewindRows, StepPoint
 from kazma_core.stores.types import Chat, User
@@ -39,6 +42,7 @@ from kazma_ui.rewind_results import (
     ChatWithSteps,
     Cleared,
     Comparison,
+    FileView,
     Forked,
     Lineage,
     RestorePreview,
@@ -65,6 +69,23 @@ LINEAGE_DEPTH = 100  # forks of forks followed up to their first chat, at most t
 
 READ = "read"
 CHANGE = "change"
+
+# What a restore takes back: the conversation (the SPEC's restore), the files its tools wrote, or both.
+CONVERSATION = "conversation"
+FILES = "files"
+BOTH = "both"
+WHAT = (CONVERSATION, FILES, BOTH)
+
+
+def file_views(changes: list[FileChange]) -> list[FileView]:
+    return [FileView(path=c.path, change=c.change, changed_since=c.changed_since, diff=c.diff()) for c in changes]
+
+
+def refuse_changed(changes: list[FileChange], force: bool, message_id: str = "files_changed") -> None:
+    """A file something other than the chat's tools changed is overwritten only when the person said so."""
+    changed = [c.path for c in changes if c.changed_since]
+    if changed and not force:
+        raise FilesChanged(message_id=message_id, files=changed)
 
 
 @dataclass(frozen=True)
@@ -217,7 +238,10 @@ class RewindService:
         current = await self.core.turns.graph.aget_state(self.core.turns.config(chat_id))
         later = [message_to_dict(m) for m in current.values.get("messages", [])[info.message_count :]]
         steps = await self.core.snapshots.list_steps(chat_id)
+        # The files are in the owner's folder: only the owner is shown (and may restore) them.
+        files = await self._file_plan(chat_id, info.id) if chat.owner_id == user.id else []
         return RestorePreview(
+            files=file_views(files),
             step=step_view(info),
             side_effects=side_effects(later),
             later_steps=sum(1 for s in steps if s.seq > info.seq),
@@ -289,14 +313,25 @@ class RewindService:
             raise NotFound(message_id="step_deleted")
         return load_messages(strip_platform_ids(step.state).get("messages") or [])
 
+    async def _file_plan(self, chat_id: str, step_id: str) -> list[FileChange]:
+        workspace = await self.core.rewinds.workspace(chat_id)
+        return await self.core.rewinds.files.plan(chat_id, step_id, workspace)
+
     async def restore(
         self, user: User, surface: str, chat_id: str, address: str | None, grant: GroupGrant | None = None,
-        *, message_id: int | None = None,
+        *, message_id: int | None = None, what: str = CONVERSATION, force: bool = False,
     ) -> Restored:
-        """Restore the chat to a step: given by its address, or by a transcript message
-        (`message_point.py`: right after an answer, right before a person's message)."""
+        """Restore the chat to a step, given by its address or by a transcript message
+        (`message_point.py`: right after an answer, right before a person's message): its
+        conversation (the SPEC's restore), the files its tools wrote (`what`: files), or both.
+        Files something else changed since are refused (files_changed) unless `force`; only the
+        owner's own folder is ever touched."""
+        if what not in WHAT:
+            raise InvalidInput(message_id="bad_what", what=what, choices=list(WHAT))
         async with self.audited.attempt("restore", user, surface, chat_id) as attempt:
             chat = await self._access(user, chat_id, grant, CHANGE)
+            if what != CONVERSATION and chat.owner_id != user.id:
+                raise Forbidden(message_id="files_owner_only")
             # The chat's storage is its owner's; a restore writes little (it takes back more).
             await self.core.turns.quota.refuse_when_full(chat.owner_id, fresh=False)
             info = await self._target_step(chat_id, address, message_id)
@@ -312,41 +347,61 @@ class RewindService:
                 # Only the last restore can be undone: what an earlier one took back goes for good now
                 # (the files' write-ahead logs emptied after the answer).
                 await self.core.kept.drop(chat_id, TURN, purge_later=True)
+                changes = await self._file_plan(chat_id, info.id) if what != CONVERSATION else []
+                refuse_changed(changes, force)
                 attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
                 messages = await self._step_messages(chat_id, head)
                 point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
-                intent = Intent(uuid.uuid4().hex, chat_id, info.id, "rows_done", {
+                restore_id = uuid.uuid4().hex
+                # What the files hold now, kept for the undo before anything is decided (a crash
+                # before the commit leaves rows no undo wants, which the next start deletes).
+                bases = await self.core.rewinds.files.keep_for_undo(chat_id, restore_id, changes) if changes else {}
+                intent = Intent(restore_id, chat_id, info.id, "rows_done", {
                     "turn_index": point.turn_index, "iteration": point.iteration,
                     "is_turn_answer": point.is_turn_answer, "checkpoint_before": attempt.checkpoint_before,
+                    "what": what, "files": [[c.path, c.to_n, bases[c.path]] for c in changes],
                 })
-                # The step written back, the later rows taken back and the intent: one transaction.
                 undo_seconds = self.core.settings.time_travel.undo_seconds
-                async with self.core.conversation.same_transaction(
-                    chat_id, self.rows.restore_writes(intent, point, undo_seconds), rewind=True,
-                    taken_back=self.rows.keep_rows(intent.id),
-                ):
-                    await write_finished_turn(self.core.turns.graph, chat_id, strip_platform_ids(head.fields), messages)
+                if what == FILES:
+                    # The conversation stays: the restore is its undo row and intent, then the files.
+                    await self.core.store.db.tx(self.rows.files_only_writes(intent, undo_seconds))
+                else:
+                    # The step written back, the later rows taken back and the intent: one transaction.
+                    async with self.core.conversation.same_transaction(
+                        chat_id, self.rows.restore_writes(intent, point, undo_seconds), rewind=True,
+                        taken_back=self.rows.keep_rows(intent.id),
+                    ):
+                        await write_finished_turn(self.core.turns.graph, chat_id, strip_platform_ids(head.fields), messages)
+                # The files and the steps: what a crash leaves of it is finished at the next start.
                 removed = await self._finish(intent)
-            attempt.detail = {"removed_steps": removed}
+            attempt.detail = {"removed_steps": removed, "what": what, "files": [c.path for c in changes]}
         self.core.events.publish(chat_id, "reload", {"reason": "restored", "snapshot_id": info.id})
         return Restored(
             chat_id=chat_id, step=step_view(info), turn_index=info.turn_index, removed_steps=removed,
-            undo=await self.undos.offer(chat_id),
+            undo=await self.undos.offer(chat_id), what=what, files=file_views(changes),
         )
 
     async def undo_offer(self, chat_id: str) -> UndoOffer | None:
         """What an undo of the chat's last restore is offered with, or None when there is none."""
         return await self.undos.offer(chat_id)
 
-    async def undo(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> Undone:
+    async def undo(
+        self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None, *, force: bool = False
+    ) -> Undone:
         """Put back exactly what the chat's last restore took (`Undos.put_back`), with a restore's
-        own checks: its owner or a group's admin, not while a turn runs or an approval waits."""
+        own checks: its owner or a group's admin, not while a turn runs or an approval waits. Files
+        the restore changed and something else changed since are refused unless `force`."""
         async with self.audited.attempt("undo", user, surface, chat_id) as attempt:
             await self._access(user, chat_id, grant, CHANGE)
             await self.core.turns.settle_expired(chat_id)
             async with chat_lease(self.core.store, chat_id, "undo", self.core.settings.agent.lease_seconds):
                 await self._refuse_pending(chat_id)
                 undo = await self.undos.undoable(chat_id)
+                if await self.core.snapshots.files.undo_rows(chat_id, undo.restore_id):
+                    workspace = await self.core.rewinds.workspace(chat_id)
+                    changed = await self.core.rewinds.files.changed_since_restore(chat_id, undo.restore_id, workspace)
+                    if changed and not force:
+                        raise FilesChanged(message_id="files_changed_undo", files=changed)
                 attempt.step_id = undo.step_id
                 attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
                 back = await self.undos.put_back(undo)
@@ -382,10 +437,12 @@ class RewindService:
 
     async def fork(
         self, user: User, surface: str, chat_id: str, address: str | None, grant: GroupGrant | None = None,
-        *, message_id: int | None = None,
+        *, message_id: int | None = None, files: bool = False, force: bool = False,
     ) -> Forked:
-        """Branch a step into a new chat: given by its address, or by a transcript message (before
-        the first message: a new empty chat with its lineage)."""
+        """Branch a step into a new chat of the forker's: given by its address, or by a transcript
+        message (before the first message: a new empty chat with its lineage). With `files`, the
+        step's files are put in the forker's own folder (files something else changed there are
+        refused unless `force`)."""
         async with self.audited.attempt("fork", user, surface, chat_id) as attempt:
             source = await self._access(user, chat_id, grant, READ)
             await self.core.turns.quota.refuse_when_full(user.id, fresh=True)  # the new chat is the forker's
@@ -403,6 +460,16 @@ class RewindService:
             info = found
             attempt.step_id = info.id
             self._refuse_truncated(info)
+            changes: list[FileChange] = []
+            if files:
+                # Only the step's files, in the forker's folder: what the source chat's tools left
+                # there counts as theirs only when the forker owns the source.
+                workspace = self.core.settings.files_of(user.id)
+                planned = await self.core.rewinds.files.plan(
+                    chat_id, info.id, workspace, own_marks=source.owner_id == user.id
+                )
+                changes = [c for c in planned if c.change == RESTORED]
+                refuse_changed(changes, force)
             head = await self.core.snapshots.head(chat_id, info.id)
             if head is None:
                 raise NotFound(message_id="step_deleted")
@@ -418,12 +485,17 @@ class RewindService:
                 await write_finished_turn(self.core.turns.graph, new_id, strip_platform_ids(head.fields), messages)
             chat = await self.core.store.get_chat(new_id)
             copied = await self.core.snapshots.copy(chat_id, info.id, new_id, uuid.uuid4().hex, self.core.recorder.budgets)
+            for change in changes:  # after the copy: the fork's files are bodies of its space
+                await self.core.snapshots.files.record_write(new_id, change.path, change.disk, change.to or b"")
+            if changes:
+                await asyncio.to_thread(write_files, workspace, [(c.path, c.to) for c in changes])
             attempt.new_chat_id = new_id
         return Forked(
             chat_id=new_id,
             title=title,
             forked_from=Lineage.model_validate(chat.forked_from) if chat and chat.forked_from else None,
             step_id=copied.id if copied else None,
+            files=file_views(changes),
         )
 
     async def clear(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> Cleared:

@@ -6,7 +6,7 @@ SIGKILLed right after the stage named, or from outside at a moment the test pick
     child = start_killable(data, chat_id, "send", "sleep 30")                     # the test kills it
 
 `python -m tests.crash STAGE DATA_DIR USER CHAT ACTION [ARG]` is the child: ACTION is `restore`
-(ARG: the step), `undo`, or `send` (ARG: the message). STAGE names a method; once it has returned,
+(ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG: the message). STAGE names a method; once it has returned,
 the child SIGKILLs itself (`none`: the test kills it). The stage table lives here only, so every
 crash test (test_restore_crash, test_undo_crash, test_replicas) cuts at the same places.
 """
@@ -35,11 +35,19 @@ def stages() -> dict[str, tuple[Any, str]]:
     """Where a child can be cut: (owner, name of the method after which it dies)."""
     import kazma_ui.thread_rewind as rewind_module
     from kazma_core.stores.app_rewind import RewindRows
+    from kazma_core.file_rewind import WorkspaceFiles
     from kazma_core.stores.conversation_sql import SqlConversationStore
+    from kazma_core.stores.files_sql import SqlFileStore
     from kazma_core.stores.snapshots_sql import SqlSnapshotStore
     from kazma_ui.thread_rewind import RewindService
 
     return {
+        # a restore with files: what the files hold kept for the undo (before anything commits), then
+        # the files on disk and marked (after the checkpoint), then the steps
+        "restore-files-kept": (WorkspaceFiles, "keep_for_undo"),
+        "restore-files": (SqlFileStore, "set_marks"),
+        # an undo with files: the steps back, then the files on disk and their marks as before
+        "undo-files": (SqlFileStore, "undone"),
         "checks": (RewindService, "_refuse_pending"),
         "restore-messages": (RewindService, "_step_messages"),
         # the step written back, the later rows taken back and the intent commit together
@@ -60,6 +68,14 @@ def stages_before() -> dict[str, tuple[Any, str]]:
 
     # a newer restore ended the undo and answered; the write-ahead logs are emptied after the answer
     return {"undo-purge": (UndoKeep, "purge")}
+
+
+def stages_sync() -> dict[str, tuple[Any, str]]:
+    """Where a child can be cut after a plain function first returns: (owner, name of the function)."""
+    import kazma_core.file_rewind as file_rewind
+
+    # one file of a restore (or an undo) written, the others not yet
+    return {"first-file": (file_rewind, "_write")}
 
 
 def child_command(stage: str, data: Path, chat_id: str, action: str, arg: str = "", user: str = "ann") -> list[str]:
@@ -116,6 +132,16 @@ def _die_before(owner: Any, name: str) -> None:
     setattr(owner, name, die)
 
 
+def _die_after_sync(owner: Any, name: str) -> None:
+    original = getattr(owner, name)
+
+    def then_die(*args: Any, **kwargs: Any) -> Any:
+        original(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    setattr(owner, name, then_die)
+
+
 def _die_after(owner: Any, name: str) -> None:
     original = getattr(owner, name)
 
@@ -136,8 +162,8 @@ async def _child(data_dir: str, user_name: str, chat_id: str, action: str, arg: 
         await core.turns.send(chat_id, arg)
         return
     user = await core.store.user_by_name(user_name)
-    if action == "restore":
-        await RewindService(core).restore(user, "test", chat_id, arg)
+    if action in ("restore", "restore-both"):
+        await RewindService(core).restore(user, "test", chat_id, arg, what="both" if action == "restore-both" else "conversation")
         await core.kept.purged()  # what the restore left to run after its answer
     elif action == "undo":
         await RewindService(core).undo(user, "test", chat_id)
@@ -149,6 +175,8 @@ if __name__ == "__main__":
     stage, data_dir, user_name, chat_id, action, arg = sys.argv[1:7]
     if stage in stages_before():
         _die_before(*stages_before()[stage])
+    elif stage in stages_sync():
+        _die_after_sync(*stages_sync()[stage])
     elif stage != "none":
         _die_after(*stages()[stage])
     asyncio.run(_child(data_dir, user_name, chat_id, action, arg))

@@ -151,7 +151,10 @@ async def test_ready_syncs_the_registrys_slash_commands_and_asks_no_privileged_i
     assert [(o["name"], o["type"]) for o in replay["options"]] == [
         ("list", 1), ("restore", 1), ("undo", 1), ("show", 1), ("compare", 1), ("clear", 1)]
     restore = next(o for o in replay["options"] if o["name"] == "restore")
-    assert [(o["name"], o["type"], o["required"], o["max_length"]) for o in restore["options"]] == [("step", 3, True, 64)]
+    assert [(o["name"], o["type"], o["required"]) for o in restore["options"]] == [
+        ("step", 3, True), ("what", 3, False), ("force", 3, False)]  # what a restore takes back: a choice
+    assert restore["options"][0]["max_length"] == 64
+    assert [c["value"] for c in restore["options"][1]["choices"]] == ["files", "both"]
     fork = next(c for c in synced if c["name"] == "fork")
     assert fork["options"][0]["description"] == registry.STEP.description.en
     assert not bot.fake.identified[-1]["intents"] & MESSAGE_CONTENT_INTENT

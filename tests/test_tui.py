@@ -327,7 +327,7 @@ async def test_help_and_mistyped_commands_are_answered_with_what_to_type(server:
         await enter(pilot, "/help")
         await until_shown(pilot, "Commands:")
         help_text = app.view.texts()[-1]
-        for usage in ("/replay list", "/replay <step>", "/replay show <step>", "/replay clear", "/fork <step>"):
+        for usage in ("/replay list", "/replay <step> [files|both] [force]", "/replay show <step>", "/replay clear", "/fork <step>"):
             assert f"\n{usage} — " in help_text, usage
         assert "a approves and d denies" in help_text
 

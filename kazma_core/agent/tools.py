@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import base64
+import logging
 import operator
 import random
 from collections.abc import Awaitable, Callable
@@ -23,6 +24,8 @@ from pydantic_core import PydanticCustomError
 
 from kazma_core.agent.stops import current_stop
 from kazma_core.stores.interfaces import AppStore
+log = logging.getLogger(__name__)
+
 DEFAULT_MAX_RESULT_CHARS = 65_536
 MAX_NAME_BYTES = 255  # what common file systems allow for one name
 
@@ -33,6 +36,8 @@ class ToolLimits:
 
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     room: Callable[[], Awaitable[Room]] | None = None
+    # Keeps what a write changed, for the chat's steps: (path, content before or None, content after).
+    keep_file: Callable[[str, bytes | None, bytes], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,13 @@ def workspace_path(workspace: Path, relative: str) -> Path:
     return target
 
 
+def _read_before(target: Path) -> bytes | None:
+    try:
+        return target.read_bytes() if target.is_file() else None
+    except OSError:
+        return None
+
+
 def _write(workspace: Path, relative: str, data: bytes) -> str | None:
     """Write the file; a sentence saying why not when it cannot be (never a server path)."""
     target = workspace_path(workspace, relative)
@@ -223,9 +235,16 @@ async def _write_file(ctx: ToolContext, args: WriteFileArgs) -> str:
                 "setting limits.user_quota_bytes). Delete chats or files you no longer need, "
                 "or ask the owner to raise the limit."
             )
+    before = await asyncio.to_thread(_read_before, target) if ctx.limits.keep_file is not None else None
     refused = await asyncio.to_thread(_write, ctx.workspace, args.path, data)
     if refused is not None:
         return f"Not written: {refused}."
+    if ctx.limits.keep_file is not None:
+        try:
+            await ctx.limits.keep_file(args.path, before, data)
+        except Exception:
+            # The file is written; unkept, a restore sees it as changed by something else and leaves it.
+            log.exception("the write of a file in chat %s was not kept for its steps", ctx.chat_id)
     return f"Wrote {len(data)} bytes to {args.path}."
 
 

@@ -37,4 +37,8 @@ CHAT_APPS: dict[str, Text] = {
         "⏪ Rewound: a restore took this answer back. /replay undo brings it back.",
         "⏪ أُرجِعت: أعادت استعادةٌ هذه الإجابة إلى الوراء. ‎/replay undo‎ يعيدها.",
     ),
+    # files travel too: the three answers to a restore's question when files would change
+    "restore_conversation": Text("Conversation", "المحادثة"),
+    "restore_files": Text("Files", "الملفات"),
+    "restore_both": Text("Both", "كلاهما"),
 }

@@ -148,4 +148,18 @@ COMMANDS: dict[str, Text] = {
     **{f"role_{role}": Text(en, ar) for role, (en, ar) in ROLES.items()},
     "effect_file_written": Text("file written", "ملف كُتب"),
     "help_header": Text("Commands:", "الأوامر:"),
+    # files travel too: a restore that puts back what the chat's tools wrote
+    "takes_back_files_only": Text(
+        "The conversation stays as it is; only the files the chat's tools changed after this step go back.",
+        "تبقى المحادثة كما هي؛ لا يعود إلا ما غيّرته أدوات الدردشة من ملفات بعد هذه الخطوة.",
+    ),
+    "files_would_change": Text("These files go back as they were at this step:", "تعود هذه الملفات كما كانت في هذه الخطوة:"),
+    "files_choose": Text(
+        "The chat's tools changed these files after this step. Restore the conversation, the files, or both:",
+        "غيّرت أدوات الدردشة هذه الملفات بعد هذه الخطوة. استعد المحادثة، أو الملفات، أو كليهما:",
+    ),
+    "file_restored": Text("back to its content at the step", "يعود إلى محتواه في الخطوة"),
+    "file_removed": Text("removed (made after the step)", "يُزال (أُنشئ بعد الخطوة)"),
+    "file_changed_since": Text("(changed since by something else)", "(غيّره شيء آخر منذ ذلك)"),
+    "restored_files": Text("Files put back: {count}.", "الملفات المُعادة: {count}."),
 }

@@ -265,6 +265,29 @@ ERRORS: dict[str, Text] = {
         "That answer has no question of yours to ask again. Send a new message instead.",
         "ليس لهذه الإجابة سؤال منك يُطرح مجددًا. أرسل رسالة جديدة بدلًا من ذلك.",
     ),
+    # files travel too: a restore or a fork that puts a step's files back in a person's folder
+    "files_changed": Text(
+        "Something other than this chat changed {files} since its tools last wrote them, so nothing was restored. "
+        "Look at the files first; to overwrite them with the step's version, restore again with force.",
+        "غيّر شيءٌ غيرُ هذه الدردشة {files} منذ كتبتها أدواتها آخر مرة، فلم يُستعَد شيء. "
+        "انظر في الملفات أولًا؛ ولتكتب فوقها نسخة الخطوة، استعد مجددًا مع الفرض (force).",
+    ),
+    "files_changed_undo": Text(
+        "Something other than this chat changed {files} since the restore, so nothing was undone. "
+        "Look at the files first; to put back what they held before the restore, undo again with force.",
+        "غيّر شيءٌ غيرُ هذه الدردشة {files} منذ الاستعادة، فلم يُتراجَع عن شيء. "
+        "انظر في الملفات أولًا؛ ولتعيد ما كانت عليه قبل الاستعادة، تراجع مجددًا مع الفرض (force).",
+    ),
+    "bad_what": Text(
+        'A restore takes "conversation", "files" or "both", not "{what}".',
+        'تأخذ الاستعادة "conversation" أو "files" أو "both"، لا "{what}".',
+    ),
+    "files_owner_only": Text(
+        "Only the owner of this chat can restore its files (they are in the owner's folder). "
+        "Restore the conversation only, or fork the chat with its files into yours.",
+        "لا يستعيد ملفات هذه الدردشة إلا مالكها (فهي في مجلد المالك). "
+        "استعد المحادثة وحدها، أو انسخ الدردشة مع ملفاتها إلى مجلدك.",
+    ),
     # an error that names no sentence of its own (a server answering without one): its code and message
     "other": Text("That failed ({code}): {message}", "تعذّر ذلك ({code}): {message}"),
 }
@@ -275,4 +298,5 @@ LISTS: dict[str, tuple[Text, Text]] = {
     "matches": (Text("turn {turn}, step {step} ({id})", "الدورة {turn}، الخطوة {step} ({id})"), Text("; ", "؛ ")),
     "usage": (Text("{value}", "{value}"), Text(" | ", " | ")),
     "missing": (Text("<{value}>", "<{value}>"), Text(" ", " ")),
+    "files": (Text("{value}", "{value}"), Text(", ", "، ")),
 }

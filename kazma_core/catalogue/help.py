@@ -9,6 +9,9 @@ from kazma_core.catalogue.text import Text
 HELP: dict[str, Text] = {
     "arg.step": Text("The step’s id, or its first 8 or more characters (from /replay list)", "معرّف الخطوة، أو أول 8 أحرف منه أو أكثر (من /replay list)"),
     "arg.here": Text("Keep the fork here, as a chat of its own on the web, instead of opening a thread or topic for it", "إبقاء التفريع هنا، دردشةً مستقلة على الويب، بدل فتح سلسلة أو موضوع له"),
+    # files travel too: what a restore takes back besides the conversation
+    "arg.what": Text("files: the files the chat's tools wrote, as at the step; both: files and conversation", "files: ملفات أدوات الدردشة كما كانت في الخطوة؛ both: الملفات والمحادثة"),
+    "arg.force": Text("Overwrite files something else changed since (look at them first)", "الكتابة فوق ملفات غيّرها شيء آخر منذ ذلك (انظر فيها أولًا)"),
     "page_link": Text("How many steps this chat saved, and a link that opens the Time Travel page on it", "كم خطوة حُفظت لهذه الدردشة، ورابط يفتح صفحة السفر عبر الزمن عليها"),
     "replay": Text("Time travel: this chat’s saved steps (list, restore, undo, show, compare, clear)", "السفر عبر الزمن: الخطوات المحفوظة لهذه الدردشة (عرض، استعادة، تراجع، مقارنة، حذف)"),
     "replay list": Text("This chat’s saved steps, turn by turn, with their ids", "الخطوات المحفوظة لهذه الدردشة، دورةً بدورة، مع معرّفاتها"),

@@ -322,4 +322,20 @@ WEB: dict[str, tuple[str, str]] = {
     "error_forbidden": ("Only the owner can do that.", "لا يفعل هذا إلا المالك."),
     "error_invalid_input": ("That was not valid. Check it and try again.", "ما أُرسل غير صالح. راجعه وأعد المحاولة."),
     "error_invalid_setting": ("That value is refused: {reason}", "هذه القيمة مرفوضة: {reason}"),
+    # files travel too: the restore dialog's choice of what to restore, and its list of files
+    "restore_what": ("What to restore", "ما الذي يُستعاد"),
+    "restore_conversation": ("Conversation", "المحادثة"),
+    "restore_files": ("Files", "الملفات"),
+    "restore_both": ("Both", "كلاهما"),
+    "files_would_change": (
+        "The chat's tools changed these files after this step; restoring files puts them back as they were then:",
+        "غيّرت أدوات الدردشة هذه الملفات بعد هذه الخطوة؛ استعادة الملفات تعيدها كما كانت حينها:",
+    ),
+    "file_restored": ("goes back to its content at this step", "يعود إلى محتواه في هذه الخطوة"),
+    "file_removed": ("is removed (made after this step)", "يُزال (أُنشئ بعد هذه الخطوة)"),
+    "file_changed_since": ("changed since by something else", "غيّره شيء آخر منذ ذلك"),
+    "file_diff": ("What changes", "ما الذي يتغيّر"),
+    "files_changed_title": ("Overwrite files changed by something else?", "هل تكتب فوق ملفات غيّرها شيء آخر؟"),
+    "overwrite_files": ("Overwrite them", "اكتب فوقها"),
+    "restored_files": ("Files put back: {count}.", "الملفات المُعادة: {count}."),
 }

@@ -88,6 +88,27 @@ def _drop_kept(conn: Conn, chat_id: str) -> None:
         conn.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))
 
 
+def _undo_and_intent(conn: Conn, intent: Intent, last_turn: int, undo_seconds: float) -> None:
+    """The restore's undo row (ready until it expires) and its intent (finished once its steps and files are done)."""
+    now = time.time()
+    conn.execute(
+        "INSERT INTO undos (chat_id, restore_id, step_id, state, checkpoint_before, last_turn_before,"
+        " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET"
+        " restore_id = excluded.restore_id, step_id = excluded.step_id, state = excluded.state,"
+        " checkpoint_before = excluded.checkpoint_before, last_turn_before = excluded.last_turn_before,"
+        " created_at = excluded.created_at, expires_at = excluded.expires_at",
+        (intent.chat_id, intent.id, intent.step_id, READY, intent.payload.get("checkpoint_before"),
+         last_turn, now, now + undo_seconds),
+    )
+    conn.execute(
+        "INSERT INTO restore_intents (id, chat_id, step_id, state, payload, created_at)"
+        " VALUES (?, ?, ?, 'rows_done', ?, ?) ON CONFLICT (id) DO UPDATE SET chat_id = excluded.chat_id,"
+        " step_id = excluded.step_id, state = excluded.state, payload = excluded.payload,"
+        " created_at = excluded.created_at",
+        (intent.id, intent.chat_id, intent.step_id, orjson.dumps(intent.payload).decode(), time.time()),
+    )
+
+
 class RewindRows:
     def __init__(self, store: AppStore) -> None:
         self.db = store.db
@@ -132,24 +153,19 @@ class RewindRows:
             )
             conn.execute(f"DELETE FROM approvals WHERE chat_id = :chat AND {LATER_CARDS}", p)
             (last_turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = :chat", p).fetchone()
-            now = time.time()
-            conn.execute(
-                "INSERT INTO undos (chat_id, restore_id, step_id, state, checkpoint_before, last_turn_before,"
-                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET"
-                " restore_id = excluded.restore_id, step_id = excluded.step_id, state = excluded.state,"
-                " checkpoint_before = excluded.checkpoint_before, last_turn_before = excluded.last_turn_before,"
-                " created_at = excluded.created_at, expires_at = excluded.expires_at",
-                (intent.chat_id, intent.id, intent.step_id, READY, intent.payload.get("checkpoint_before"),
-                 last_turn, now, now + undo_seconds),
-            )
+            _undo_and_intent(conn, intent, last_turn, undo_seconds)
             conn.execute("UPDATE chats SET last_turn = :t WHERE id = :chat", p)
-            conn.execute(
-                "INSERT INTO restore_intents (id, chat_id, step_id, state, payload, created_at)"
-                " VALUES (?, ?, ?, 'rows_done', ?, ?) ON CONFLICT (id) DO UPDATE SET chat_id = excluded.chat_id,"
-                " step_id = excluded.step_id, state = excluded.state, payload = excluded.payload,"
-                " created_at = excluded.created_at",
-                (intent.id, intent.chat_id, intent.step_id, orjson.dumps(intent.payload).decode(), time.time()),
-            )
+
+        return write
+
+    @staticmethod
+    def files_only_writes(intent: Intent, undo_seconds: float) -> Callable[[Conn], None]:
+        """A restore of the files alone: its undo row and intent, the conversation left as it is."""
+
+        def write(conn: Conn) -> None:
+            (last_turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (intent.chat_id,)).fetchone()
+            _drop_kept(conn, intent.chat_id)
+            _undo_and_intent(conn, intent, last_turn, undo_seconds)
 
         return write
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kazma_core.stores.engine import Database
+from kazma_core.stores.files_sql import SqlFileStore
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class SnapshotStore(Protocol):
     """A backend keeps every budget inside the write's transaction, with counters, never scans."""
 
     db: Database  # the health check probes it
+    files: SqlFileStore  # the files the chats' tools wrote, in the same database (stores/files_sql.py)
 
     async def put(self, step: NewStep, budgets: Budgets) -> PutResult: ...
 

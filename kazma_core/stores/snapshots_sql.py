@@ -21,7 +21,7 @@ from typing import TypeVar
 import orjson
 
 from kazma_core.errors import StoreUnavailable, without_paths
-from kazma_core.stores import bodies, fence
+from kazma_core.stores import bodies, fence, files_sql
 from kazma_core.stores.bodies import Runs
 from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 from kazma_core.stores.engine import Conn, Database, DatabaseError, Row
@@ -95,6 +95,8 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX kept_steps_chat ON kept_steps(chat_id, restore_id)
     """,
+    # 4: the files a chat's tools wrote (stores/files_sql.py); a step's manifest of them is its `extra`
+    files_sql.MIGRATION,
 ]
 STEP_COLUMNS = (
     "seq, id, chat_id, turn_index, iteration, created_at, model, questions, message_count, state_bytes, msg_bytes,"
@@ -158,7 +160,7 @@ def _collect(conn: Conn, per_space: dict[str, list[bodies.Interval]]) -> None:
             for table in ("steps", "kept_steps")
             for (refs,) in conn.execute(f"SELECT refs FROM {table} WHERE chat_id IN ({bodies.members(SPACES)})", {"space": space})
             for span in bodies.intervals(bodies.decode_runs(refs))
-        ]
+        ] + files_sql.held(conn, space)
         # A space with no step left keeps no body at all; otherwise only unreferenced ones go.
         gone = bodies.ALL if not kept else bodies.subtract(bodies.merge(dropped), bodies.merge(kept))
         for lo, hi in gone:
@@ -172,12 +174,12 @@ def _collect(conn: Conn, per_space: dict[str, list[bodies.Interval]]) -> None:
 
 
 def _forget_empty(conn: Conn, chats: Iterable[str]) -> None:
-    """A chat with no step left, kept aside or not, has no counters and no body space of its own."""
+    """A chat with no step left, kept aside or not, and no file, has no counters and no body space of its own."""
     for chat_id in chats:
         if not any(
             conn.execute(f"SELECT 1 FROM {table} WHERE chat_id = ? LIMIT 1", (chat_id,)).fetchone()
             for table in ("steps", "kept_steps")
-        ):
+        ) and not files_sql.has_files(conn, chat_id):
             conn.execute("DELETE FROM counters WHERE scope = ?", (chat_id,))
             conn.execute(f"DELETE FROM {SPACES} WHERE thread_id = ?", (chat_id,))
 
@@ -209,8 +211,17 @@ def _put_back(conn: Conn, chat_id: str, restore_id: str) -> int:
     return len(rows)
 
 
+def collect_all(conn: Conn, chats: Iterable[str]) -> None:
+    """Every body of the chats' spaces that nothing refers to any more goes (a few file holders dropped)."""
+    _collect(conn, {space_of(conn, chat_id): list(bodies.ALL) for chat_id in chats})
+    _forget_empty(conn, chats)
+
+
 def _drop_kept(conn: Conn, where: str, params: tuple[object, ...]) -> int:
-    """Delete kept-aside steps for good, with the bodies nothing else uses."""
+    """Delete kept-aside steps for good (and what the restore kept of the files), with the bodies nothing else uses."""
+    file_chats = files_sql.drop_undo(conn, where, params)
+    if file_chats:
+        collect_all(conn, file_chats)
     victims = conn.execute(f"SELECT seq, chat_id, refs FROM kept_steps WHERE {where}", params).fetchall()
     if not victims:
         return 0
@@ -311,15 +322,16 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     msg_bytes = shared.msg_bytes + sum(len(b) for b in new_bodies)
     tail_key = step.message_ids[-1] if n else None
     refs = orjson.dumps(bodies.runs_extend(shared.runs, new_ids))
-    own = len(fields) + len(refs) + len(questions) + ROW_OVERHEAD
+    extra = files_sql.manifest(conn, step.chat_id)  # the chat's files as this step is saved, by reference
+    own = len(fields) + len(refs) + len(questions) + len(extra or "") + ROW_OVERHEAD
     size = own + added  # the column state_bytes holds it: what the listing shows as a step's size
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
-        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) VALUES"
-        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields, extra) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
         (
             step.id, step.chat_id, step.turn_index, step.iteration, step.created_at, step.model,
-            questions.decode(), n, size, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields,
+            questions.decode(), n, size, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields, extra,
         ),
     )
     (seq,) = cur.fetchone()
@@ -396,20 +408,26 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
         )
         _bump(conn, dst, 0, 0)
         new_ids, added = bodies.numbers(runs), 0
+        extra = row["extra"]
     else:
         interner = _Interner(conn, dst)
         found = bodies.read(conn, "bodies", source_space, runs)
         new_ids = [interner.add(body) for body in found]
+        # The step's files too, in the other chat's space (their numbers are that space's).
+        files = files_sql.manifest_of(row["extra"])
+        held = sorted(n for n in files.values() if n > 0)
+        renumber = dict(zip(held, (interner.add(b) for b in bodies.read(conn, "bodies", source_space, bodies.runs_extend([], held))), strict=True))
+        extra = orjson.dumps({"files": {p: renumber.get(n, n) for p, n in files.items()}}).decode() if files else None
         added = interner.added
     refs = orjson.dumps(bodies.runs_extend([], new_ids))
     own = row["own_bytes"] - len(row["refs"]) + len(refs)
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
-        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) SELECT ?, ?, turn_index,"
-        " iteration, created_at, model, questions, message_count, ?, msg_bytes, ?, truncated, tail_key,"
-        " tail_digest, ?, fields"
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields, extra) SELECT ?, ?,"
+        " turn_index, iteration, created_at, model, questions, message_count, ?, msg_bytes, ?, truncated, tail_key,"
+        " tail_digest, ?, fields, ?"
         " FROM steps WHERE seq = ? RETURNING seq",
-        (new_id, dst, own + added, own, refs, row["seq"]),
+        (new_id, dst, own + added, own, refs, extra, row["seq"]),
     )
     (seq,) = cur.fetchone()
     _bump(conn, dst, 1, own + added, row["created_at"])
@@ -425,6 +443,7 @@ class SqlSnapshotStore:
 
     def __init__(self, db: Database, *, leases: str | None = None) -> None:
         self.db = db
+        self.files = files_sql.SqlFileStore(db, collect_all)
         # The turn leases as this database names them when they share it (PostgreSQL's kazma.leases):
         # a step is then written only while its turn holds the chat (stores/fence.py).
         self.leases = leases
@@ -511,7 +530,12 @@ class SqlSnapshotStore:
 
         def write(conn: Conn) -> int:
             _drop_kept(conn, "chat_id = ?", (chat_id,))
-            return len(_delete_where(conn, "chat_id = ?", (chat_id,)))
+            files = files_sql.has_files(conn, chat_id)
+            files_sql.delete_chat(conn, chat_id)
+            deleted = len(_delete_where(conn, "chat_id = ?", (chat_id,)))
+            if files:  # the bodies its files alone held (a chat without steps has none to collect them)
+                collect_all(conn, [chat_id])
+            return deleted
 
         return await self._tx(write)
 
@@ -528,7 +552,7 @@ class SqlSnapshotStore:
         """Kept-aside steps no live undo wants (left by a crash), for good."""
 
         def write(conn: Conn) -> int:
-            found = {r[0] for r in conn.execute("SELECT DISTINCT restore_id FROM kept_steps")}
+            found = {r[0] for table in ("kept_steps", "file_undo") for r in conn.execute(f"SELECT DISTINCT restore_id FROM {table}")}
             return sum(_drop_kept(conn, "restore_id = ?", (rid,)) for rid in found - restore_ids)
 
         return await self._tx(write)

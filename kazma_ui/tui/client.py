@@ -147,9 +147,11 @@ class KazmaClient:
             "GET", f"/api/replay/snapshots/{_path(chat_id)}/{_path(step)}/preview"
         )
 
-    async def restore(self, chat_id: str, step: str) -> dict[str, Any]:
+    async def restore(self, chat_id: str, step: str, *, what: str = "conversation", force: bool = False) -> dict[str, Any]:
+        # "what" and "force" only when asked: a server from before files travelled takes the restore as it was
+        more = {"what": what, **({"force": True} if force else {})} if what != "conversation" else {}
         return await self.request(  # type: ignore[no-any-return]
-            "POST", "/api/replay/restore", json={"thread_id": chat_id, "snapshot_id": step}
+            "POST", "/api/replay/restore", json={"thread_id": chat_id, "snapshot_id": step, **more}
         )
 
     async def fork(self, chat_id: str, step: str) -> dict[str, Any]:

@@ -61,9 +61,9 @@ class HttpTarget:
             await self.restore(preview.step.step_id)
         return preview
 
-    async def restore(self, address: str) -> Restored:
+    async def restore(self, address: str, *, what: str = "conversation", force: bool = False) -> Restored:
         async with self._expecting(("restored", address)):
-            return Restored.model_validate(await self.client.restore(self.chat_id, address))
+            return Restored.model_validate(await self.client.restore(self.chat_id, address, what=what, force=force))
 
     async def undo(self) -> Undone:
         async with self._expecting(("undone", None)):

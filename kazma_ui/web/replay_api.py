@@ -6,7 +6,7 @@ SPEC's names (thread_id, snapshot_id, snapshot) as their JSON names.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -86,6 +86,27 @@ def point_out(point: MessagePoint) -> MessagePointOut:
     )
 
 
+class RestoreRef(PointRef):
+    """A restore: the step, and what it takes back (the conversation, as the SPEC's restore did, the
+    files the chat's tools wrote, or both); `force` overwrites files something else changed since."""
+
+    what: Literal["conversation", "files", "both"] = "conversation"
+    force: bool = False
+
+
+class ForkRef(PointRef):
+    """A fork; with `files`, the step's files go into the forker's own folder too."""
+
+    files: bool = False
+    force: bool = False
+
+
+class UndoRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    thread_id: str = Field(min_length=1, max_length=64)
+    force: bool = False  # put the files back even where something else changed them since the restore
+
+
 class CompareRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
     thread_id: str = Field(min_length=1, max_length=64)
@@ -142,10 +163,13 @@ async def preview_restore(
 
 
 @router.post("/restore", response_model=Restored)
-async def restore(request: Request, body: PointRef, user: UserDep) -> Restored:
-    """Restore to a step, or to a transcript message's point (`message_id`)."""
+async def restore(request: Request, body: RestoreRef, user: UserDep) -> Restored:
+    """Restore to a step, or to a transcript message's point (`message_id`): its conversation,
+    its files (`what`), or both."""
     address, message_id = body.point()
-    return await rewind_of(request).restore(user, surface_of(request), body.thread_id, address, message_id=message_id)
+    return await rewind_of(request).restore(
+        user, surface_of(request), body.thread_id, address, message_id=message_id, what=body.what, force=body.force
+    )
 
 
 @router.get("/messages/{thread_id}", response_model=MessagePoints)
@@ -161,8 +185,8 @@ async def message_point(request: Request, thread_id: str, message_id: int, user:
 
 
 @router.post("/undo", response_model=Undone)
-async def undo(request: Request, body: ThreadRef, user: UserDep) -> Undone:
-    return await rewind_of(request).undo(user, surface_of(request), body.thread_id)
+async def undo(request: Request, body: UndoRef, user: UserDep) -> Undone:
+    return await rewind_of(request).undo(user, surface_of(request), body.thread_id, force=body.force)
 
 
 @router.get("/undo/{thread_id}", response_model=UndoOffer | None)
@@ -173,10 +197,13 @@ async def undo_offer(request: Request, thread_id: str, user: UserDep) -> UndoOff
 
 
 @router.post("/fork", response_model=Forked, status_code=status.HTTP_201_CREATED)
-async def fork(request: Request, body: PointRef, user: UserDep) -> Forked:
-    """Fork a step, or a transcript message's point (`message_id`; before the first message: an empty chat)."""
+async def fork(request: Request, body: ForkRef, user: UserDep) -> Forked:
+    """Fork a step, or a transcript message's point (`message_id`; before the first message: an
+    empty chat); with `files`, the step's files go into the forker's folder."""
     address, message_id = body.point()
-    return await rewind_of(request).fork(user, surface_of(request), body.thread_id, address, message_id=message_id)
+    return await rewind_of(request).fork(
+        user, surface_of(request), body.thread_id, address, message_id=message_id, files=body.files, force=body.force
+    )
 
 
 @router.post("/compare", response_model=Comparison)

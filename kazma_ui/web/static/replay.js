@@ -320,6 +320,8 @@
       return;
     }
     const effects = preview.side_effects;
+    const files = preview.files || [];
+    const choice = files.length ? restoreChoice(files) : null;
     const sure = await confirmBox({
       title: t("confirm_restore_title", { label: `${labelOf(info)} (${shortId(info.snapshot_id)})` }),
       body: [
@@ -327,23 +329,59 @@
         effects.length
           ? el("div", { class: "effects" }, el("p", {}, t("not_undone")), el("ul", {}, effects.map((e) => el("li", {}, effectText(e)))))
           : el("p", { class: "muted" }, t("no_side_effects")),
+        ...(choice ? [choice.node] : []),
       ],
       confirmLabel: t("restore"),
       danger: true,
     });
     if (!sure) return;
+    const what = choice ? choice.value() : "conversation";
+    const ask = (force) => api("POST", "/api/replay/restore", { thread_id: state.thread, snapshot_id: info.snapshot_id, what, force });
     try {
       state.restoring = info.snapshot_id; // its reload event is this page's own news
-      const restored = await api("POST", "/api/replay/restore", { thread_id: state.thread, snapshot_id: info.snapshot_id });
+      let restored;
+      try {
+        restored = await ask(false);
+      } catch (err) {
+        if (err.code !== "files_changed") throw err;
+        // Files someone else changed: said by name, and overwritten only once the person confirms.
+        const overwrite = await confirmBox({
+          title: t("files_changed_title"), body: [el("p", { id: "files-changed" }, errorText(err))],
+          confirmLabel: t("overwrite_files"), danger: true,
+        });
+        if (!overwrite) return;
+        restored = await ask(true);
+      }
       await loadChats();
       await loadSteps();
       await openStep(info.snapshot_id);
-      const message = t("restored", { label: labelOf(restored.snapshot), removed: number(restored.removed_steps) });
+      const message = t("restored", { label: labelOf(restored.snapshot), removed: number(restored.removed_steps) })
+        + ((restored.files || []).length ? ` ${t("restored_files", { count: number(restored.files.length) })}` : "");
       if (restored.undo) offerUndo(nodes.notice, message, state.thread, loadSteps);
       else notice(nodes.notice, message, "ok");
     } catch (err) {
       await stepGone(err);
     }
+  }
+
+  // What a restore takes back when the chat's tools changed files after the step: the conversation
+  // (as before), the files, or both; each file listed with what would happen to it and its diff.
+  const WHAT_LABELS = { conversation: "restore_conversation", files: "restore_files", both: "restore_both" };
+  function restoreChoice(files) {
+    const options = Object.keys(WHAT_LABELS).map((value) => {
+      const input = el("input", { type: "radio", name: "restore-what", value, id: `restore-what-${value}` });
+      if (value === "conversation") input.checked = true;
+      return el("label", { for: input.id }, input, " ", t(WHAT_LABELS[value]));
+    });
+    const list = el("ul", { class: "restore-files", id: "restore-files" }, files.map((f) => el("li", { "data-path": f.path },
+      el("code", {}, f.path), " ", t(f.change === "removed" ? "file_removed" : "file_restored"),
+      f.changed_since ? el("strong", { class: "changed-since" }, " ", t("file_changed_since")) : "",
+      f.diff ? el("details", {}, el("summary", {}, t("file_diff")), el("pre", { class: "diff" }, f.diff)) : "",
+    )));
+    const node = el("fieldset", { class: "restore-what", id: "restore-what" },
+      el("legend", {}, t("restore_what")), el("div", { class: "buttons" }, options),
+      el("p", {}, t("files_would_change")), list);
+    return { node, value: () => (node.querySelector("input[name=restore-what]:checked") || {}).value || "conversation" };
   }
 
   async function forkFrom(info) {
