@@ -322,4 +322,26 @@ WEB: dict[str, tuple[str, str]] = {
     "error_forbidden": ("Only the owner can do that.", "لا يفعل هذا إلا المالك."),
     "error_invalid_input": ("That was not valid. Check it and try again.", "ما أُرسل غير صالح. راجعه وأعد المحاولة."),
     "error_invalid_setting": ("That value is refused: {reason}", "هذه القيمة مرفوضة: {reason}"),
+    # -- the chat's messages as they are drawn: Markdown, streaming, tool activity, approval cards (issue 23) --
+    "copy_code": ("Copy", "نسخ"),
+    "copied": ("Copied", "نُسخ"),
+    "copy_failed": ("Could not copy: select the text instead", "تعذّر النسخ: حدّد النص بدلًا من ذلك"),
+    "tool_running": ("running…", "قيد التشغيل…"),
+    "tool_done": ("done", "تمّ"),
+    "tool_failed": ("failed", "فشل"),
+    "tool_arguments": ("Asked with", "طُلب بهذه القيم"),
+    "tool_result": ("Result", "النتيجة"),
+    "tool_show_all": ("Show all of it ({count} characters)", "اعرضه كله ({count} حرفًا)"),
+    "tool_result_cut": (
+        "The first {shown} of {count} characters; the whole result is in this turn's steps:",
+        "أول {shown} من {count} حرفًا؛ النتيجة كاملة في خطوات هذه الدورة:",
+    ),
+    "answer_stopped": ("stopped here", "توقّفت هنا"),
+    "stopped_while_answering": (
+        "Stopped while Kazma was answering, as you asked; what it had said stays above. Send a message to go on.",
+        "توقّفت كازما أثناء إجابتها كما طلبت؛ ويبقى ما قالته أعلاه. أرسل رسالة للمتابعة.",
+    ),
+    "approval_write_title": ("Kazma asks to write a file", "تستأذن كازما في كتابة ملف"),
+    "approval_write_where": ("It will write {size} to {path} in your files:", "ستكتب {size} في {path} ضمن ملفاتك:"),
+    "approval_write_empty": ("It will write an empty file {path} in your files.", "ستكتب ملفًا فارغًا {path} ضمن ملفاتك."),
 }

@@ -78,6 +78,8 @@ class TranscriptMessage(BaseModel):
     role: str
     text: str
     created_at: float
+    # An answer's Markdown rendered and sanitised (kazma_ui/web/markdown.py); null for other roles.
+    html: str | None = None
 
 
 class Transcript(BaseModel):
