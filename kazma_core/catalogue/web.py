@@ -326,12 +326,8 @@ WEB: dict[str, tuple[str, str]] = {
     "copy_code": ("Copy", "نسخ"),
     "copied": ("Copied", "نُسخ"),
     "copy_failed": ("Could not copy: select the text instead", "تعذّر النسخ: حدّد النص بدلًا من ذلك"),
-    "tool_running": ("running…", "قيد التشغيل…"),
-    "tool_done": ("done", "تمّ"),
-    "tool_failed": ("failed", "فشل"),
     "tool_arguments": ("Asked with", "طُلب بهذه القيم"),
     "tool_result": ("Result", "النتيجة"),
-    "tool_show_all": ("Show all of it ({count} characters)", "اعرضه كله ({count} حرفًا)"),
     "tool_result_cut": (
         "The first {shown} of {count} characters; the whole result is in this turn's steps:",
         "أول {shown} من {count} حرفًا؛ النتيجة كاملة في خطوات هذه الدورة:",

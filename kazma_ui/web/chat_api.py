@@ -15,6 +15,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from sse_starlette.sse import AppStatus
 from starlette.background import BackgroundTask
 
+from kazma_core.agent.activity import answer_rows_tools
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
@@ -141,13 +142,15 @@ async def read_transcript(
     if more:
         rows = rows[1:]
     lease = await core.store.lease(thread_id)
+    head = await core.conversation.head(thread_id)
+    tools = answer_rows_tools([(r.id, r.turn_index, r.role) for r in rows], head[1] if head else [])
     return Transcript(
         thread_id=thread_id,
         running=lease is not None and lease[1] == "turn",
         messages=[
             TranscriptMessage(
                 id=r.id, turn_index=r.turn_index, role=r.role, text=r.text, created_at=r.created_at,
-                html=answer_html(r.role, r.text),
+                html=answer_html(r.role, r.text), tools=tools.get(r.id),  # type: ignore[arg-type]
             )
             for r in rows
         ],

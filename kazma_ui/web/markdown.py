@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from kazma_core.catalogue.errors import ERRORS
+
 import nh3
 from markdown_it import MarkdownIt
 
@@ -56,6 +58,16 @@ def render(text: str) -> str:
     ).strip()
 
 
+# A Stop cut while the answer was said leaves a "stopped" row of what was said, then the reason
+# (agent/graph.py); a Stop before anything was said leaves the reason alone.
+_STOPPED = ERRORS["turn_stopped"].en
+
+
 def answer_html(role: str, text: str) -> str | None:
-    """The HTML of a message the page shows rendered: Kazma's answers; None for any other."""
-    return render(text) if role == "assistant" else None
+    """The HTML of a message the page shows rendered: Kazma's answers, and what a stopped answer
+    had said; None for any other message."""
+    if role == "assistant":
+        return render(text)
+    if role == "stopped" and text != _STOPPED:
+        return render(text.removesuffix(f"\n\n({_STOPPED})"))
+    return None

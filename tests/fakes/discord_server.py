@@ -9,6 +9,13 @@ A thread started from a message (`POST /channels/{id}/messages/{id}/threads`) is
 with the thread channel and announced on the gateway with THREAD_CREATE before the answer,
 as Discord does; people can then post and run slash commands in it (`channel=thread id`).
 `fail_next(path_part, status, body)` answers the next request of that path with any error.
+`PATCH /channels/{id}/messages/{id}` edits a message the bot posted as Discord does: it
+answers the whole message with the new content and an `edited_timestamp`; 404 Unknown
+Message (10008) for a message it does not know, 403 (50005) for someone else's, 400 Invalid
+Form Body (50035) past 2,000 characters. `in_channel` then reads the new content and
+`edits` keeps each edit in order. Edits carry Discord's rate-limit headers, a bucket of
+`edit_limit` (5) edits per `edit_window` (5 s) per channel, and past it a 429, so
+discord.py paces itself as it does with Discord.
 
 Discord's quirks that discord.py depends on are kept: Content-Type exactly
 `application/json` (aiohttp's `json_response` adds a charset, and discord.py then reads
@@ -19,8 +26,10 @@ a 429 carries a `Via` header (without it discord.py takes it for a Cloudflare ba
 from __future__ import annotations
 
 import contextlib
+import datetime
 import itertools
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -95,6 +104,11 @@ class FakeDiscord:
     threads: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> thread channel
     threads_allowed: bool = True  # the bot holds CREATE_PUBLIC_THREADS (in its permissions and the channel's)
     deleted: list[int] = field(default_factory=list)  # ids of messages the bot deleted
+    edits: list[Sent] = field(default_factory=list)  # each channel message edit carried out, in order (the content then)
+    edit_limit: int = 5  # edits per channel in one window, as Discord's bucket for message edits
+    edit_window: float = 5.0
+    edits_limited: int = 0  # edits answered 429 because the channel's bucket was empty
+    _edit_bucket: dict[int, tuple[float, int]] = field(default_factory=dict)  # channel -> (window start, edits in it)
     _failures: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
     _limits: dict[str, float] = field(default_factory=dict)  # path part -> retry_after of the next 429
     _messages: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> message payload
@@ -326,6 +340,43 @@ class FakeDiscord:
         self.deleted.append(mid)
         return web.Response(status=204)
 
+    async def _edit_message(self, request: web.Request) -> web.Response:
+        """PATCH /channels/{channel}/messages/{message}: the bot edits a message it posted."""
+        failing = self._failing(request.path)
+        if failing is not None:
+            return failing
+        channel, mid = int(request.match_info["channel"]), int(request.match_info["message"])
+        message = self._messages.get(mid)
+        if message is None or int(message["channel_id"]) != channel or mid in self.deleted:
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        if message["author"]["id"] != str(BOT_ID):
+            return _json({"message": "Cannot edit a message authored by another user", "code": 50005}, 403)
+        now = time.monotonic()
+        start, used = self._edit_bucket.get(channel, (now, 0))
+        if now - start >= self.edit_window:
+            start, used = now, 0
+        reset_after = max(0.0, self.edit_window - (now - start))
+        bucket = {"X-RateLimit-Limit": str(self.edit_limit), "X-RateLimit-Bucket": f"edit-{channel}",
+                  "X-RateLimit-Reset-After": f"{reset_after:.3f}", "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}"}
+        if used >= self.edit_limit:
+            self.edits_limited += 1
+            return _json({"message": "You are being rate limited.", "retry_after": round(reset_after, 3), "global": False}, 429,
+                         {**bucket, "X-RateLimit-Remaining": "0", "Retry-After": str(max(1, round(reset_after))),
+                          "X-RateLimit-Scope": "user", "Via": "1.1 google"})
+        body = await request.json()
+        content = body.get("content", message["content"])
+        if content is not None and len(content) > 2000:
+            return _json({"message": "Invalid Form Body", "code": 50035, "errors": {"content": {"_errors": [
+                {"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}]}}}, 400)
+        self._edit_bucket[channel] = (start, used + 1)
+        message.update({k: body[k] for k in ("content", "components", "embeds") if k in body and body[k] is not None})
+        message["edited_timestamp"] = datetime.datetime.now(datetime.UTC).isoformat()
+        for sent in self.sent:
+            if sent.message_id == mid and sent.kind == "channel":
+                sent.content, sent.components = message["content"], message["components"]
+        self.edits.append(Sent("message_edit", mid, channel, message["content"], message["flags"], message["components"]))
+        return _json(message, headers={**bucket, "X-RateLimit-Remaining": str(self.edit_limit - used - 1)})
+
     def _interaction_of(self, token: str) -> dict[str, Any] | None:
         return next((i for i in self._interactions.values() if i["token"] == token), None)
 
@@ -424,6 +475,7 @@ class FakeDiscord:
         app.router.add_post(f"{api}/channels/{{channel}}/messages", self._channel_message)
         app.router.add_post(f"{api}/channels/{{channel}}/messages/{{message}}/threads", self._start_thread)
         app.router.add_delete(f"{api}/channels/{{channel}}/messages/{{message}}", self._delete_message)
+        app.router.add_patch(f"{api}/channels/{{channel}}/messages/{{message}}", self._edit_message)
         app.router.add_post(f"{api}/interactions/{{interaction}}/{{token}}/callback", self._callback)
         app.router.add_post(f"{api}/webhooks/{{app}}/{{token}}", self._followup)
         app.router.add_patch(f"{api}/webhooks/{{app}}/{{token}}/messages/@original", self._edit_original)

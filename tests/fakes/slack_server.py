@@ -4,6 +4,13 @@
   JSON body; the token from `Authorization: Bearer`. Served: `auth.test`, `users.info`,
   `chat.postMessage`, `chat.postEphemeral`, `apps.connections.open`; any other method
   answers `unknown_method`. A bot token other than `bot_token` gets `invalid_auth`.
+- `chat.update` edits a message the bot posted, as Slack documents: it answers `ok` with
+  `channel`, `ts`, `text` and the `message`; `message_not_found` for a ts it does not
+  know in that channel, `cant_update_message` for someone else's, `no_text` without text or
+  blocks, `msg_too_long` past 40,000 characters. `shown(channel)` reads the bot's messages
+  as they read now, `updates` keeps each update in order. `update_interval(seconds)`
+  answers 429 `ratelimited` (with Retry-After) to an update sooner than that after the
+  channel's last post or update (Slack's per-method tiers; chat.update is Tier 3).
 - `rate_limit(method, times)`: the next `times` calls of that method answer HTTP 429
   `ratelimited` with `Retry-After: 0`, as Slack does.
 - `fail_next(method_or_url_id, status, body)`: the next call answers an error of any shape
@@ -67,6 +74,11 @@ class FakeSlack:
     _limited: dict[str, int] = field(default_factory=dict)
     _failures: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # what was answered with a failure, in order
+    messages: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (channel, ts) -> message, as it reads now
+    updates: list[dict[str, Any]] = field(default_factory=list)  # each chat.update carried out: {"channel", "ts", "text"}
+    updates_limited: int = 0  # chat.update calls answered 429 by `update_interval`
+    _update_interval: float = 0.0
+    _last_write: dict[str, float] = field(default_factory=dict)  # channel -> monotonic time of its last post or update
     _socket: web.WebSocketResponse | None = None
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -98,6 +110,14 @@ class FakeSlack:
         status, body, content_type = queue.pop(0)
         self.failed.append(target)
         return web.Response(text=body, status=status, content_type=content_type)
+
+    def update_interval(self, seconds: float) -> None:
+        """From now on a chat.update sooner than `seconds` after the channel's last post or update answers 429."""
+        self._update_interval = seconds
+
+    def shown(self, channel: str) -> list[str]:
+        """The texts of the bot's messages in a channel, in the order posted, as they read now."""
+        return [m["text"] for (ch, _), m in self.messages.items() if ch == channel]
 
     def called(self, method: str) -> list[ApiCall]:
         return [c for c in self.calls if c.method == method]
@@ -151,8 +171,14 @@ class FakeSlack:
         if failing is not None:
             await self._record(lambda: self.calls.append(ApiCall(method, args, token, False)))
             return failing
-        if self._limited.get(method, 0) > 0:
-            self._limited[method] -= 1
+        channel = str(args.get("channel", ""))
+        too_soon = (method == "chat.update" and (args.get("channel"), args.get("ts")) in self.messages
+                    and time.monotonic() - self._last_write.get(channel, -1e9) < self._update_interval)
+        if too_soon:
+            self.updates_limited += 1
+        if self._limited.get(method, 0) > 0 or too_soon:
+            if not too_soon:
+                self._limited[method] -= 1
             await self._record(lambda: self.calls.append(ApiCall(method, args, token, False)))
             return web.json_response({"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "0"})
         answer = self._answer(method, args, token)
@@ -184,8 +210,30 @@ class FakeSlack:
             ts = f"{int(time.time())}.{next(self._ts):06d}"
             if method == "chat.postEphemeral":
                 return {"ok": True, "message_ts": ts}
-            return {"ok": True, "channel": args["channel"], "ts": ts,
-                    "message": {"type": "message", "text": args.get("text", ""), "ts": ts, "bot_id": "B0KAZMABOT"}}
+            message = {"type": "message", "text": args.get("text", ""), "ts": ts, "bot_id": "B0KAZMABOT"}
+            if args.get("blocks"):
+                message["blocks"] = args["blocks"]
+            self.messages[(str(args["channel"]), ts)] = message
+            self._last_write[str(args["channel"])] = time.monotonic()
+            return {"ok": True, "channel": args["channel"], "ts": ts, "message": dict(message)}
+        if method == "chat.update":
+            channel, ts = str(args.get("channel", "")), str(args.get("ts", ""))
+            message = self.messages.get((channel, ts))
+            if message is None:
+                return {"ok": False, "error": "message_not_found"}
+            if message.get("bot_id") != "B0KAZMABOT":
+                return {"ok": False, "error": "cant_update_message"}
+            if not (args.get("text") or args.get("blocks")):
+                return {"ok": False, "error": "no_text"}
+            if len(str(args.get("text", ""))) > 40000:
+                return {"ok": False, "error": "msg_too_long"}
+            message["text"] = args.get("text", "")
+            if "blocks" in args:
+                message["blocks"] = args["blocks"]
+            message["edited"] = {"user": self.bot_user_id, "ts": f"{int(time.time())}.000000"}
+            self._last_write[channel] = time.monotonic()
+            self.updates.append({"channel": channel, "ts": ts, "text": message["text"]})
+            return {"ok": True, "channel": channel, "ts": ts, "text": message["text"], "message": dict(message)}
         return {"ok": False, "error": "unknown_method"}
 
     async def _respond(self, request: web.Request) -> web.Response:

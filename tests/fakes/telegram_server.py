@@ -11,6 +11,12 @@ A `getUpdates` held when another comes ends with 409 Conflict, as Telegram's doe
 poller per token); `conflicts` counts them. `createForumTopic` works as Telegram documents it: in a supergroup with topics (`is_forum`)
 where the bot may manage topics, or in a private chat when the bot has topics turned on
 (`has_topics_enabled` in getMe); it answers 400 otherwise.
+`editMessageText` edits a message the bot sent as Telegram does: it answers the same
+Message with the new `text` and an `edit_date`, 400 "message is not modified" for the same
+text and markup, 400 "message to edit not found" for another message; `sent` then reads the
+new text and `edits` keeps each edit in order. `edit_interval(seconds)` makes it answer 429
+retry_after for an edit that comes sooner than that after the last post or edit in the
+chat (Telegram's flood control; its Bot FAQ says about one message a second per chat).
 """
 
 from __future__ import annotations
@@ -116,6 +122,10 @@ class FakeTelegram:
     topics: list[Topic] = field(default_factory=list)
     no_topic_rights: set[int] = field(default_factory=set)  # chats where the bot may not manage topics
     conflicts: int = 0  # held getUpdates ended with 409 because another came meanwhile
+    edits: list[Sent] = field(default_factory=list)  # each editMessageText carried out, in order (the text then)
+    flooded_edits: int = 0  # edits answered 429 by the flood control of `edit_interval`
+    _edit_interval: float = 0.0
+    _last_write: dict[int, float] = field(default_factory=dict)  # chat -> monotonic time of its last post or edit
     _held: asyncio.Future[None] | None = None  # the getUpdates held right now
     _confirmed: int = 0  # the highest offset asked for: updates below it are not handed out again
     _flood: dict[str, int] = field(default_factory=dict)
@@ -166,6 +176,10 @@ class FakeTelegram:
                content_type: str = "text/html", times: int = 1) -> None:
         """The next `times` calls of `method` answer this error instead (a proxy's page, a 5xx, ...)."""
         self._hiccups.setdefault(method, []).extend([(status, body, content_type)] * times)
+
+    def edit_interval(self, seconds: float) -> None:
+        """From now on an edit sooner than `seconds` after the chat's last post or edit answers 429."""
+        self._edit_interval = seconds
 
     def stall(self, method: str, seconds: float) -> None:
         """The next call of `method` gets no answer for `seconds` (then a 504), and is not carried out."""
@@ -260,7 +274,8 @@ class FakeTelegram:
             member["is_anonymous"] = False
         return member
 
-    async def _api_sendMessage(self, params: dict[str, Any]) -> Any:
+    def _text_of(self, params: dict[str, Any]) -> tuple[str, str, str | None] | JSONResponse:
+        """(text as read, raw, parse_mode) of a message to post or edit, or Telegram's 400."""
         raw, mode = str(params.get("text", "")), params.get("parse_mode")
         text = raw
         if mode == "HTML":
@@ -277,7 +292,16 @@ class FakeTelegram:
             for button in row:
                 if len(button.get("callback_data", "").encode()) > 64:
                     return _fail(400, "Bad Request: BUTTON_DATA_INVALID")
+        return text, raw, mode
+
+    async def _api_sendMessage(self, params: dict[str, Any]) -> Any:
+        checked = self._text_of(params)
+        if isinstance(checked, JSONResponse):
+            return checked
+        text, raw, mode = checked
+        markup = params.get("reply_markup")
         chat_id, thread = params["chat_id"], params.get("message_thread_id")
+        self._last_write[chat_id] = time.monotonic()
         message: dict[str, Any] = {
             "message_id": next(self._ids), "date": int(time.time()), "from": self.bot, "text": text,
             "chat": self._chats.get(chat_id, {"id": chat_id, "type": "private", "first_name": "?"}),
@@ -308,6 +332,35 @@ class FakeTelegram:
 
     def in_topic(self, chat_id: int, thread_id: int) -> list[Sent]:
         return [s for s in self.sent if s.chat_id == chat_id and s.thread_id == thread_id]
+
+    async def _api_editMessageText(self, params: dict[str, Any]) -> Any:
+        chat_id = params.get("chat_id")
+        sent = next((s for s in self.sent if s.chat_id == chat_id and s.message["message_id"] == params.get("message_id")), None)
+        if sent is None:
+            return _fail(400, "Bad Request: message to edit not found")
+        checked = self._text_of(params)
+        if isinstance(checked, JSONResponse):
+            return checked
+        text, raw, mode = checked
+        markup = params.get("reply_markup")
+        if text == sent.text and raw == sent.raw and markup == sent.message.get("reply_markup"):
+            return _fail(400, "Bad Request: message is not modified: specified new message content and reply markup "
+                              "are exactly the same as a current content and reply markup of the message")
+        now = time.monotonic()
+        wait = self._edit_interval - (now - self._last_write.get(chat_id, -1e9))
+        if wait > 0:
+            self.flooded_edits += 1
+            retry_after = max(1, round(wait))
+            return _fail(429, f"Too Many Requests: retry after {retry_after}", parameters={"retry_after": retry_after})
+        self._last_write[chat_id] = now
+        sent.text, sent.raw, sent.parse_mode = text, raw, mode
+        sent.message["text"] = text
+        sent.message["edit_date"] = int(time.time())
+        sent.message.pop("reply_markup", None)  # as Telegram: an edit without a keyboard removes it
+        if markup:
+            sent.message["reply_markup"] = markup
+        self.edits.append(Sent(sent.chat_id, text, raw, mode, sent.thread_id, sent.reply_to, dict(sent.message)))
+        return sent.message
 
     async def _api_editMessageReplyMarkup(self, params: dict[str, Any]) -> Any:
         for sent in self.sent:

@@ -82,11 +82,11 @@
     const role = row.role;
     let text = row.text;
     if (role === "stopped") { // said in the page's language
-      text = stream.cut.has(row.turn_index) ? t("stopped_while_answering") : t("errors.turn_stopped");
+      text = stream.cut.has(row.turn_index) || typeof row.html === "string" ? t("stopped_while_answering") : t("errors.turn_stopped");
     }
     let body;
     if (content) body = el("div", { class: "msg-body text plain", dir: "auto" }, content);
-    else if (typeof row.html === "string") body = el("div", { class: "msg-body text rich", dir: textDir(text) }, MessageView.rich(row.html));
+    else if (typeof row.html === "string" && role !== "stopped") body = el("div", { class: "msg-body text rich", dir: textDir(text) }, MessageView.rich(row.html));
     else body = el("div", { class: "msg-body text plain", dir: textDir(text) }, text);
     const tools = el("div", { class: "msg-tools" });
     MessageView.fillTools(tools, row.tools || stream.tools.get(toolsKey(row)), replayHref(state.current));
@@ -142,18 +142,22 @@
 
   // The turn ended: its answer came (drawn from its message), or it stopped or failed. What was said
   // before a stop stays, marked as stopped where it was cut.
+  // The server keeps what a stopped answer had said on its "stopped" row (rendered: `html`); the
+  // page keeps what it drew when the server's row has only the reason.
   function endLive(data) {
+    if (data.role === "stopped" && typeof data.html === "string") stream.cut.set(data.turn_index, { html: data.html });
     const live = stream.live;
     if (!live || live.turn !== data.turn_index) return;
     if (live.tools.size) stream.tools.set(live.turn, [...live.tools.values()]);
-    if (data.role !== "assistant" && live.text) stream.cut.set(live.turn, { text: live.text });
+    if (data.role !== "assistant" && live.text && !stream.cut.has(live.turn)) stream.cut.set(live.turn, { text: live.text });
     stream.live = null;
     stream.node = null;
   }
 
-  function cutNode(turn) {
+  // A stopped answer: what was said, marked where it was cut, with the turn's tool blocks.
+  function cutNode(turn, tools) {
     const cut = stream.cut.get(turn);
-    const node = messageNode({ role: "assistant", turn_index: turn, text: cut.text });
+    const node = messageNode({ role: "assistant", turn_index: turn, text: cut.text ?? "", html: cut.html, tools });
     node.classList.add("cut");
     node.querySelector(".msg-body").append(el("span", { class: "cut-mark" }, t("answer_stopped")));
     return node;
@@ -188,8 +192,15 @@
     const ended = stream.live && state.rows.find((row) => row.turn_index === stream.live.turn && ENDS_TURN.has(row.role));
     if (ended) endLive(ended); // the transcript has the turn's end before its event came
     for (const row of state.rows) {
-      if (row.role === "stopped" && stream.cut.has(row.turn_index)) items.push(cutNode(row.turn_index));
-      const node = messageNode(row);
+      let shown = row;
+      if (row.role === "stopped") {
+        if (typeof row.html === "string") stream.cut.set(row.turn_index, { html: row.html });
+        if (stream.cut.has(row.turn_index)) {
+          items.push(cutNode(row.turn_index, row.tools));
+          shown = { ...row, tools: [] }; // the tool blocks go with what was said
+        }
+      }
+      const node = messageNode(shown);
       drawn.push([node, row]);
       items.push(node, ...notesAfter(row.id));
     }
@@ -333,8 +344,9 @@
       const growing = stream.node;
       if (data.role !== "user") endLive(data);
       if (growing && !stream.node) growing.remove();
-      if (data.role === "stopped" && stream.cut.has(data.turn_index)) nodes.messages.append(cutNode(data.turn_index));
-      const node = messageNode(data);
+      const cut = data.role === "stopped" && stream.cut.has(data.turn_index);
+      if (cut) nodes.messages.append(cutNode(data.turn_index));
+      const node = messageNode(cut ? { ...data, tools: [] } : data);
       if (stream.node) nodes.messages.insertBefore(node, stream.node); // a person's message above a live answer
       else nodes.messages.append(node);
       if (stream.node) nodes.messages.append(stream.node);

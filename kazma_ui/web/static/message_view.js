@@ -40,9 +40,7 @@ const MessageView = (() => {
   // -- tool blocks ---------------------------------------------------------------------------------
   // The tool in people's words: its catalogue sentence in the page's language, else the English label.
   function toolLabel(tool) {
-    const id = tool.label_id || "";
-    for (const key of [id, id.replace(/^web\./, "")]) if (key && key in config.strings) return t(key);
-    return tool.label || tool.name;
+    return tool.label_id && tool.label_id in config.strings ? t(tool.label_id) : tool.label || tool.name;
   }
 
   function valueText(value) {
@@ -62,7 +60,7 @@ const MessageView = (() => {
       return [pre, cut];
     }
     pre.textContent = `${text.slice(0, FOLD)}…`;
-    const more = el("button", { type: "button", class: "show-all" }, t("tool_show_all", { count: number(text.length) }));
+    const more = el("button", { type: "button", class: "show-all" }, t("tool_states.more", { count: number(text.length) }));
     more.addEventListener("click", () => {
       pre.textContent = text;
       pre.closest("details").dataset.expanded = "true"; // stays shown as the turn's blocks are drawn again
@@ -71,7 +69,7 @@ const MessageView = (() => {
     return [pre, more, cut];
   }
 
-  const OUTCOME = { running: "tool_running", done: "tool_done", failed: "tool_failed" };
+  const OUTCOME = { running: "tool_states.running", done: "tool_states.done", failed: "tool_states.failed" };
 
   // One tool call as a <details>: closed, the tool and how it went; open, what it was asked and what it answered.
   function toolBlock(tool, { open = false, expanded = false, replayHref = "/replay" } = {}) {
@@ -79,7 +77,7 @@ const MessageView = (() => {
     const block = el("details", { class: `tool-block ${state}`, "data-call": tool.call_id, "data-state": state, open },
       el("summary", {},
         el("span", { class: "tool-label", dir: "auto" }, toolLabel(tool)), " ",
-        el("span", { class: "tool-outcome" }, t(OUTCOME[state] || "tool_done"))));
+        el("span", { class: "tool-outcome" }, t(OUTCOME[state] || "tool_states.done"))));
     const args = Object.entries(tool.args || {});
     if (args.length) {
       block.append(el("h4", {}, t("tool_arguments")), el("dl", { class: "tool-args" }, args.map(([name, value]) =>
