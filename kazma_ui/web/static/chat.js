@@ -370,7 +370,10 @@
       drawLive();
     });
     on("tool", (data) => {
-      liveTurn(data.turn_index).tools.set(data.call_id, data);
+      const live = liveTurn(data.turn_index);
+      // Words said before a tool call are not the answer: the answer is what comes after the turn's last call.
+      if (data.state === "running" && !live.tools.has(data.call_id)) live.text = "";
+      live.tools.set(data.call_id, data);
       setWorking(true);
       drawLive();
     });
