@@ -20,6 +20,7 @@ from commands.answers import CommandResult, ForkAnswer, RestoreQuestion
 from commands.executor import error_result, execute
 from commands.i18n import pick_lang, t
 from commands.parser import BUILDERS, Command, Fork, ReplayList, Usage, parse
+from commands.render import approval_question
 from commands.service_target import ServiceTarget
 from commands.target import CommandContext
 from kazma_core.catalogue import sentence
@@ -361,8 +362,9 @@ class Gateway:
             return Reply(text, chat_id=chat_id, row_id=row_id, lang=lang)
         card = gates[0]
         labels = LABELS[lang]
+        asked = approval_question(card["tool"], card["args"], lang)  # the web card's words
         return Reply(
-            labels["ask"].format(tool=card["tool"], args=value_text(card["args"], lang)),
+            asked or labels["ask"].format(tool=card["tool"], args=value_text(card["args"], lang)),
             "approval",
             {"gates": gates},
             buttons=[Button(labels["approve"], f"{APPROVE}:{card['card_id']}"), Button(labels["deny"], f"{DENY}:{card['card_id']}")],

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from commands.answers import ListedStep, ListedTurn
 from commands.i18n import step_label, t
+from kazma_core.catalogue import sentence
 from kazma_core.catalogue.commands import COMMANDS
 from kazma_ui import step_views
 from kazma_ui.rewind_results import Comparison, MessageView, RestorePreview, Restored, SideEffect, StepDetail, StepList, Undone
@@ -22,6 +23,34 @@ QUESTION_LIMIT = 60
 def short(text: Any, limit: int = LINE_LIMIT) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+APPROVAL_TEXT_LIMIT = 1500  # the text to be written, as a chat message shows it with the card's words
+
+
+def size_text(count: int) -> str:
+    """A number of bytes as a person reads it, as the web pages write it (Kazma.size): 5 B, 2.1 KB, 3.4 MB."""
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{round(count / 102.4) / 10:g} KB"
+    return f"{round(count / (1024 * 102.4)) / 10:g} MB"
+
+
+def approval_question(tool: str, args: Mapping[str, Any], lang: str) -> str | None:
+    """An approval card in people's words, as the web chat says it (the web catalogue's
+    approval_write_* sentences): what will be written where, then the text. None for a tool
+    these words do not cover."""
+    path = args.get("path")
+    if tool != "write_file" or not isinstance(path, str):
+        return None
+    text = str(args.get("text") or "")
+    title = sentence("web.approval_write_title", lang)
+    if not text:
+        return f"{title}\n{sentence('web.approval_write_empty', lang, path=path)}"
+    where = sentence("web.approval_write_where", lang, size=size_text(len(text.encode())), path=path)
+    shown = text if len(text) <= APPROVAL_TEXT_LIMIT else text[: APPROVAL_TEXT_LIMIT - 1] + "…"
+    return f"{title}\n{where}\n\n{shown}"
 
 
 def short_id(step_id: str) -> str:

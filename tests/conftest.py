@@ -59,6 +59,8 @@ SUITE_LIMITS = {"max_tool_result_chars": 8 << 20}
 
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     overrides["limits"] = {**SUITE_LIMITS, **overrides.get("limits", {})}
+    # The offline model streams its words without a pause: the suite does not wait on it.
+    overrides["model"] = {"piece_seconds": 0.0, **overrides.get("model", {})}
     return load_settings(data_dir=str(data_dir), **overrides)
 
 

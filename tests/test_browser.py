@@ -146,8 +146,11 @@ async def test_a_write_waits_at_its_card_and_runs_once_approved(web: Web, settin
     page = await web.page()
     await send(page, "write notes.txt: hello")
     card = page.locator(".approval")
-    await expect(card.locator("h3")).to_have_text("Kazma asks before it runs write_file")
-    await expect(card.locator(".args")).to_contain_text('"path": "notes.txt"')
+    # In people's words: what will be written where, with the text (not the tool's name nor JSON).
+    await expect(card.locator("h3")).to_have_text("Kazma asks to write a file")
+    await expect(card.locator(".approval-what")).to_have_text("It will write 5 B to notes.txt in your files:")
+    await expect(card.locator(".approval-text")).to_have_text("hello")
+    await expect(card).not_to_contain_text("write_file")
     notes = settings.files_of(web.user.id) / "notes.txt"
     assert not notes.exists()
 

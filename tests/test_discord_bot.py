@@ -204,7 +204,7 @@ async def test_a_429_is_waited_out_and_the_answer_still_delivered_once(bot: Bot)
 
 async def test_approval_buttons_answer_only_for_the_chats_owner(bot: Bot) -> None:
     [card] = await bot.say(ALICE, "write a.txt: hi")
-    assert set(card.buttons) == {"Approve", "Deny"} and "write_file" in card.content
+    assert set(card.buttons) == {"Approve", "Deny"} and card.content == "Kazma asks to write a file\nIt will write 2 B to a.txt in your files:\n\nhi"
     refused = await bot.click(BOB, card, "Approve")
     assert [(s.callback_type, s.ephemeral, s.content) for s in refused] == [
         (4, True, "Only this chat's owner can answer its approvals.")]

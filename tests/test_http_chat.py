@@ -210,7 +210,8 @@ async def test_a_message_sent_without_waiting_runs_in_the_background(server: Run
         error_of(busy, 409, "turn_running")
 
         answer = await events.until("message", role="assistant")
-        assert answer.data == {"role": "assistant", "text": "Slept 1 seconds.", "turn_index": 1}
+        # An answer comes with its Markdown rendered for a page (kazma_ui/web/markdown.py).
+        assert answer.data == {"role": "assistant", "text": "Slept 1 seconds.", "turn_index": 1, "html": "<p>Slept 1 seconds.</p>"}
 
     assert await transcript(ann.http, chat) == [(1, "user", "sleep 1"), (1, "assistant", "Slept 1 seconds.")]
     assert (await say(ann.http, chat, "calc 2+2"))["turn_index"] == 2
@@ -425,7 +426,7 @@ async def test_the_chat_stream_announces_each_saved_step_and_the_reply(server: R
         seen = events.seen
 
     assert question.data == {"role": "user", "text": "steps 2", "turn_index": 1}
-    assert answer.data == {"role": "assistant", "text": "Done: 2 steps.", "turn_index": 1}
+    assert answer.data == {"role": "assistant", "text": "Done: 2 steps.", "turn_index": 1, "html": "<p>Done: 2 steps.</p>"}
     assert result["reply"] == "Done: 2 steps."
     announced = [e.data for e in seen if e.type == "snapshot"]
     assert [(s["thread_id"], s["turn_index"], s["iteration"]) for s in announced] == [

@@ -88,7 +88,8 @@ async def test_plain_message_is_answered_by_the_openai_endpoint_with_the_configu
     request = fake.requests[0]
     assert request.authorization == f"Bearer {KEY}"
     assert request.body["model"] == "fake-model"
-    assert not request.body.get("stream"), "Kazma is expected to call the model without streaming"
+    # Streamed, so the person sees the answer as it is made; asked with the usage, so it is still counted.
+    assert request.body.get("stream") is True and request.body.get("stream_options") == {"include_usage": True}
     roles = [m["role"] for m in request.body["messages"]]
     assert roles == ["system", "user"]
     assert request.body["messages"][-1]["content"] == "hello"

@@ -356,7 +356,7 @@ async def test_approval_buttons_answer_only_for_the_chats_owner(slack: Slack) ->
     await slack.mention(ANN, "write notes.txt: ship it")
     (card,) = await slack.posts(1)
     buttons = buttons_of(card)
-    assert set(buttons) == {"Approve", "Deny"} and text_of(card).startswith("Kazma wants to run write_file")
+    assert set(buttons) == {"Approve", "Deny"} and text_of(card).startswith("Kazma asks to write a file\nIt will write 7 B to notes.txt")
     message = {"type": "message", "ts": "1700000001.000001", "text": card["text"]}
     (refused,) = await slack.answers(await slack.press(BOB, buttons["Approve"], CHANNEL, ephemeral=False, message=message))
     assert refused["response_type"] == "ephemeral" and refused["replace_original"] is False

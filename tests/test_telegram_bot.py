@@ -334,7 +334,7 @@ async def test_fork_here_keeps_the_fork_out_of_a_topic(bot: Bot) -> None:
 
 async def test_only_the_chat_owner_can_press_an_approval_card(bot: Bot) -> None:
     [card] = await bot.say(ANN, TEAM, "@KazmaBot write a.txt: hi")
-    assert card.text.startswith("Kazma wants to run write_file with ") and card.text.endswith("Approve?")
+    assert card.text == "Kazma asks to write a file\nIt will write 2 B to a.txt in your files:\n\nhi"
     assert [label for label, _ in card.buttons()] == [APPROVE, "Deny"]
     assert all(len(data.encode()) <= 64 for _, data in card.buttons())
     [refused] = await bot.press(BOB, card, APPROVE)
@@ -393,7 +393,7 @@ async def test_in_a_group_an_admin_undoes_a_restore_and_a_member_is_refused(bot:
 async def test_a_fork_of_a_group_chat_writes_only_into_the_forkers_own_files(bot: Bot) -> None:
     """Issue 14: a fork starts with no access to another user's files (there was one workspace for all)."""
     [card] = await bot.say(ANN, TEAM, "@KazmaBot write ok.txt: mine")
-    assert "path: ok.txt" in card.text
+    assert "to ok.txt in your files" in card.text
     [approved] = await bot.press(ANN, card, APPROVE)
     assert approved.text == "Wrote 4 bytes to ok.txt."
     target = (await bot.step_ids(TEAM, 1))[-1]

@@ -12,6 +12,7 @@ import pytest
 
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.types import User
+from kazma_core import catalogue
 from kazma_core.catalogue.errors import ERRORS
 from kazma_ui.web import i18n
 from kazma_ui.web.settings_api import EDITABLE
@@ -240,6 +241,10 @@ def test_every_string_the_pages_use_is_in_the_catalogue_and_every_entry_is_used(
     counted = set(re.findall(r"""\btc\(\s*['"]([\w.]+)['"]""", source))
     named_errors = {key for key in asked if key.startswith("errors.")}  # the catalogue's errors, handed to every page
     assert {key.removeprefix("errors.") for key in named_errors} <= ERRORS.keys()
+    # ... and how a tool call went (the tool labels come by id, from the events)
+    named_states = {key for key in asked if key.startswith("tool_states.")}
+    assert named_states <= catalogue.ALL.keys(), named_states - catalogue.ALL.keys()
+    named_errors |= named_states
     assert not asked - named_errors - i18n.STRINGS.keys(), asked - named_errors - i18n.STRINGS.keys()
     # Keys built in the scripts from a prefix: `role_${role}`, "error_" + code, ...
     families = ("decision_", "error_", "lives_in_", "role_", "setting_")

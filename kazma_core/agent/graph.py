@@ -11,6 +11,7 @@ kill at any instant leaves no answer shown without its step.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import uuid
@@ -22,12 +23,16 @@ from typing import Annotated, Any, Literal, TypedDict
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     AnyMessage,
+    BaseMessage,
     HumanMessage,
     RemoveMessage,
     SystemMessage,
     ToolMessage,
+    message_chunk_to_message,
 )
+from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -37,7 +42,10 @@ from pydantic import ValidationError
 
 log = logging.getLogger(__name__)
 
+from kazma_core.agent.activity import TURN_KEY, DeltaStream, result_state, tool_block
 from kazma_core.agent.offline_model import FACTS_HEADER
+from kazma_core.agent.stops import current_stop
+from kazma_core.catalogue.errors import ERRORS
 from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext, ToolLimits, run_tool
 from kazma_core.errors import without_paths
 from kazma_core.messages import append_messages, load_messages
@@ -77,6 +85,9 @@ class TurnDeps:
     # Saves the state a turn ends with as its last step, and returns once it is written (or
     # failed, counted): the answer waits for it. None: the turn's steps are not captured.
     keep_last_step: Callable[[dict[str, Any]], Awaitable[object]] | None = None
+    # Where the answer's pieces and the tool calls are shown as they happen (agent/activity.py).
+    # None: the model is asked for its whole answer at once.
+    activity: DeltaStream | None = None
 
 
 def _add_cost(cost: dict[str, float] | None, message: AIMessage) -> dict[str, float]:
@@ -97,10 +108,10 @@ async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str,
         system += "\n" + FACTS_HEADER + "\n" + "\n".join(f"- {f.text}" for f in facts)
     can_use_tools = iteration < deps.max_iterations
     model = deps.model.bind_tools(TOOL_SCHEMAS) if can_use_tools else deps.model
-    reply = await model.ainvoke([SystemMessage(system), *state.get("messages", [])])
-    if not isinstance(reply, AIMessage):
-        reply = AIMessage(content=str(reply.content))
+    reply = await _ask(model, [SystemMessage(system), *state.get("messages", [])], deps.activity)
     calls = reply.tool_calls if can_use_tools else []
+    if calls:
+        reply.additional_kwargs[TURN_KEY] = deps.turn_index  # the transcript shows its calls with the turn
     update = {
         "messages": [reply],
         "iteration": iteration,
@@ -118,6 +129,36 @@ async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str,
     return update
 
 
+async def _ask(model: Runnable[Any, BaseMessage], messages: list[BaseMessage], activity: DeltaStream | None) -> AIMessage:
+    """The model's reply; with `activity`, streamed: each piece of its text is shown as it comes.
+    A Stop pressed meanwhile ends the reply there: what was said is kept, marked stopped."""
+    if activity is None:
+        whole = await model.ainvoke(messages)
+        return whole if isinstance(whole, AIMessage) else AIMessage(content=str(whole.content))
+    stop = current_stop()
+    gathered: AIMessageChunk | None = None
+    async with contextlib.aclosing(model.astream(messages)) as pieces:
+        async for chunk in pieces:
+            if not isinstance(chunk, AIMessageChunk):
+                continue
+            gathered = chunk if gathered is None else gathered + chunk
+            activity.piece(chunk.text)
+            if stop is not None and stop.is_set():
+                return _stopped_reply("".join(activity.said), gathered)
+    if gathered is None:
+        return AIMessage(content="")
+    reply = message_chunk_to_message(gathered)
+    return reply if isinstance(reply, AIMessage) else AIMessage(content=reply.text)
+
+
+def _stopped_reply(said: str, gathered: AIMessageChunk) -> AIMessage:
+    """A reply cut by Stop: what was said is its text, marked stopped (its transcript row says so)."""
+    reason = ERRORS["turn_stopped"].en
+    note = {"role": "stopped", "text": f"{said}\n\n({reason})" if said else reason}
+    return AIMessage(content=said or f"(No answer: {reason})", additional_kwargs={NOTE_KEY: note},
+                     usage_metadata=gathered.usage_metadata)
+
+
 async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str, Any]:
     deps = runtime.context
     last = state["messages"][-1]
@@ -132,37 +173,50 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
     for call in last.tool_calls:
         spec = TOOLS.get(call["name"])
         call_id = call.get("id") or ""
-        if spec is None:
-            results.append(ToolMessage(f"There is no tool named {call['name']}.", tool_call_id=call_id, status="error"))
-            continue
-        try:
-            args = spec.args.model_validate(call["args"])
-        except ValidationError as err:
-            results.append(ToolMessage(f"Bad arguments for {spec.name}: {err.errors()[0]['msg']}", tool_call_id=call_id, status="error"))
-            continue
-        if spec.gated:
-            card = await deps.store.open_card(
-                deps.chat_id, deps.turn_index, call_id, spec.name, args.model_dump(), deps.approval_ttl
-            )
-            answer = interrupt({"card_id": card.id, "tool": spec.name, "args": args.model_dump()})
-            decision = answer.get("decision") if isinstance(answer, dict) else str(answer)
-            gates.append({"card_id": card.id, "tool": spec.name, "decision": decision})
-            if decision != "approve":
-                reason = "it expired" if decision == "expired" else "it was denied"
-                results.append(
-                    ToolMessage(f"Not done: {spec.name} needed approval and {reason}.", tool_call_id=call_id, name=spec.name)
-                )
-                continue
-        try:
-            text = await run_tool(spec, ctx, args)
-        except Exception as err:
-            # A broken tool is the tool's answer, not the turn's end: the model sees it and goes on.
-            log.exception("tool %s failed in chat %s", spec.name, deps.chat_id)
-            results.append(ToolMessage(without_paths(f"{spec.name} failed: {err}"), tool_call_id=call_id, name=spec.name, status="error"))
-            continue
-        extra = {"side_effect": {"kind": spec.side_effect, "tool": spec.name, "args": args.model_dump()}} if spec.side_effect else {}
-        results.append(ToolMessage(text, tool_call_id=call_id, name=spec.name, additional_kwargs=extra))
+        if deps.activity is not None:
+            deps.activity.tool(tool_block(deps.turn_index, call_id, call["name"], "running", dict(call.get("args") or {})))
+        before = len(results)
+        await _one_call(deps, ctx, call, spec, call_id, results, gates)
+        if deps.activity is not None and len(results) > before:
+            done = results[-1]
+            deps.activity.tool(tool_block(deps.turn_index, call_id, call["name"], result_state(done),
+                                          dict(call.get("args") or {}), done.text))
     return {"messages": results, "scratchpad": scratch, "gates": gates}
+
+
+async def _one_call(deps: TurnDeps, ctx: ToolContext, call: Any, spec: Any, call_id: str,
+                    results: list[ToolMessage], gates: list[dict[str, Any]]) -> None:
+    """Run one tool call of the reply, its result appended to `results`."""
+    if spec is None:
+        results.append(ToolMessage(f"There is no tool named {call['name']}.", tool_call_id=call_id, status="error"))
+        return
+    try:
+        args = spec.args.model_validate(call["args"])
+    except ValidationError as err:
+        results.append(ToolMessage(f"Bad arguments for {spec.name}: {err.errors()[0]['msg']}", tool_call_id=call_id, status="error"))
+        return
+    if spec.gated:
+        card = await deps.store.open_card(
+            deps.chat_id, deps.turn_index, call_id, spec.name, args.model_dump(), deps.approval_ttl
+        )
+        answer = interrupt({"card_id": card.id, "tool": spec.name, "args": args.model_dump()})
+        decision = answer.get("decision") if isinstance(answer, dict) else str(answer)
+        gates.append({"card_id": card.id, "tool": spec.name, "decision": decision})
+        if decision != "approve":
+            reason = "it expired" if decision == "expired" else "it was denied"
+            results.append(
+                ToolMessage(f"Not done: {spec.name} needed approval and {reason}.", tool_call_id=call_id, name=spec.name)
+            )
+            return
+    try:
+        text = await run_tool(spec, ctx, args)
+    except Exception as err:
+        # A broken tool is the tool's answer, not the turn's end: the model sees it and goes on.
+        log.exception("tool %s failed in chat %s", spec.name, deps.chat_id)
+        results.append(ToolMessage(without_paths(f"{spec.name} failed: {err}"), tool_call_id=call_id, name=spec.name, status="error"))
+        return
+    extra = {"side_effect": {"kind": spec.side_effect, "tool": spec.name, "args": args.model_dump()}} if spec.side_effect else {}
+    results.append(ToolMessage(text, tool_call_id=call_id, name=spec.name, additional_kwargs=extra))
 
 
 def _finished() -> dict[str, Any]:

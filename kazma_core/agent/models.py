@@ -10,7 +10,7 @@ from kazma_core.settings import ModelSettings
 
 def build_model(settings: ModelSettings) -> BaseChatModel:
     if settings.provider == "offline":
-        return OfflineChatModel(model_name=settings.name)
+        return OfflineChatModel(model_name=settings.name, piece_seconds=settings.piece_seconds)
     if settings.provider == "anthropic":
         from langchain_anthropic import ChatAnthropic
 
@@ -34,4 +34,5 @@ def build_model(settings: ModelSettings) -> BaseChatModel:
         timeout=settings.timeout_seconds,
         max_tokens=settings.max_tokens,
         max_retries=1,
+        stream_usage=True,  # streamed, the last chunk still says what the answer cost
     )

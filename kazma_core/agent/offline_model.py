@@ -6,18 +6,22 @@ next tool call or answers. Its commands (one per message) are listed in the READ
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 FACTS_HEADER = "Known facts:"
+
+PIECE = re.compile(r"\s*\S+")  # a word with the space before it: the pieces an answer streams in
 
 _COMMANDS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^remember:\s*(?P<fact>.+)$", re.S | re.I), "remember"),
@@ -44,6 +48,7 @@ class OfflineChatModel(BaseChatModel):
     """Answers from rules, so a fresh install works offline and tests are exact."""
 
     model_name: str = "kazma-offline"
+    piece_seconds: float = 0.0  # streamed, the pause between two words of an answer (as a model makes them)
 
     @property
     def _llm_type(self) -> str:
@@ -67,6 +72,33 @@ class OfflineChatModel(BaseChatModel):
         answer = len(_text(message).split()) + len(message.tool_calls)
         message.usage_metadata = {"input_tokens": prompt, "output_tokens": answer, "total_tokens": prompt + answer}
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _pieces(self, messages: list[BaseMessage]) -> list[AIMessageChunk]:
+        """The answer as a model streams it: word by word, the usage last; a tool call in one piece."""
+        message = self._generate(messages).generations[0].message
+        assert isinstance(message, AIMessage)
+        calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+                 for i, c in enumerate(message.tool_calls)]
+        words = PIECE.findall(_text(message)) or [""]
+        chunks = [AIMessageChunk(content=w, id=message.id) for w in words]
+        chunks[-1] = AIMessageChunk(content=words[-1], tool_call_chunks=calls, usage_metadata=message.usage_metadata)
+        return chunks
+
+    def _stream(
+        self, messages: list[BaseMessage], stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in self._pieces(messages):
+            yield ChatGenerationChunk(message=chunk)
+
+    async def _astream(
+        self, messages: list[BaseMessage], stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for n, chunk in enumerate(self._pieces(messages)):
+            if n and self.piece_seconds:
+                await asyncio.sleep(self.piece_seconds)
+            yield ChatGenerationChunk(message=chunk)
 
     def _respond(self, messages: list[BaseMessage]) -> AIMessage:
         # From the end: the turn's question is near it, however long the conversation.

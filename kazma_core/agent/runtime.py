@@ -13,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 
+from kazma_core.agent.activity import DeltaStream
 from kazma_core.agent.graph import TurnDeps, closing_messages
 from kazma_core.agent.stops import StopRequests
 from kazma_core.catalogue.errors import ERRORS
@@ -26,7 +27,7 @@ from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
 from kazma_core.stores.snapshots import StepInfo
-from kazma_core.stores.types import Card
+from kazma_core.stores.types import NOTE_KEY, Card
 from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.time_travel import SnapshotRecorder
@@ -55,6 +56,14 @@ class StartedTurn:
     turn_index: int
     graph_input: dict[str, Any]
     held: contextlib.AsyncExitStack
+
+
+def _stopped_answer(state: dict[str, Any]) -> str | None:
+    """The text of an answer a Stop cut while it was said (its note, agent/graph.py), if the turn ends so."""
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    note = last.additional_kwargs.get(NOTE_KEY) if isinstance(last, AIMessage) else None
+    return str(note["text"]) if isinstance(note, dict) and note.get("role") == "stopped" else None
 
 
 def gates_of(cards: list[Card]) -> list[dict[str, Any]]:
@@ -265,6 +274,7 @@ class TurnRunner:
             approval_ttl=self.settings.agent.approval_ttl_seconds,
             limits=limits,
             keep_last_step=keep_last_step,
+            activity=DeltaStream(lambda type_, data: self.events.publish(chat_id, type_, data), turn_index),
         )
         node: str | None = None
         interrupted = False
@@ -290,6 +300,7 @@ class TurnRunner:
                         stopped = True
                         break
             finally:
+                deps.activity.close()  # the last pieces go before whatever the turn ends with
                 await asyncio.gather(*captures)
         except StoreUnavailable:
             # The database went away mid-turn: the turn is closed now as a crash's is (its error
@@ -309,6 +320,10 @@ class TurnRunner:
         finally:
             stoppable.close()
         if stopped and not interrupted:
+            cut = _stopped_answer(state)
+            if cut is not None:  # stopped while the answer was being said: what was said is kept, marked stopped
+                self.events.publish(chat_id, "message", {"role": "stopped", "text": cut, "turn_index": turn_index})
+                return TurnResult(cut, turn_index, "stopped", [])
             reason = STOPPED_REASON
             await self._close_failed_turn(chat_id, turn_index, reason, role="stopped")
             return TurnResult(reason, turn_index, "stopped", [])

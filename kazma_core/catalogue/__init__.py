@@ -24,6 +24,7 @@ from kazma_core.catalogue.help import HELP
 from kazma_core.catalogue.steps import ROLES, WORDS
 from kazma_core.catalogue.terminal import TERMINAL
 from kazma_core.catalogue.text import LANGS, Text, isolate_ltr
+from kazma_core.catalogue.tools import TOOL_LABELS, TOOL_STATES
 from kazma_core.catalogue.web import WEB
 
 ALL: dict[str, Text] = {
@@ -35,6 +36,8 @@ ALL: dict[str, Text] = {
     **{f"roles.{key}": Text(*pair) for key, pair in ROLES.items()},
     **{f"errors.{key}": text for key, text in ERRORS.items()},
     **{f"help.{key}": text for key, text in HELP.items()},
+    **{f"tools.{key}": text for key, text in TOOL_LABELS.items()},
+    **{f"tool_states.{key}": text for key, text in TOOL_STATES.items()},
 }
 
 __all__ = ["ALL", "LANGS", "LISTS", "Text", "error_sentence", "isolate_ltr", "sentence"]

@@ -41,6 +41,7 @@ TERMINAL: dict[str, Text] = {
     ),
     "stream_failed": Text("The chat stream failed unexpectedly (see the log).", "انقطع بثّ الدردشة على غير المتوقع (انظر السجل)."),
     "approval_needed": Text("Approval needed: {call}  [a] approve  [d] deny", "موافقة مطلوبة: {call}  [a] موافقة  [d] رفض"),
+    "approval_keys": Text("[a] approve  [d] deny", "[a] موافقة  [d] رفض"),  # under a card in people's words (issue 23)
     "yes": Text("Yes (y)", "نعم (y)"),
     "no": Text("No (n)", "لا (n)"),
     "placeholder": Text("Message, or a command (/help)", "رسالة، أو أمر (/help)"),

@@ -338,4 +338,22 @@ WEB: dict[str, tuple[str, str]] = {
     "files_changed_title": ("Overwrite files changed by something else?", "هل تكتب فوق ملفات غيّرها شيء آخر؟"),
     "overwrite_files": ("Overwrite them", "اكتب فوقها"),
     "restored_files": ("Files put back: {count}.", "الملفات المُعادة: {count}."),
+    # -- the chat's messages as they are drawn: Markdown, streaming, tool activity, approval cards (issue 23) --
+    "copy_code": ("Copy", "نسخ"),
+    "copied": ("Copied", "نُسخ"),
+    "copy_failed": ("Could not copy: select the text instead", "تعذّر النسخ: حدّد النص بدلًا من ذلك"),
+    "tool_arguments": ("Asked with", "طُلب بهذه القيم"),
+    "tool_result": ("Result", "النتيجة"),
+    "tool_result_cut": (
+        "The first {shown} of {count} characters; the whole result is in this turn's steps:",
+        "أول {shown} من {count} حرفًا؛ النتيجة كاملة في خطوات هذه الدورة:",
+    ),
+    "answer_stopped": ("stopped here", "توقّفت هنا"),
+    "stopped_while_answering": (
+        "Stopped while Kazma was answering, as you asked; what it had said stays above. Send a message to go on.",
+        "توقّفت كازما أثناء إجابتها كما طلبت؛ ويبقى ما قالته أعلاه. أرسل رسالة للمتابعة.",
+    ),
+    "approval_write_title": ("Kazma asks to write a file", "تستأذن كازما في كتابة ملف"),
+    "approval_write_where": ("It will write {size} to {path} in your files:", "ستكتب {size} في {path} ضمن ملفاتك:"),
+    "approval_write_empty": ("It will write an empty file {path} in your files.", "ستكتب ملفًا فارغًا {path} ضمن ملفاتك."),
 }

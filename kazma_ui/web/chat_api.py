@@ -15,12 +15,14 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from sse_starlette.sse import AppStatus
 from starlette.background import BackgroundTask
 
+from kazma_core.agent.activity import answer_rows_tools
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.types import Chat, Place, User
 from kazma_ui.paging import MAX_PAGE, PAGE
 from kazma_ui.web.auth import current_user, still_signed_in
+from kazma_ui.web.markdown import answer_html
 from kazma_ui.web.schemas import (
     Accepted,
     ApprovalList,
@@ -140,10 +142,18 @@ async def read_transcript(
     if more:
         rows = rows[1:]
     lease = await core.store.lease(thread_id)
+    head = await core.conversation.head(thread_id)
+    tools = answer_rows_tools([(r.id, r.turn_index, r.role) for r in rows], head[1] if head else [])
     return Transcript(
         thread_id=thread_id,
         running=lease is not None and lease[1] == "turn",
-        messages=[TranscriptMessage(id=r.id, turn_index=r.turn_index, role=r.role, text=r.text, created_at=r.created_at) for r in rows],
+        messages=[
+            TranscriptMessage(
+                id=r.id, turn_index=r.turn_index, role=r.role, text=r.text, created_at=r.created_at,
+                html=answer_html(r.role, r.text), tools=tools.get(r.id),  # type: ignore[arg-type]
+            )
+            for r in rows
+        ],
         more=more,
     )
 
@@ -199,7 +209,10 @@ async def chat_events(
                 if not await still_signed_in(request):
                     return  # signed out, token replaced, user removed: the stream ends too
                 continue
-            yield ServerSentEvent(orjson.dumps(event.data).decode(), event=event.type, id=event.id)
+            data = event.data
+            if event.type == "message" and (html := answer_html(data.get("role", ""), data.get("text", ""))) is not None:
+                data = {**data, "html": html}  # an answer comes rendered, as its transcript row does
+            yield ServerSentEvent(orjson.dumps(data).decode(), event=event.type, id=event.id)
 
     # The subscription ends with the answer, whichever way that ends (the reader left, or was signed out).
     return EventSourceResponse(stream(), ping=SSE_KEEPALIVE, sep="\n", background=BackgroundTask(held.aclose))

@@ -19,6 +19,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.tools import TOOL_LABELS, TOOL_STATES
 from kazma_core.stores.types import User
 from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
@@ -72,7 +73,12 @@ def render(request: Request, template: str, page: str, user: User | None, status
         "lang": lang,
         "page": page,
         # The page's sentences, and the errors named by id (filled from an error's parameters).
-        "strings": {**catalogue(lang), **{f"errors.{key}": text.get(lang) for key, text in ERRORS.items()}},
+        "strings": {
+            **catalogue(lang), **{f"errors.{key}": text.get(lang) for key, text in ERRORS.items()},
+            # Tool calls in people's words, as the events and the transcript's `tools` name them.
+            **{f"tools.{key}": text.get(lang) for key, text in TOOL_LABELS.items()},
+            **{f"tool_states.{key}": text.get(lang) for key, text in TOOL_STATES.items()},
+        },
         "user": {"name": user.name, "role": user.role} if user else None,
     }
     context = {

@@ -72,12 +72,29 @@ class Accepted(BaseModel):
     thread_id: str
 
 
+class ToolBlock(BaseModel):
+    """One tool call of a turn, as the `tool` event shows it (kazma_core/agent/activity.py)."""
+
+    turn_index: int
+    call_id: str
+    name: str
+    label: str  # the tool in people's words (English); `label_id` names it in the catalogue
+    label_id: str
+    state: Literal["running", "done", "failed"]
+    args: dict[str, Any]
+    result: str  # its first 2,000 characters
+    result_chars: int  # its whole length
+
+
 class TranscriptMessage(BaseModel):
     id: int
     turn_index: int
     role: str
     text: str
     created_at: float
+    # An answer's Markdown rendered and sanitised (kazma_ui/web/markdown.py); null for other roles.
+    html: str | None = None
+    tools: list[ToolBlock] | None = None  # on a turn's answer row: the tool calls of that turn, in order
 
 
 class Transcript(BaseModel):

@@ -7,6 +7,10 @@ Scripted replies:
 - otherwise: "Echo: <last user text>".
 
 Every request (headers of interest and the JSON body) is recorded in ``requests``.
+With ``"stream": true`` the answer comes as ``chat.completion.chunk`` events, word by word
+``piece_seconds`` apart, then the usage chunk (when asked with ``stream_options``) and
+``[DONE]``; ``first_piece_at`` keeps when each stream sent its first word
+(``time.perf_counter()``), and ``pieces`` the words each stream sent.
 When started with ``api_key``, a request without ``Authorization: Bearer <key>`` gets
 401 with OpenAI's error JSON.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -41,6 +46,9 @@ class FakeOpenAI:
     requests: list[Received] = field(default_factory=list)
     responses: list[dict[str, Any]] = field(default_factory=list)  # what each answered request got
     base_url: str = ""  # "http://127.0.0.1:<port>/v1" once started
+    piece_seconds: float = 0.0
+    first_piece_at: list[float] = field(default_factory=list)
+    pieces: list[list[str]] = field(default_factory=list)
 
     # -- the scripted model ----------------------------------------------------------
     def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -91,8 +99,12 @@ class FakeOpenAI:
         ident, created, model = f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), body.get("model", "")
         self.responses.append({"message": message, "usage": usage, "stream": bool(body.get("stream"))})
         if body.get("stream"):
+            said: list[str] = []
+            self.pieces.append(said)
+            asked_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return StreamingResponse(
-                _sse(ident, created, model, message, finish, usage), media_type="text/event-stream"
+                self._sse(ident, created, model, message, finish, usage if asked_usage else None, said),
+                media_type="text/event-stream",
             )
         return JSONResponse(
             {
@@ -104,6 +116,34 @@ class FakeOpenAI:
                 "usage": usage,
             }
         )
+
+    async def _sse(
+        self, ident: str, created: int, model: str, message: dict[str, Any], finish: str,
+        usage: dict[str, int] | None, said: list[str],
+    ) -> AsyncIterator[bytes]:
+        """The answer as chat.completion.chunk events: the text word by word, a tool call whole."""
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None) -> bytes:
+            data = {
+                "id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+            }
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        yield chunk({"role": "assistant", "content": ""}, None)
+        for n, word in enumerate(re.findall(r"\s*\S+", message.get("content") or "")):
+            if n and self.piece_seconds:
+                await asyncio.sleep(self.piece_seconds)
+            if not said:
+                self.first_piece_at.append(time.perf_counter())
+            said.append(word)
+            yield chunk({"content": word}, None)
+        for i, call in enumerate(message.get("tool_calls") or []):
+            yield chunk({"tool_calls": [{"index": i, **call}]}, None)
+        yield chunk({}, finish)
+        if usage is not None:
+            yield f"data: {json.dumps({'id': ident, 'object': 'chat.completion.chunk', 'created': created, 'model': model, 'choices': [], 'usage': usage})}\n\n".encode()
+        yield b"data: [DONE]\n\n"
 
     async def _not_found(self, request: Request) -> Response:
         return _error(404, f"Unknown route {request.method} {request.url.path}.", "invalid_request_error", None)
@@ -128,28 +168,6 @@ def _text(content: Any) -> str:
 
 def _error(status: int, message: str, kind: str, code: str | None) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}}, status_code=status)
-
-
-async def _sse(
-    ident: str, created: int, model: str, message: dict[str, Any], finish: str, usage: dict[str, int]
-) -> AsyncIterator[bytes]:
-    """The same answer as chat.completion.chunk events (in case a client streams)."""
-
-    def chunk(delta: dict[str, Any], finish_reason: str | None, **extra: Any) -> bytes:
-        data = {
-            "id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}], **extra,
-        }
-        return f"data: {json.dumps(data)}\n\n".encode()
-
-    yield chunk({"role": "assistant", "content": ""}, None)
-    if message.get("content"):
-        yield chunk({"content": message["content"]}, None)
-    for i, call in enumerate(message.get("tool_calls") or []):
-        yield chunk({"tool_calls": [{"index": i, **call}]}, None)
-    yield chunk({}, finish)
-    yield f"data: {json.dumps({'id': ident, 'object': 'chat.completion.chunk', 'created': created, 'model': model, 'choices': [], 'usage': usage})}\n\n".encode()
-    yield b"data: [DONE]\n\n"
 
 
 @contextlib.asynccontextmanager

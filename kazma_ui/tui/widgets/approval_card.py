@@ -8,12 +8,17 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
 
+from commands.render import approval_question
 from kazma_ui.tui.sentences import say
 
 ARGS_SHOWN = 200
 
 
 def describe(card: dict[str, Any], lang: str = "en") -> str:
+    """The card in people's words, as every surface says it (what will be written where, the text)."""
+    asked = approval_question(str(card.get("tool", "")), card.get("args") or {}, lang)
+    if asked:
+        return f"{asked}\n{say('approval_keys', lang)}"
     args = ", ".join(f"{k}={v!r}" for k, v in (card.get("args") or {}).items())
     if len(args) > ARGS_SHOWN:
         args = args[: ARGS_SHOWN - 1] + "…"

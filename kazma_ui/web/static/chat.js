@@ -73,11 +73,100 @@
   }
 
   // -- the transcript -----------------------------------------------------------------------
-  function messageNode(role, text, extra = {}) {
-    if (role === "stopped") text = t("errors.turn_stopped"); // said in the page's language
-    return el("li", { class: `message ${role}`, "data-role": role, ...extra },
-      el("span", { class: "role" }, t(`role_${role}`)),
-      el("p", { class: "text", dir: textDir(text) }, text));
+  // Every message has one layout (other scripts build on it, e.g. message_actions.js):
+  // <article class="msg" data-id data-role data-turn> with .msg-head (its role and a .msg-versions
+  // slot), .msg-tools (the turn's tool blocks), .msg-body (its text) and .msg-actions (a toolbar slot).
+  // An answer comes as HTML the server rendered from its Markdown and sanitised (`row.html`); any other
+  // message is its text. `content`: nodes of the page's own (a command's answer).
+  function messageNode(row, content) {
+    const role = row.role;
+    let text = row.text;
+    if (role === "stopped") { // said in the page's language
+      text = stream.cut.has(row.turn_index) || typeof row.html === "string" ? t("stopped_while_answering") : t("errors.turn_stopped");
+    }
+    let body;
+    if (content) body = el("div", { class: "msg-body text plain", dir: "auto" }, content);
+    else if (typeof row.html === "string" && role !== "stopped") body = el("div", { class: "msg-body text rich", dir: textDir(text) }, MessageView.rich(row.html));
+    else body = el("div", { class: "msg-body text plain", dir: textDir(text) }, text);
+    const tools = el("div", { class: "msg-tools" });
+    MessageView.fillTools(tools, row.tools || stream.tools.get(toolsKey(row)), replayHref(state.current));
+    return el("article", {
+      class: `msg message ${role}`, "data-role": role, "data-id": row.id ?? null, "data-turn": row.turn_index ?? null,
+    },
+    el("div", { class: "msg-head" }, el("span", { class: "role" }, t(`role_${role}`)), el("span", { class: "msg-versions" })),
+    tools,
+    body,
+    el("div", { class: "msg-actions" }));
+  }
+
+  // -- the answer as it grows ------------------------------------------------------------------
+  // `live`: the running turn's answer so far ({turn, text, tools}) and its node, drawn after the
+  // transcript until the answer's own message comes. `cut`: what a stopped turn had said (by turn),
+  // kept above its "stopped" note. `tools`: each turn's tool calls seen on the event stream, shown
+  // on the message that ended the turn while the transcript's rows do not carry them.
+  const stream = { live: null, node: null, cut: new Map(), tools: new Map() };
+  const ENDS_TURN = new Set(["assistant", "stopped", "error"]);
+  function toolsKey(row) { return ENDS_TURN.has(row.role) ? row.turn_index : null; }
+
+  function liveTurn(turn) {
+    if (!stream.live || stream.live.turn !== turn) {
+      // A turn resumed after its approval card goes on with the tool calls it had made.
+      stream.live = { turn, text: "", tools: new Map((stream.tools.get(turn) || []).map((tool) => [tool.call_id, tool])) };
+      stream.node = null;
+    }
+    return stream.live;
+  }
+
+  function liveNode() {
+    const live = stream.live;
+    if (!stream.node) {
+      stream.node = messageNode({ role: "assistant", turn_index: live.turn, text: "" });
+      stream.node.classList.add("live");
+      stream.node.setAttribute("aria-busy", "true");
+    }
+    const body = stream.node.querySelector(".msg-body");
+    body.textContent = live.text;
+    body.dir = textDir(live.text);
+    MessageView.fillTools(stream.node.querySelector(".msg-tools"), [...live.tools.values()], replayHref(state.current));
+    return stream.node;
+  }
+
+  // Draws the growing answer in place (a delta or a tool event), following it down when the person was at the end.
+  function drawLive() {
+    const atEnd = nodes.transcript.scrollHeight - nodes.transcript.clientHeight - nodes.transcript.scrollTop < 40;
+    const node = liveNode();
+    if (node.parentNode !== nodes.messages || node !== nodes.messages.lastElementChild) nodes.messages.append(node);
+    nodes.empty.hidden = true;
+    if (atEnd) scrollDown();
+  }
+
+  // The turn ended: its answer came (drawn from its message), or it stopped or failed. What was said
+  // before a stop stays, marked as stopped where it was cut.
+  // The server keeps what a stopped answer had said on its "stopped" row (rendered: `html`); the
+  // page keeps what it drew when the server's row has only the reason.
+  function endLive(data) {
+    if (data.role === "stopped" && typeof data.html === "string") stream.cut.set(data.turn_index, { html: data.html });
+    const live = stream.live;
+    if (!live || live.turn !== data.turn_index) return;
+    if (live.tools.size) stream.tools.set(live.turn, [...live.tools.values()]);
+    if (data.role !== "assistant" && live.text && !stream.cut.has(live.turn)) stream.cut.set(live.turn, { text: live.text });
+    stream.live = null;
+    stream.node = null;
+  }
+
+  // A stopped answer: what was said, marked where it was cut, with the turn's tool blocks.
+  function cutNode(turn, tools) {
+    const cut = stream.cut.get(turn);
+    const node = messageNode({ role: "assistant", turn_index: turn, text: cut.text ?? "", html: cut.html, tools });
+    node.classList.add("cut");
+    node.querySelector(".msg-body").append(el("span", { class: "cut-mark" }, t("answer_stopped")));
+    return node;
+  }
+
+  // Said once a message's node is in the page: `row` is its transcript row (or the event that brought it,
+  // without an id until the transcript is read again), `chat` the chat's thread id.
+  function announce(node, row) {
+    document.dispatchEvent(new CustomEvent("kazma:message", { detail: { node, row, chat: state.current } }));
   }
 
   // A command answer's text with its commands and links isolated, so "/replay list" reads as typed in Arabic.
@@ -99,11 +188,25 @@
     const items = [];
     const notesAfter = (id) => state.notes.filter((n) => n.after === id).map((n) => n.node);
     items.push(...notesAfter(0));
+    const drawn = [];
+    const ended = stream.live && state.rows.find((row) => row.turn_index === stream.live.turn && ENDS_TURN.has(row.role));
+    if (ended) endLive(ended); // the transcript has the turn's end before its event came
     for (const row of state.rows) {
-      items.push(messageNode(row.role, row.text, { "data-id": row.id }));
-      items.push(...notesAfter(row.id));
+      let shown = row;
+      if (row.role === "stopped") {
+        if (typeof row.html === "string") stream.cut.set(row.turn_index, { html: row.html });
+        if (stream.cut.has(row.turn_index)) {
+          items.push(cutNode(row.turn_index, row.tools));
+          shown = { ...row, tools: [] }; // the tool blocks go with what was said
+        }
+      }
+      const node = messageNode(shown);
+      drawn.push([node, row]);
+      items.push(node, ...notesAfter(row.id));
     }
+    if (stream.live) items.push(liveNode());
     nodes.messages.replaceChildren(...items);
+    for (const [node, row] of drawn) announce(node, row);
     nodes.empty.hidden = items.length > 0 || !!nodes.approvals.childElementCount;
     if (keepPlace) nodes.transcript.scrollTop = nodes.transcript.scrollHeight - fromBottom;
     else scrollDown();
@@ -113,9 +216,8 @@
 
   function addNote(...content) {
     const last = state.rows.length ? state.rows[state.rows.length - 1].id : 0;
-    const node = el("li", { class: "message command", "data-role": "command" },
-      el("span", { class: "role" }, t("role_command")),
-      el("p", { class: "text", dir: "auto" }, ...content.map((part) => typeof part === "string" ? isolated(part) : part)));
+    // The page's own note, not a message of the chat: not announced.
+    const node = messageNode({ role: "command" }, content.flatMap((part) => typeof part === "string" ? isolated(part) : [part]));
     state.notes.push({ after: last, node });
     renderTranscript();
   }
@@ -133,9 +235,9 @@
     const approve = el("button", { type: "button", class: "primary", "data-decision": "approve" }, t("approve"));
     const deny = el("button", { type: "button", class: "danger", "data-decision": "deny" }, t("deny"));
     const outcome = el("p", { class: "muted outcome", "aria-live": "polite" });
-    const node = el("div", { class: "approval card", "data-card": card.card_id },
-      el("h3", {}, t("approval_title", { tool: card.tool })),
-      el("pre", { class: "args", dir: "ltr" }, JSON.stringify(card.args, null, 2)),
+    const words = MessageView.approvalWords(card);
+    const node = el("div", { class: "approval card", "data-card": card.card_id, "data-tool": card.tool },
+      el("h3", {}, words.title), ...words.body,
       el("p", { class: "muted" }, t("approval_expires", { time: time(card.expires_at) })),
       el("div", { class: "buttons" }, approve, deny), outcome);
     const decide = async (decision) => {
@@ -239,7 +341,16 @@
       if (state.source === source && typeof event.data === "string") handle(JSON.parse(event.data));
     });
     on("message", (data) => {
-      nodes.messages.append(messageNode(data.role, data.text));
+      const growing = stream.node;
+      if (data.role !== "user") endLive(data);
+      if (growing && !stream.node) growing.remove();
+      const cut = data.role === "stopped" && stream.cut.has(data.turn_index);
+      if (cut) nodes.messages.append(cutNode(data.turn_index));
+      const node = messageNode(cut ? { ...data, tools: [] } : data);
+      if (stream.node) nodes.messages.insertBefore(node, stream.node); // a person's message above a live answer
+      else nodes.messages.append(node);
+      if (stream.node) nodes.messages.append(stream.node);
+      announce(node, data);
       nodes.empty.hidden = true;
       scrollDown();
       if (data.role === "user") {
@@ -252,6 +363,20 @@
         loadChats();
       }
     });
+    // The answer as the model makes it, piece by piece; and each tool call as it starts and ends.
+    on("delta", (data) => {
+      liveTurn(data.turn_index).text += data.text;
+      setWorking(true);
+      drawLive();
+    });
+    on("tool", (data) => {
+      const live = liveTurn(data.turn_index);
+      // Words said before a tool call are not the answer: the answer is what comes after the turn's last call.
+      if (data.state === "running" && !live.tools.has(data.call_id)) live.text = "";
+      live.tools.set(data.call_id, data);
+      setWorking(true);
+      drawLive();
+    });
     on("snapshot", (data) => {
       state.steps.push(data);
       setWorking(true);
@@ -259,6 +384,7 @@
     on("approval", () => refresh());
     on("turn", (data) => {
       if (data.running) return;
+      endLive({ role: "stopped", turn_index: data.turn_index });
       state.ends += 1;
       setWorking(false);
     });
@@ -305,6 +431,7 @@
     state.rows = [];
     state.notes = [];
     state.more = false;
+    Object.assign(stream, { live: null, node: null, cut: new Map(), tools: new Map() });
     if (push) history.pushState({ thread: id }, "", id ? `/?thread=${encodeURIComponent(id)}` : "/");
     notice(nodes.notice, "");
     nodes.approvals.replaceChildren();
