@@ -225,4 +225,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX relayed_events_age ON relayed_events(created_at)
     """,
+    # 6: versions (issue 22): a chat an edit or a regenerate made from another, the turn it made
+    # anew, and its conversation (the first chat of the versions, which the chat lists show once).
+    """
+    CREATE TABLE chat_versions (
+        chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+        conversation TEXT NOT NULL,
+        version_of TEXT NOT NULL,
+        turn_index INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX chat_versions_conversation ON chat_versions(conversation)
+    """,
 ]
