@@ -73,11 +73,28 @@
   }
 
   // -- the transcript -----------------------------------------------------------------------
-  function messageNode(role, text, extra = {}) {
-    if (role === "stopped") text = t("errors.turn_stopped"); // said in the page's language
-    return el("li", { class: `message ${role}`, "data-role": role, ...extra },
-      el("span", { class: "role" }, t(`role_${role}`)),
-      el("p", { class: "text", dir: textDir(text) }, text));
+  // Every message has one layout (other scripts build on it, e.g. message_actions.js):
+  // <article class="msg" data-id data-role data-turn> with .msg-head (its role and a .msg-versions
+  // slot), .msg-tools (the turn's tool blocks), .msg-body (its text) and .msg-actions (a toolbar slot).
+  function messageNode(row, content) {
+    const role = row.role;
+    const text = role === "stopped" ? t("errors.turn_stopped") : row.text; // said in the page's language
+    const body = content
+      ? el("div", { class: "msg-body text plain", dir: "auto" }, content)
+      : el("div", { class: "msg-body text plain", dir: textDir(text) }, text);
+    return el("article", {
+      class: `msg message ${role}`, "data-role": role, "data-id": row.id ?? null, "data-turn": row.turn_index ?? null,
+    },
+    el("div", { class: "msg-head" }, el("span", { class: "role" }, t(`role_${role}`)), el("span", { class: "msg-versions" })),
+    el("div", { class: "msg-tools" }),
+    body,
+    el("div", { class: "msg-actions" }));
+  }
+
+  // Said once a message's node is in the page: `row` is its transcript row (or the event that brought it,
+  // without an id until the transcript is read again), `chat` the chat's thread id.
+  function announce(node, row) {
+    document.dispatchEvent(new CustomEvent("kazma:message", { detail: { node, row, chat: state.current } }));
   }
 
   // A command answer's text with its commands and links isolated, so "/replay list" reads as typed in Arabic.
@@ -99,11 +116,14 @@
     const items = [];
     const notesAfter = (id) => state.notes.filter((n) => n.after === id).map((n) => n.node);
     items.push(...notesAfter(0));
+    const drawn = [];
     for (const row of state.rows) {
-      items.push(messageNode(row.role, row.text, { "data-id": row.id }));
-      items.push(...notesAfter(row.id));
+      const node = messageNode(row);
+      drawn.push([node, row]);
+      items.push(node, ...notesAfter(row.id));
     }
     nodes.messages.replaceChildren(...items);
+    for (const [node, row] of drawn) announce(node, row);
     nodes.empty.hidden = items.length > 0 || !!nodes.approvals.childElementCount;
     if (keepPlace) nodes.transcript.scrollTop = nodes.transcript.scrollHeight - fromBottom;
     else scrollDown();
@@ -113,9 +133,8 @@
 
   function addNote(...content) {
     const last = state.rows.length ? state.rows[state.rows.length - 1].id : 0;
-    const node = el("li", { class: "message command", "data-role": "command" },
-      el("span", { class: "role" }, t("role_command")),
-      el("p", { class: "text", dir: "auto" }, ...content.map((part) => typeof part === "string" ? isolated(part) : part)));
+    // The page's own note, not a message of the chat: not announced.
+    const node = messageNode({ role: "command" }, content.flatMap((part) => typeof part === "string" ? isolated(part) : [part]));
     state.notes.push({ after: last, node });
     renderTranscript();
   }
@@ -239,7 +258,9 @@
       if (state.source === source && typeof event.data === "string") handle(JSON.parse(event.data));
     });
     on("message", (data) => {
-      nodes.messages.append(messageNode(data.role, data.text));
+      const node = messageNode(data);
+      nodes.messages.append(node);
+      announce(node, data);
       nodes.empty.hidden = true;
       scrollDown();
       if (data.role === "user") {
