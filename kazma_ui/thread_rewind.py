@@ -28,6 +28,7 @@ from kazma_core.errors import (
     SnapshotTruncated,
     StoreUnavailable,
     TurnRunning,
+    WrongMessage,
 )
 from kazma_core.leases import chat_lease
 from kazma_core.stores.app_rewind import TURN, Intent, RewindRows, StepPoint
@@ -138,7 +139,7 @@ class RewindService:
         """As `_target`, for a restore: before the first message there is no step to go back to."""
         info = await self._target(chat_id, address, message_id)
         if info is None:
-            raise InvalidInput(message_id="nothing_before_first", reason="nothing_before_first")
+            raise WrongMessage(message_id="nothing_before_first")
         return info
 
     async def message_points(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> list[MessagePoint]:

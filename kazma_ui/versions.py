@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.agent.runtime import TurnResult
-from kazma_core.errors import InvalidInput, NotFound
+from kazma_core.errors import InvalidInput, NotFound, WrongMessage
 from kazma_core.stores.app_rewind import StepPoint, Version, version_link
 from kazma_core.stores.engine import Conn
 from kazma_core.stores.types import Chat, TranscriptRow, User
@@ -112,14 +112,14 @@ class Versions:
         row = point.message
         if kind == EDIT:
             if row.role != PERSON:
-                raise InvalidInput(message_id="edit_person_only", reason="edit_person_only")
+                raise WrongMessage(message_id="edit_person_only")
             return row, point
         if row.role in (PERSON, RESET):
-            raise InvalidInput(message_id="regenerate_answer_only", reason="regenerate_answer_only")
+            raise WrongMessage(message_id="regenerate_answer_only")
         earlier = await self.core.store.transcript(chat_id, before=row.id)
         question = next((r for r in reversed(earlier) if r.turn_index == row.turn_index and r.role == PERSON), None)
         if question is None:
-            raise InvalidInput(message_id="no_question", reason="no_question")
+            raise WrongMessage(message_id="no_question")
         return question, await message_point(self.core, chat_id, question.id)
 
     async def make(self, user: User, surface: str, chat_id: str, message_id: int, kind: str, text: str | None = None) -> Made:

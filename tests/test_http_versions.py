@@ -116,8 +116,8 @@ async def test_an_edit_where_no_step_is_kept_starts_from_the_transcripts_message
 async def test_edit_and_regenerate_refuse_what_they_cannot_do_and_change_nothing(ann: Person, bob: Person) -> None:
     chat, messages = await tea_chat(ann.http)
     base = f"/api/chats/{chat}/messages"
-    error_of(await ann.http.post(f"{base}/{messages[1]['id']}/edit", json={"text": "x"}), 400, "invalid_input")
-    error_of(await ann.http.post(f"{base}/{messages[0]['id']}/regenerate"), 400, "invalid_input")
+    error_of(await ann.http.post(f"{base}/{messages[1]['id']}/edit", json={"text": "x"}), 409, "wrong_message")
+    error_of(await ann.http.post(f"{base}/{messages[0]['id']}/regenerate"), 409, "wrong_message")
     error_of(await ann.http.post(f"{base}/{10**9}/regenerate"), 404, "not_found")
     error_of(await ann.http.post(f"{base}/{messages[0]['id']}/edit", json={"text": ""}), 422, "invalid_input")
     error_of(await bob.http.post(f"{base}/{messages[0]['id']}/edit", json={"text": "x"}), 404, "not_found")
