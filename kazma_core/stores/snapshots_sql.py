@@ -105,7 +105,7 @@ SPACES = "spaces"
 GLOBAL = ""
 ROW_OVERHEAD = 96  # bytes a step row costs beyond its blobs (ids, numbers, index entries)
 INFO_COLUMNS = (
-    "id, chat_id, seq, turn_index, iteration, created_at, model, questions, message_count, state_bytes, truncated"
+    "id, chat_id, seq, turn_index, iteration, created_at, model, questions, message_count, state_bytes, truncated, extra"
 )
 
 def _info(row: Row) -> StepInfo:
@@ -114,6 +114,7 @@ def _info(row: Row) -> StepInfo:
         iteration=row["iteration"], created_at=row["created_at"], model=row["model"],
         questions=orjson.loads(row["questions"]), message_count=row["message_count"],
         size=row["state_bytes"], truncated=bool(row["truncated"]),
+        did=orjson.loads(row["extra"]) if row["extra"] else None,
     )
 
 
@@ -315,11 +316,12 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     size = own + added  # the column state_bytes holds it: what the listing shows as a step's size
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
-        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) VALUES"
-        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields, extra) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
         (
             step.id, step.chat_id, step.turn_index, step.iteration, step.created_at, step.model,
             questions.decode(), n, size, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields,
+            orjson.dumps(step.did).decode() if step.did else None,
         ),
     )
     (seq,) = cur.fetchone()
@@ -329,7 +331,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
         created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
-        size=size, truncated=truncated,
+        size=size, truncated=truncated, did=step.did or None,
     )
     return PutResult(info, evicted)
 
@@ -405,9 +407,9 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
     own = row["own_bytes"] - len(row["refs"]) + len(refs)
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
-        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields) SELECT ?, ?, turn_index,"
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields, extra) SELECT ?, ?, turn_index,"
         " iteration, created_at, model, questions, message_count, ?, msg_bytes, ?, truncated, tail_key,"
-        " tail_digest, ?, fields"
+        " tail_digest, ?, fields, extra"
         " FROM steps WHERE seq = ? RETURNING seq",
         (new_id, dst, own + added, own, refs, row["seq"]),
     )

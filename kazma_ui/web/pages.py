@@ -19,6 +19,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.steps import WORDS as STEP_WORDS
 from kazma_core.stores.types import User
 from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
@@ -72,7 +73,11 @@ def render(request: Request, template: str, page: str, user: User | None, status
         "lang": lang,
         "page": page,
         # The page's sentences, and the errors named by id (filled from an error's parameters).
-        "strings": {**catalogue(lang), **{f"errors.{key}": text.get(lang) for key, text in ERRORS.items()}},
+        "strings": {
+            **catalogue(lang), **{f"errors.{key}": text.get(lang) for key, text in ERRORS.items()},
+            # what a step did, in the step words (the Time Travel page labels its steps with them)
+            **{f"steps.{key}": pair[1 if lang == "ar" else 0] for key, pair in STEP_WORDS.items() if key.startswith("did_")},
+        },
         "user": {"name": user.name, "role": user.role} if user else None,
     }
     context = {
