@@ -146,7 +146,7 @@
     if (point && point.kept) {
       if (!point.empty) buttons.push(actionButton("rewind", t("msg_rewind"), () => rewind(chat, row, point)));
       buttons.push(actionButton("fork", t("msg_fork"), () => fork(chat, row, point)));
-    } else if (point) {
+    } else if (point === null) {
       slot.title = t("msg_not_kept");
     }
     slot.setAttribute("role", "toolbar");
@@ -180,6 +180,9 @@
       points = [];
     }
     const byId = new Map(points.map((p) => [p.message_id, p]));
+    // Filled after chat.js scrolled: what the person sees stays put against the newest message.
+    const box = document.getElementById("transcript");
+    const fromBottom = box ? box.scrollHeight - box.scrollTop : 0;
     const firstOfTurn = new Map();
     for (const { node, row } of items) {
       if (!node.isConnected) continue;
@@ -192,6 +195,7 @@
       const at = firstOfTurn.get(turn.turn_index);
       if (at) fillVersions(at.node, turn);
     }
+    if (box) box.scrollTop = box.scrollHeight - fromBottom;
   }
 
   // A long press (a phone has no hover) shows the message's actions; a tap elsewhere hides them.
@@ -228,6 +232,9 @@
     if (!["user", "assistant", "error", "stopped"].includes(row.role)) return;
     node.classList.add("has-actions");
     longPress(node);
+    // The toolbar at once (its place in the layout is taken before chat.js scrolls); the
+    // actions that need the message's step follow once its point is read.
+    fillActions(node, chat, row, undefined);
     if (!batch || batch.chat !== chat) {
       batch = { chat, items: [] };
       const current = batch;
