@@ -90,6 +90,7 @@ def step_list(listing: StepList, lang: str, link: str) -> tuple[str, list[Listed
     """The chat's steps turn by turn, newest turns kept when they do not all fit."""
     turns: list[ListedTurn] = []
     blocks: list[list[str]] = []
+    done = {s.step_id: s.did for turn in listing.turns for s in turn.steps}
     for turn in listing.turns:
         steps = [
             ListedStep(
@@ -105,7 +106,8 @@ def step_list(listing: StepList, lang: str, link: str) -> tuple[str, list[Listed
         for s in steps:
             if previous is not None and s.step > previous + 1:  # the long-turn rule left these out
                 lines.append(t("gap", lang, first=previous + 1, last=s.step - 1))
-            lines.append(f"  {s.label} · {s.short_id}" + (f" {t('cut', lang)}" if s.truncated else ""))
+            did = step_views.step_action(done.get(s.step_id), lang)
+            lines.append(f"  {s.label} · {s.short_id}" + (f" {t('cut', lang)}" if s.truncated else "") + (f" · {did}" if did else ""))
             previous = s.step
         blocks.append(lines)
     header = t("steps_header", lang, count=len(listing.steps))

@@ -97,6 +97,13 @@ class ApprovalClosed(KazmaError):
     status = 409
 
 
+class WrongMessage(KazmaError):
+    """The message cannot take that action (an edit of an answer, a rewind to before the first message)."""
+
+    code = "wrong_message"
+    status = 409
+
+
 class SettingsError(KazmaError):
     code = "invalid_setting"
     status = 400

@@ -20,7 +20,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from kazma_core.agent.tools import TOOLS
+from kazma_core.stores.types import NOTE_KEY
 
 from kazma_core.errors import StoreUnavailable
 from kazma_core.events import EventBus
@@ -138,6 +141,7 @@ class SnapshotRecorder:
             message_ids=MessageIds(messages),
             encode=lambda i: encode_message(messages[i]),
             shrink=cut_long_texts,
+            did=step_did(messages),
         )
 
     async def save(self, step: NewStep | None) -> StepInfo | None:
@@ -160,6 +164,40 @@ class SnapshotRecorder:
         CAPTURE_TOTAL.labels(result="truncated" if info.truncated else "stored").inc()
         self.events.publish(step.chat_id, "snapshot", info.to_dict())
         return info
+
+
+def step_did(messages: Sequence[Any]) -> dict[str, Any]:
+    """What a step did, by its newest messages, in the step words' terms (catalogue steps `did_*`).
+    A tool step ends with its tools' results: it asked to approve a gated tool (writing a file:
+    with its path) or used its tools; the turn's last step answered, stopped, or ended without
+    an answer; any other worked on the question."""
+    results: list[ToolMessage] = []
+    for message in reversed(messages):
+        if not isinstance(message, ToolMessage):
+            break
+        results.append(message)
+    if results:
+        calls = {}
+        if len(messages) > len(results) and isinstance(messages[-len(results) - 1], AIMessage):
+            calls = {c.get("id"): c for c in messages[-len(results) - 1].tool_calls}
+        names = [r.name or str(calls.get(r.tool_call_id, {}).get("name", "?")) for r in reversed(results)]
+        for result, name in zip(reversed(results), names):
+            spec = TOOLS.get(name)
+            if spec is not None and spec.gated:
+                path = (calls.get(result.tool_call_id, {}).get("args") or {}).get("path")
+                if name == "write_file" and isinstance(path, str):
+                    return {"kind": "approval_write", "path": path[:200]}
+                return {"kind": "approval", "tool": name}
+        return {"kind": "used", "tools": list(dict.fromkeys(names))[:5]}
+    last = messages[-1] if messages else None
+    if isinstance(last, AIMessage) and not last.tool_calls:
+        note = last.additional_kwargs.get(NOTE_KEY)
+        if isinstance(note, dict):
+            return {"kind": "stopped" if note.get("role") == "stopped" else "no_answer"}
+        return {"kind": "answered"}
+    if isinstance(last, (HumanMessage, AIMessage)):
+        return {"kind": "working"}
+    return {}
 
 
 PLATFORM_KEYS = frozenset({"chat_id", "user_id", "message_id"})

@@ -94,6 +94,10 @@ class StepView(Shape):
     message_count: int
     size: int
     truncated: bool
+    # What the step did: in words ("used calculator", English) and as the step words' terms, for
+    # a surface to word it in its reader's language (kazma_ui.step_views.step_action).
+    action: str = ""
+    did: dict[str, Any] | None = None
 
 
 class TurnStep(Shape):
@@ -101,6 +105,8 @@ class TurnStep(Shape):
     step_id: str = step_field()
     label: str
     truncated: bool
+    action: str = ""
+    did: dict[str, Any] | None = None
 
 
 class Turn(Shape):

@@ -55,6 +55,18 @@ def step_label(turn: int, step: int, lang: str = "en") -> str:
     return _say("step_label", lang, turn=turn, step=step)
 
 
+def step_action(did: dict[str, Any] | None, lang: str = "en") -> str:
+    """What a step did, in words ("used calculator", "asked to approve writing notes.txt"); "" when not known."""
+    kind = (did or {}).get("kind")
+    if not kind or f"did_{kind}" not in WORDS:
+        return ""
+    values = {k: ", ".join(map(str, v)) if isinstance(v, list) else isolate(str(v), lang) for k, v in (did or {}).items() if k != "kind"}
+    try:
+        return _say(f"did_{kind}", lang, **values)
+    except KeyError:
+        return ""
+
+
 def value_text(value: Any, lang: str = "en") -> str:
     """A value as words: strings bare, lists joined, mappings as "name: value", nothing as "none"."""
     if value is None or value in ({}, [], (), ""):

@@ -30,6 +30,7 @@ from kazma_core.errors import (
     SnapshotTruncated,
     StoreUnavailable,
     TurnRunning,
+    WrongMessage,
 )
 from kazma_core.file_rewind import RESTORED, FileChange, write_files
 from kazma_core.leases import chat_lease
@@ -60,7 +61,7 @@ from kazma_ui.rewind_undo import Undos
 from kazma_ui.message_point import MessagePoint, message_point, points_of, resolve_message
 from kazma_ui.paging import window
 from kazma_ui.step_address import step_prefix
-from kazma_ui.step_views import compare_states, message_view, side_effects, step_label
+from kazma_ui.step_views import compare_states, message_view, side_effects, step_action, step_label
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ def step_view(info: StepInfo) -> StepView:
         step_id=info.id, chat_id=info.chat_id, turn_index=info.turn_index, iteration=info.iteration,
         label=label_of(info), created_at=info.created_at, model=info.model, questions=info.questions,
         message_count=info.message_count, size=info.size, truncated=info.truncated,
+        action=step_action(info.did), did=info.did,
     )
 
 
@@ -159,7 +161,7 @@ class RewindService:
         """As `_target`, for a restore: before the first message there is no step to go back to."""
         info = await self._target(chat_id, address, message_id)
         if info is None:
-            raise InvalidInput(message_id="nothing_before_first", reason="nothing_before_first")
+            raise WrongMessage(message_id="nothing_before_first")
         return info
 
     async def message_points(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> list[MessagePoint]:
@@ -193,7 +195,10 @@ class RewindService:
         turns: dict[int, Turn] = {}
         for info in infos:
             turn = turns.setdefault(info.turn_index, Turn(turn_index=info.turn_index, questions=info.questions, steps=[]))
-            turn.steps.append(TurnStep(step=info.iteration, step_id=info.id, label=label_of(info), truncated=info.truncated))
+            turn.steps.append(TurnStep(
+                step=info.iteration, step_id=info.id, label=label_of(info), truncated=info.truncated,
+                action=step_action(info.did), did=info.did,
+            ))
         return StepList(chat_id=chat_id, steps=[step_view(i) for i in infos], turns=list(turns.values()))
 
     async def get_step(

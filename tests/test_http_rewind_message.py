@@ -97,7 +97,7 @@ async def test_a_fork_from_a_message_copies_up_to_it_and_from_before_the_first_i
 
 async def test_restoring_to_before_the_first_message_is_refused_with_what_to_do(ann: Person) -> None:
     chat, messages = await three_turns(ann.http)
-    body = error_of(await ann.http.post("/api/replay/restore", json={"thread_id": chat, "message_id": messages[0]["id"]}), 400, "invalid_input")
+    body = error_of(await ann.http.post("/api/replay/restore", json={"thread_id": chat, "message_id": messages[0]["id"]}), 409, "wrong_message")
     assert "Fork from it" in body["message"]
     assert len(await transcript(ann.http, chat)) == 6
 

@@ -16,6 +16,15 @@ ROLES: dict[str, tuple[str, str]] = {
 # The summary's own words (English, Arabic); {placeholders} are filled by `_say`.
 WORDS: dict[str, tuple[str, str]] = {
     "step_label": ("turn {turn}, step {step}", "الدورة {turn}، الخطوة {step}"),
+    # what a step did (kazma_core.time_travel.step_did), shown after its label on every surface
+    "did_used": ("used {tools}", "استخدم {tools}"),
+    "did_answered": ("answered", "أجاب"),
+    "did_approval": ("asked to approve {tool}", "طلب الموافقة على {tool}"),
+    "did_approval_write": ("asked to approve writing {path}", "طلب الموافقة على كتابة {path}"),
+    "did_stopped": ("stopped", "توقّف"),
+    "did_no_answer": ("ended without an answer", "انتهى دون إجابة"),
+    "did_working": ("worked on it", "عمل عليها"),
+    "step_older_folded": ("{count} earlier messages", "{count} رسائل سابقة"),
     "counts": ("Messages: {added} added, {removed} removed, {changed} changed.", "الرسائل: {added} مضافة، {removed} محذوفة، {changed} متغيّرة."),
     "more_added": ("… and {count} more added", "… و{count} أخرى مضافة"),
     "more_removed": ("… and {count} more removed", "… و{count} أخرى محذوفة"),

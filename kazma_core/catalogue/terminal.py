@@ -48,6 +48,31 @@ TERMINAL: dict[str, Text] = {
     "forked_from": Text("forked from {source}", "مُفرَّعة من {source}"),
     "forked_from_step": Text("forked from {source}, {label}", "مُفرَّعة من {source}، {label}"),
     "deleted_chat": Text("a deleted chat ({short_id})", "دردشة محذوفة ({short_id})"),
+    # /rewind (issue 22): the chat's past prompts, to rewind to before one or fork from there
+    "rewind_help": Text(
+        "Your past prompts, newest first. Enter rewinds the chat to before the chosen one and puts its text in the input; "
+        "f forks a new chat from there instead; Escape leaves.",
+        "رسائلك السابقة، الأحدث أولًا. Enter يُرجع الدردشة إلى ما قبل المختارة ويضع نصها في سطر الإدخال؛ "
+        "f يفرّع دردشة جديدة من هناك بدلًا من ذلك؛ Escape للخروج.",
+    ),
+    "rewind_none": Text(
+        "This chat has no prompts of yours yet: there is nothing to rewind to.",
+        "لا رسائل منك في هذه الدردشة بعد: لا شيء للرجوع إليه.",
+    ),
+    "rewind_confirm": Text(
+        "Rewind this chat to before “{text}”? Later turns taken back: {turns}. "
+        "Files written and commands run after it stay done.",
+        "هل تُرجع هذه الدردشة إلى ما قبل «{text}»؟ الدورات اللاحقة التي تُسحب: {turns}. "
+        "الملفات المكتوبة والأوامر المنفذة بعدها تبقى منجزة.",
+    ),
+    "rewound": Text(
+        "Rewound to before that prompt; its text is in the input to edit and send. /replay undo takes the rewind back.",
+        "رجعت الدردشة إلى ما قبل تلك الرسالة؛ ونصها في سطر الإدخال لتعدّله وترسله. يتراجع /replay undo عن الرجوع.",
+    ),
+    "rewound_fork": Text(
+        "Forked a new chat from before that prompt, “{title}”, open now; its text is in the input. The original is not touched.",
+        "فُرّعت دردشة جديدة من قبل تلك الرسالة، «{title}»، وهي مفتوحة الآن؛ ونصها في سطر الإدخال. الأصل لا يُمسّ.",
+    ),
     "keys": Text(
         "Keys: Tab moves between the chat list, the chat and the input; Enter opens the chosen chat; "
         "Ctrl+N starts a new chat; on an approval card, a approves and d denies; Ctrl+Q quits.",

@@ -83,6 +83,36 @@ def _undo(row: Row) -> Undo:
     )
 
 
+@dataclass(frozen=True)
+class Version:
+    """A chat made by an edit or a regenerate: from which chat, anew from which turn, in which
+    conversation (the first chat of its versions). A chat no edit made has no row."""
+
+    chat_id: str
+    conversation: str
+    version_of: str
+    turn_index: int
+    created_at: float
+
+
+def version_link(chat_id: str, version_of: str, turn_index: int) -> Callable[[Conn], None]:
+    """The row that makes a new chat a version of `version_of` (in its conversation), to commit
+    with the version's chat row."""
+
+    def write(conn: Conn) -> None:
+        found = conn.execute("SELECT conversation FROM chat_versions WHERE chat_id = ?", (version_of,)).fetchone()
+        conn.execute(
+            "INSERT INTO chat_versions (chat_id, conversation, version_of, turn_index, created_at) VALUES (?, ?, ?, ?, ?)",
+            (chat_id, found["conversation"] if found else version_of, version_of, turn_index, time.time()),
+        )
+
+    return write
+
+
+def _version(row: Row) -> Version:
+    return Version(row["chat_id"], row["conversation"], row["version_of"], row["turn_index"], row["created_at"])
+
+
 def _drop_kept(conn: Conn, chat_id: str) -> None:
     for table in KEPT_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))
@@ -112,6 +142,27 @@ def _undo_and_intent(conn: Conn, intent: Intent, last_turn: int, undo_seconds: f
 class RewindRows:
     def __init__(self, store: AppStore) -> None:
         self.db = store.db
+
+    async def versions_of_owner(self, owner_id: str) -> list[Version]:
+        """Every version among a person's chats."""
+        rows = await self.db.run(
+            lambda c: c.execute(
+                "SELECT v.* FROM chat_versions v JOIN chats ch ON ch.id = v.chat_id WHERE ch.owner_id = ?", (owner_id,)
+            ).fetchall()
+        )
+        return [_version(r) for r in rows]
+
+    async def conversation_versions(self, chat_id: str) -> list[Version]:
+        """The versions in the conversation of this chat (its first chat has none of its own row)."""
+
+        def read(conn: Conn) -> list[Row]:
+            found = conn.execute("SELECT conversation FROM chat_versions WHERE chat_id = ?", (chat_id,)).fetchone()
+            key = found["conversation"] if found else chat_id
+            return conn.execute(
+                "SELECT * FROM chat_versions WHERE conversation = ? ORDER BY created_at, chat_id", (key,)
+            ).fetchall()
+
+        return [_version(r) for r in await self.db.run(read)]
 
     async def finish_intent(self, intent_id: str) -> None:
         await self.db.tx(lambda c: c.execute("DELETE FROM restore_intents WHERE id = ?", (intent_id,)))

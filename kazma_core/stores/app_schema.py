@@ -243,4 +243,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX message_links_chat ON message_links(chat_id, row_id)
     """,
+    # 7: versions (issue 22): a chat an edit or a regenerate made from another, the turn it made
+    # anew, and its conversation (the first chat of the versions, which the chat lists show once).
+    """
+    CREATE TABLE chat_versions (
+        chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+        conversation TEXT NOT NULL,
+        version_of TEXT NOT NULL,
+        turn_index INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX chat_versions_conversation ON chat_versions(conversation)
+    """,
 ]

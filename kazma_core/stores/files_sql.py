@@ -68,10 +68,10 @@ def manifest_of(extra: Any) -> dict[str, int]:
     return {str(k): int(v) for k, v in files.items()}
 
 
-def manifest(conn: Conn, chat_id: str) -> str | None:
-    """The step's `extra` as a step of the chat is saved now: its files as the marks have them."""
+def manifest(conn: Conn, chat_id: str) -> dict[str, int]:
+    """A step's files as a step of the chat is saved now (the marks' bodies), for its `extra`'s "files"."""
     rows = conn.execute("SELECT path, now_n FROM file_marks WHERE chat_id = ? ORDER BY path", (chat_id,)).fetchall()
-    return orjson.dumps({"files": {r[0]: r[1] for r in rows}}).decode() if rows else None
+    return {r[0]: r[1] for r in rows}
 
 
 def held(conn: Conn, space: str) -> list[bodies.Interval]:

@@ -43,6 +43,9 @@ class NewStep:
     # Called with the bodies the chat has not stored yet when they and the step's own fields
     # come to more than max_snapshot_bytes; returns them cut down. The step is then flagged truncated.
     shrink: Callable[[list[bytes], int], list[bytes]] = field(default=lambda bodies, limit: bodies)
+    # What the step did, in the step words' terms ({"kind": "used", "tools": [...]}, ...): see
+    # kazma_core.time_travel.step_did; kept beside the step, so a list labels it without its state.
+    did: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class StepInfo:
     message_count: int
     size: int
     truncated: bool
+    did: dict[str, Any] | None = None  # what the step did (NewStep.did); None for a step saved before it was kept
 
     def to_dict(self) -> dict[str, Any]:
         return {

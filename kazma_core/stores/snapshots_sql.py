@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
@@ -107,7 +107,7 @@ SPACES = "spaces"
 GLOBAL = ""
 ROW_OVERHEAD = 96  # bytes a step row costs beyond its blobs (ids, numbers, index entries)
 INFO_COLUMNS = (
-    "id, chat_id, seq, turn_index, iteration, created_at, model, questions, message_count, state_bytes, truncated"
+    "id, chat_id, seq, turn_index, iteration, created_at, model, questions, message_count, state_bytes, truncated, extra"
 )
 
 def _info(row: Row) -> StepInfo:
@@ -116,7 +116,14 @@ def _info(row: Row) -> StepInfo:
         iteration=row["iteration"], created_at=row["created_at"], model=row["model"],
         questions=orjson.loads(row["questions"]), message_count=row["message_count"],
         size=row["state_bytes"], truncated=bool(row["truncated"]),
+        did=orjson.loads(row["extra"]).get("did") if row["extra"] else None,
     )
+
+
+def _extra(files: dict[str, int], did: Any) -> str | None:
+    """A step's `extra`: its files by reference (files_sql) and what it did (its label), as JSON."""
+    found = {key: value for key, value in (("files", files), ("did", did)) if value}
+    return orjson.dumps(found).decode() if found else None
 
 
 def _bump(conn: Conn, scope: str, steps: int, nbytes: int, at: float = 0.0) -> None:
@@ -322,7 +329,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     msg_bytes = shared.msg_bytes + sum(len(b) for b in new_bodies)
     tail_key = step.message_ids[-1] if n else None
     refs = orjson.dumps(bodies.runs_extend(shared.runs, new_ids))
-    extra = files_sql.manifest(conn, step.chat_id)  # the chat's files as this step is saved, by reference
+    extra = _extra(files_sql.manifest(conn, step.chat_id), step.did)  # the chat's files now, by reference
     own = len(fields) + len(refs) + len(questions) + len(extra or "") + ROW_OVERHEAD
     size = own + added  # the column state_bytes holds it: what the listing shows as a step's size
     cur = conn.execute(
@@ -341,7 +348,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
         created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
-        size=size, truncated=truncated,
+        size=size, truncated=truncated, did=step.did or None,
     )
     return PutResult(info, evicted)
 
@@ -417,7 +424,8 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
         files = files_sql.manifest_of(row["extra"])
         held = sorted(n for n in files.values() if n > 0)
         renumber = dict(zip(held, (interner.add(b) for b in bodies.read(conn, "bodies", source_space, bodies.runs_extend([], held))), strict=True))
-        extra = orjson.dumps({"files": {p: renumber.get(n, n) for p, n in files.items()}}).decode() if files else None
+        did = orjson.loads(row["extra"]).get("did") if row["extra"] else None
+        extra = _extra({p: renumber.get(n, n) for p, n in files.items()}, did)
         added = interner.added
     refs = orjson.dumps(bodies.runs_extend([], new_ids))
     own = row["own_bytes"] - len(row["refs"]) + len(refs)

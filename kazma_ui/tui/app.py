@@ -34,6 +34,7 @@ from kazma_ui.tui.widgets.chat_list import ChatList
 from kazma_ui.tui.widgets.chat_view import ChatView
 from kazma_ui.tui.widgets.confirm import ConfirmDialog
 from kazma_ui.tui.widgets.input_line import InputLine
+from kazma_ui.tui.widgets.rewind_list import FORK, RewindList
 
 log = logging.getLogger(__name__)
 RETRY_FIRST = 0.5
@@ -280,6 +281,10 @@ class KazmaTui(App[None]):
 
     async def _submit(self, chat_id: str, text: str) -> None:
         try:
+            if text.split()[0].lower() == "/rewind":
+                self.input_line.clear_if(text)
+                await self._rewind(chat_id)
+                return
             cmd = parse(text)
             if cmd is None:
                 await self.client.send(chat_id, text)
@@ -297,6 +302,47 @@ class KazmaTui(App[None]):
         except Exception:
             log.exception("the command %r failed", text)
             await self.note(f"Something went wrong with {text!r}; see the log. Nothing else was changed.", alert=True)
+
+    async def _rewind(self, chat_id: str) -> None:
+        """/rewind: pick one of the chat's past prompts; rewind to before it (or fork from there),
+        and put its text in the input to edit and send again."""
+        messages, _ = await self.client.transcript(chat_id)
+        prompts = [m for m in messages if m["role"] == "user"]
+        if not prompts:
+            await self.note(say("rewind_none", self.lang))
+            return
+        chosen: asyncio.Future[tuple[str, dict[str, Any]] | None] = asyncio.get_running_loop().create_future()
+        await self.push_screen(RewindList(prompts, self.lang), callback=chosen.set_result)
+        picked = await chosen
+        if picked is None:
+            return
+        action, row = picked
+        if action == FORK:
+            forked = await self.client.fork_from_message(chat_id, row["id"])
+            self._pending_notes.setdefault(forked["thread_id"], []).append((say("rewound_fork", self.lang, title=forked["title"]), False))
+            await self._show_chats()
+            await self.open_chat(forked["thread_id"])
+            self.input_line.value = row["text"]
+            return
+        point = await self.client.message_point(chat_id, row["id"])
+        turns = 0
+        if point.get("snapshot_id"):
+            preview = await self.client.preview(chat_id, point["snapshot_id"])
+            turns = preview["later_turns"]
+        text = " ".join(str(row["text"]).split())
+        if not await self.ask(say("rewind_confirm", self.lang, text=text[:60], turns=turns)):
+            await self.note(say("cancelled", self.lang))
+            return
+        self.slash.expected.add(("restored", point.get("snapshot_id")))
+        try:
+            await self.client.restore_to_message(chat_id, row["id"])
+        except BaseException:
+            self.slash.expected.discard(("restored", point.get("snapshot_id")))
+            raise
+        self._pending_notes.setdefault(chat_id, []).append((say("rewound", self.lang), False))
+        await self._reload(chat_id)
+        self.input_line.value = row["text"]
+        self.input_line.focus()
 
     async def _show_outcome(self, chat_id: str, outcome: Outcome) -> None:
         if outcome.open_chat is not None:

@@ -163,6 +163,20 @@ class KazmaClient:
         body = {"thread_id": chat_id, "a": a, "b": b, **({"b_thread_id": b_chat_id} if b_chat_id else {})}
         return await self.request("POST", "/api/replay/compare", json=body)  # type: ignore[no-any-return]
 
+    async def message_point(self, chat_id: str, message_id: int) -> dict[str, Any]:
+        """Where rewinding to or forking from a transcript message goes (its step, or empty)."""
+        return await self.request("GET", f"/api/replay/messages/{_path(chat_id)}/{int(message_id)}")  # type: ignore[no-any-return]
+
+    async def restore_to_message(self, chat_id: str, message_id: int) -> dict[str, Any]:
+        return await self.request(  # type: ignore[no-any-return]
+            "POST", "/api/replay/restore", json={"thread_id": chat_id, "message_id": int(message_id)}
+        )
+
+    async def fork_from_message(self, chat_id: str, message_id: int) -> dict[str, Any]:
+        return await self.request(  # type: ignore[no-any-return]
+            "POST", "/api/replay/fork", json={"thread_id": chat_id, "message_id": int(message_id)}
+        )
+
     async def undo(self, chat_id: str) -> dict[str, Any]:
         return await self.request("POST", "/api/replay/undo", json={"thread_id": chat_id})  # type: ignore[no-any-return]
 

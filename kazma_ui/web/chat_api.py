@@ -21,7 +21,7 @@ from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.types import Chat, Place, User
 from kazma_ui.paging import MAX_PAGE, PAGE
-from kazma_ui.web.auth import current_user, still_signed_in
+from kazma_ui.web.auth import current_user, still_signed_in, surface_of
 from kazma_ui.web.markdown import answer_html
 from kazma_ui.web.schemas import (
     Accepted,
@@ -30,6 +30,7 @@ from kazma_ui.web.schemas import (
     ChatOut,
     Decision,
     Done,
+    EditedMessage,
     ErrorBody,
     Gate,
     LivesIn,
@@ -39,7 +40,11 @@ from kazma_ui.web.schemas import (
     Transcript,
     TranscriptMessage,
     TurnOut,
+    TurnVersionsOut,
+    VersionList,
+    VersionOut,
 )
+from kazma_ui.versions import EDIT, REGENERATE, Made, Versions
 
 log = logging.getLogger(__name__)
 ERRORS: dict[int | str, dict[str, object]] = {
@@ -58,11 +63,23 @@ def core_of(request: Request) -> Core:
     return request.app.state.core  # type: ignore[no-any-return]
 
 
-def chat_out(chat: Chat, place: Place | None = None) -> ChatOut:
+def versions_of(request: Request) -> Versions:
+    return Versions(request.app.state.rewind)
+
+
+def version_out(made: Made) -> VersionOut:
+    r = made.result
+    return VersionOut(
+        thread_id=made.chat_id, version_of=made.version_of, reply=r.reply, turn_index=r.turn_index,
+        status=r.status, gates=[Gate(**g) for g in r.gates],  # type: ignore[arg-type]
+    )
+
+
+def chat_out(chat: Chat, place: Place | None = None, versions: int = 1) -> ChatOut:
     lives_in = LivesIn(platform=place.platform, place=place.place, name=place.label) if place else None  # type: ignore[arg-type]
     return ChatOut(
         thread_id=chat.id, title=chat.title, created_at=chat.created_at, turns=chat.last_turn,
-        forked_from=chat.forked_from, lives_in=lives_in,  # type: ignore[arg-type]
+        forked_from=chat.forked_from, lives_in=lives_in, versions=versions,  # type: ignore[arg-type]
     )
 
 
@@ -85,7 +102,8 @@ async def create_chat(request: Request, user: UserDep, body: NewChat | None = No
 async def list_chats(request: Request, user: UserDep) -> ChatList:
     core = core_of(request)
     places = await core.store.places(user.id)
-    return ChatList(chats=[chat_out(c, places.get(c.id)) for c in await core.chats.list(user)])
+    grouped = await versions_of(request).group_chats(user, await core.chats.list(user))
+    return ChatList(chats=[chat_out(c, places.get(c.id), n) for c, n in grouped])
 
 
 @router.post(
@@ -156,6 +174,28 @@ async def read_transcript(
         ],
         more=more,
     )
+
+
+@router.post("/{thread_id}/messages/{message_id}/edit", response_model=VersionOut, status_code=status.HTTP_201_CREATED)
+async def edit_message(request: Request, thread_id: str, message_id: int, body: EditedMessage, user: UserDep) -> VersionOut:
+    """A new version of the conversation: up to the turn before this message of yours, with the
+    edited text sent as the next turn. The chat it came from is not touched."""
+    made = await versions_of(request).make(user, surface_of(request), thread_id, message_id, EDIT, body.text)
+    return version_out(made)
+
+
+@router.post("/{thread_id}/messages/{message_id}/regenerate", response_model=VersionOut, status_code=status.HTTP_201_CREATED)
+async def regenerate_answer(request: Request, thread_id: str, message_id: int, user: UserDep) -> VersionOut:
+    """A new version of the conversation with this answer's question asked again."""
+    made = await versions_of(request).make(user, surface_of(request), thread_id, message_id, REGENERATE)
+    return version_out(made)
+
+
+@router.get("/{thread_id}/versions", response_model=VersionList)
+async def list_versions(request: Request, thread_id: str, user: UserDep) -> VersionList:
+    """Each turn where versions of this conversation differ: a chat holding each, and which this is."""
+    turns = await versions_of(request).turn_versions(user, thread_id)
+    return VersionList(turns=[TurnVersionsOut(turn_index=t.turn_index, versions=t.versions, current=t.current) for t in turns])
 
 
 @router.get("/{thread_id}/approvals", response_model=ApprovalList)

@@ -48,10 +48,13 @@ class PointRef(BaseModel):
     """A restore's or fork's point: a step (`snapshot_id`) or a transcript message (`message_id`,
     a row's `id`: right after an answer or a note, right before a person's message)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # One of the two, as the schema says (neither may be null).
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"oneOf": [{"required": ["snapshot_id"]}, {"required": ["message_id"]}]},
+    )
     thread_id: str = Field(min_length=1, max_length=64)
-    snapshot_id: str | None = Field(default=None, min_length=1, max_length=MAX_ADDRESS, json_schema_extra=STEP_ADDRESS)
-    message_id: int | None = Field(default=None, ge=1)
+    snapshot_id: str = Field(default=None, min_length=1, max_length=MAX_ADDRESS, json_schema_extra=STEP_ADDRESS)  # type: ignore[assignment]
+    message_id: int = Field(default=None, ge=1)  # type: ignore[assignment]
 
     @model_validator(mode="after")
     def one_point(self) -> PointRef:
@@ -59,7 +62,7 @@ class PointRef(BaseModel):
             raise ValueError(sentence("errors.step_or_message", "en"))
         return self
 
-    def point(self) -> tuple[str | None, int | None]:
+    def point(self) -> tuple[str | None, int | None]:  # noqa: D102
         return self.snapshot_id, self.message_id
 
 

@@ -33,6 +33,8 @@ class ChatOut(BaseModel):
     turns: int
     forked_from: Lineage | None
     lives_in: LivesIn | None = None  # null: a chat of the web (or the terminal) only
+    # How many versions (edits, regenerates) of this conversation there are; the list shows the newest once.
+    versions: int = 1
 
 
 class ChatList(BaseModel):
@@ -65,6 +67,34 @@ class TurnOut(BaseModel):
     turn_index: int
     status: Literal["done", "awaiting_approval", "stopped"]
     gates: list[Gate]
+
+
+class EditedMessage(BaseModel):
+    """The edited text of a person's message (its longest: limits.max_message_chars, as a message's)."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(min_length=1, json_schema_extra={"pattern": r"\S"})
+
+
+class VersionOut(BaseModel):
+    """A new version of the conversation (an edit or a regenerate) and its first turn's answer."""
+
+    thread_id: str  # the new version
+    version_of: str  # the chat it came from, not touched
+    reply: str
+    turn_index: int
+    status: Literal["done", "awaiting_approval", "stopped"]
+    gates: list[Gate]
+
+
+class TurnVersionsOut(BaseModel):
+    turn_index: int
+    versions: list[str]  # a chat holding each version of this turn, oldest first
+    current: int  # the position in `versions` of the chat asked about
+
+
+class VersionList(BaseModel):
+    turns: list[TurnVersionsOut]
 
 
 class Accepted(BaseModel):

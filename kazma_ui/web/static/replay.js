@@ -28,6 +28,15 @@
     else notice(nodes.notice, errorText(err));
   };
   const labelOf = (info) => stepLabel(info.turn_index, info.iteration);
+  // What a step did ("used calculator"), in the page's language, from its terms (steps.did_*).
+  const didOf = (step) => {
+    const did = step.did || {};
+    const key = `steps.did_${did.kind}`;
+    if (!did.kind || !(key in Kazma.config.strings)) return step.action || "";
+    const values = {};
+    for (const [name, value] of Object.entries(did)) if (name !== "kind") values[name] = Array.isArray(value) ? value.join(", ") : value;
+    return t(key, values);
+  };
 
   // -- picking a chat ---------------------------------------------------------------------------
   async function loadChats() {
@@ -168,6 +177,7 @@
     },
     el("span", { class: "step-label" }, stepLabel(turn.turn_index, step.step)),
     el("code", { class: "step-id", dir: "ltr" }, shortId(step.snapshot_id)),
+    didOf(step) ? el("span", { class: "step-did muted" }, didOf(step)) : null,
     step.truncated ? el("span", { class: "badge warn", title: t("truncated_reason") }, t("truncated_mark")) : null);
     button.addEventListener("click", () => openStep(step.snapshot_id));
     return el("li", {}, button);
@@ -297,6 +307,7 @@
         el("p", { class: "muted" }, tn("step_meta", {
           time: time(info.created_at), model: info.model, count: number(info.message_count), size: size(info.size),
         }))),
+      didOf(info) ? el("p", { class: "step-did", id: "step-did" }, didOf(info)) : null,
       info.truncated ? el("p", { class: "notice warn", id: "truncated-reason" }, t("truncated_reason")) : null,
       el("div", { class: "buttons" }, restore, fork),
       el("h3", {}, t("step_messages")),
