@@ -389,6 +389,4 @@ WEB: dict[str, tuple[str, str]] = {
     "versions_switch": ("Version {n} of {m}", "النسخة {n} من {m}"),
     "versions_prev": ("Previous version", "النسخة السابقة"),
     "versions_next": ("Next version", "النسخة التالية"),
-    "versions_count": ("{count} versions", "{count} نسخ"),
-    "version_of_turn": ("version {n} of turn {turn}", "النسخة {n} من الدورة {turn}"),
 }
