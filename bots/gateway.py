@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bots.streaming import GrowingAnswer, follow_turn
 from commands import registry
 from commands.answers import CommandResult, ForkAnswer
 from commands.executor import error_result, execute
@@ -24,6 +25,8 @@ from commands.service_target import ServiceTarget
 from commands.target import CommandContext
 from kazma_core.catalogue import sentence
 from kazma_core.catalogue.chat_apps import CHAT_APPS
+from kazma_core.agent.activity import stopped_words
+from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.types import Chat, User
@@ -142,15 +145,16 @@ class Gateway:
     def lang(self, inc: Incoming, user: User) -> str:
         return pick_lang(user.lang or inc.locale)
 
-    async def handle(self, inc: Incoming) -> list[Reply]:
-        """A message: a slash command, or a turn of the agent."""
+    async def handle(self, inc: Incoming, growing: GrowingAnswer | None = None) -> list[Reply]:
+        """A message: a slash command, or a turn of the agent. With `growing`, the turn's answer is
+        shown there as it is said; the adapter writes its final text there too (`GrowingAnswer.finish`)."""
         user = await self.user(inc)
         chat, grant = await self.chat(inc, user)
         lang = self.lang(inc, user)
         command = parse(inc.text, self.bot_name)
         if command is not None:
             return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, False)), lang)]
-        return await self._turn(inc, user, chat, grant, lang)
+        return await self._turn(inc, user, chat, grant, lang, growing)
 
     async def press(
         self, inc: Incoming, action: str, open_thread: OpenThread | None = None, *, thread_hears_all: bool = False
@@ -211,16 +215,34 @@ class Gateway:
         target = ServiceTarget(self.rewind, user, inc.platform, chat.id, grant)
         return CommandContext(target, lang, self.core.settings.base_url, confirmed)
 
-    async def _turn(self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str) -> list[Reply]:
+    async def _turn(
+        self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str, growing: GrowingAnswer | None = None
+    ) -> list[Reply]:
         if not inc.text.strip():
             return []
         try:
-            result = await self.core.turns.send(chat.id, inc.text)
+            if growing is None:
+                result = await self.core.turns.send(chat.id, inc.text)
+            else:
+                result = await self._streamed_turn(chat.id, inc.text, growing)
         except KazmaError as err:
             return [self._from_result(error_result(err, lang), lang)]
         if result.status == "stopped":
-            return [Reply(sentence("errors.turn_stopped", lang))]
+            said = stopped_words(result.reply)
+            stopped = sentence("errors.turn_stopped", lang)
+            return [Reply(f"{said}\n\n({stopped})" if said else stopped)]
         return [self._turn_reply(result.reply, result.gates, lang)]
+
+    async def _streamed_turn(self, chat_id: str, text: str, growing: GrowingAnswer) -> TurnResult:
+        """A turn whose answer's pieces are shown as they come, read off the chat's events."""
+        started = await self.core.turns.begin(chat_id, text)
+        async with self.core.events.subscribe(chat_id) as events:
+            follow = asyncio.create_task(follow_turn(events, started.turn_index, growing))
+            try:
+                return await self.core.turns.finish(started)
+            finally:
+                follow.cancel()
+                await asyncio.gather(follow, return_exceptions=True)
 
     def _turn_reply(self, text: str, gates: list[dict[str, Any]], lang: str) -> Reply:
         if not gates:
