@@ -41,7 +41,8 @@ class GrowingAnswer:
     """One answer being said: the words so far, written to its message at most every `every` s.
 
     The first write waits `every` after the first word: an answer said whole within that time
-    is posted once, as before (no edits); a longer one shows up and grows."""
+    is posted once, as before (no edits); a longer one shows up and grows. Nothing is written
+    while no word has come for half of `every` (the answer is said, the turn is saving it)."""
 
     def __init__(self, live: LiveMessage) -> None:
         self.live = live
@@ -53,6 +54,7 @@ class GrowingAnswer:
         self._writer: asyncio.Task[None] | None = None
         self._inflight: asyncio.Future[None] | None = None  # a write under way: never cut (a post cut could be lost)
         self._on_screen = ""  # the text the message holds now
+        self._last_piece = 0.0  # when the newest word came
 
     @property
     def posted(self) -> bool:
@@ -62,6 +64,7 @@ class GrowingAnswer:
         loop = asyncio.get_running_loop()
         if self._last is None:
             self._last = loop.time()
+        self._last_piece = loop.time()
         self._said += piece
         self._changed.set()
         if self._writer is None:
@@ -108,6 +111,8 @@ class GrowingAnswer:
             text = self._said.strip()
             if not text or text == self._shown:
                 continue
+            if asyncio.get_running_loop().time() - self._last_piece >= self.live.every / 2:
+                continue  # no word for a while: the answer is likely whole, and is posted whole when the turn ends
             self._inflight = asyncio.ensure_future(self._write(text[: self.live.limit - len(GROWING_MARK)] + GROWING_MARK))
             try:
                 await asyncio.shield(self._inflight)
