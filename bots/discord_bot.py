@@ -27,6 +27,7 @@ import discord
 import yarl
 from discord import app_commands
 
+from bots.streaming import DISCORD_EVERY, GrowingAnswer, LiveMessage
 from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.retry import Backoff, with_retries
@@ -169,6 +170,18 @@ async def _patiently(send: Callable[[], Awaitable[Any]]) -> Any:
         log.warning("discord: a message did not go through (%s: %s); trying again in %.1f s", type(err).__name__, err, pause)
 
     return await with_retries(SEND_AGAIN, SEND_RETRIES + 1, send, again=lambda err: isinstance(err, SEND_FAILURES), note=note)
+
+
+def _live(channel: discord.abc.Messageable) -> LiveMessage:
+    """A growing answer in this channel: posted, then edited (discord.py keeps to the bucket's pace too)."""
+
+    async def post(text: str) -> discord.Message:
+        return await _patiently(functools.partial(channel.send, text))  # type: ignore[no-any-return]
+
+    async def edit(message: discord.Message, text: str) -> None:
+        await _patiently(functools.partial(message.edit, content=text))
+
+    return LiveMessage(post, edit, MESSAGE_LIMIT, DISCORD_EVERY)
 
 
 def _administers(permissions: discord.Permissions | None) -> bool:
@@ -349,9 +362,16 @@ class DiscordAdapter:
             return
         incoming = replace(incoming, message_id=str(message.id))
         async with self._lock(incoming.chat_key):
-            for reply in await self.gateway.handle(incoming):
+            growing = GrowingAnswer(_live(message.channel))
+            for reply in await self.gateway.handle(incoming, growing):
+                pieces = _pieces(reply)
                 posted = []
-                for text, view in _pieces(reply):
+                if growing.posted and reply.kind == "answer" and not reply.buttons:
+                    # The answer was shown as it grew: its message takes the final text, the rest follows.
+                    await growing.finish(pieces[0][0])
+                    posted.append((str(growing.handle.id), pieces[0][0]))
+                    pieces, growing = pieces[1:], GrowingAnswer(growing.live)
+                for text, view in pieces:
                     extra: dict[str, Any] = {"view": view} if view else {}
                     sent = await _patiently(functools.partial(message.channel.send, text, **extra))
                     posted.append((str(sent.id), text))

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bots.streaming import GrowingAnswer, follow_turn
 from commands import registry
 from commands.answers import CommandResult, ForkAnswer, RestoreQuestion
 from commands.executor import error_result, execute
@@ -25,6 +26,8 @@ from commands.service_target import ServiceTarget
 from commands.target import CommandContext
 from kazma_core.catalogue import sentence
 from kazma_core.catalogue.chat_apps import CHAT_APPS
+from kazma_core.agent.activity import stopped_words
+from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import InvalidInput, KazmaError, NotFound
 from kazma_core.stores.message_links import MessageLink, MessageLinks
@@ -181,8 +184,9 @@ class Gateway:
     def lang(self, inc: Incoming, user: User) -> str:
         return pick_lang(user.lang or inc.locale)
 
-    async def handle(self, inc: Incoming) -> list[Reply]:
-        """A message: a slash command, or a turn of the agent."""
+    async def handle(self, inc: Incoming, growing: GrowingAnswer | None = None) -> list[Reply]:
+        """A message: a slash command, or a turn of the agent. With `growing`, the turn's answer is
+        shown there as it is said; the adapter writes its final text there too (`GrowingAnswer.finish`)."""
         user = await self.user(inc)
         chat, grant = await self.chat(inc, user)
         lang = self.lang(inc, user)
@@ -193,7 +197,7 @@ class Gateway:
                 path, here = on_step
                 return await self._on_message(inc, user, chat, grant, lang, path, inc.replied, here)
             return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, False)), lang)]
-        return await self._turn(inc, user, chat, grant, lang)
+        return await self._turn(inc, user, chat, grant, lang, growing)
 
     async def on_message_command(self, inc: Incoming, path: str, target: str) -> list[Reply]:
         """A command run on a message of the chat (a Discord message command, a Slack message shortcut):
@@ -334,18 +338,25 @@ class Gateway:
         target = ServiceTarget(self.rewind, user, inc.platform, chat.id, grant)
         return CommandContext(target, lang, self.core.settings.base_url, confirmed)
 
-    async def _turn(self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str) -> list[Reply]:
+    async def _turn(
+        self, inc: Incoming, user: User, chat: Chat, grant: GroupGrant | None, lang: str, growing: GrowingAnswer | None = None
+    ) -> list[Reply]:
         if not inc.text.strip():
             return []
         try:
-            result = await self.core.turns.send(chat.id, inc.text)
+            if growing is None:
+                result = await self.core.turns.send(chat.id, inc.text)
+            else:
+                result = await self._streamed_turn(chat.id, inc.text, growing)
         except KazmaError as err:
             return [self._from_result(error_result(err, lang), lang)]
         asked, answer = await self._turn_rows(chat.id, result.turn_index)
         if asked is not None and inc.place and inc.message_id:
             await self.links.record(inc.place, inc.message_id, chat.id, asked, by_bot=False)
         if result.status == "stopped":
-            return [Reply(sentence("errors.turn_stopped", lang))]
+            said = stopped_words(result.reply)
+            stopped = sentence("errors.turn_stopped", lang)
+            return [Reply(f"{said}\n\n({stopped})" if said else stopped)]
         return [self._turn_reply(result.reply, result.gates, lang, chat.id, answer)]
 
     async def _turn_rows(self, chat_id: str, turn_index: int) -> tuple[int | None, int | None]:
@@ -354,6 +365,17 @@ class Gateway:
         asked = next((r.id for r in rows if r.role == "user"), None)
         answer = next((r.id for r in reversed(rows) if r.role == "assistant"), None)
         return asked, answer
+
+    async def _streamed_turn(self, chat_id: str, text: str, growing: GrowingAnswer) -> TurnResult:
+        """A turn whose answer's pieces are shown as they come, read off the chat's events."""
+        started = await self.core.turns.begin(chat_id, text)
+        async with self.core.events.subscribe(chat_id) as events:
+            follow = asyncio.create_task(follow_turn(events, started.turn_index, growing))
+            try:
+                return await self.core.turns.finish(started)
+            finally:
+                follow.cancel()
+                await asyncio.gather(follow, return_exceptions=True)
 
     def _turn_reply(
         self, text: str, gates: list[dict[str, Any]], lang: str, chat_id: str = "", row_id: int | None = None

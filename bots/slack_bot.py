@@ -37,6 +37,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bots.streaming import SLACK_EVERY, GrowingAnswer, LiveMessage
 from bots.gateway import alongside, APPROVE, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.errors import KazmaError
@@ -339,9 +340,16 @@ class SlackAdapter:
             await self._answer_in_place(replace(inc, message_id=str(event.get("ts", ""))), channel, thread_ts, event["user"], is_group)
 
     async def _answer_in_place(self, inc: Incoming, channel: str, thread_ts: str | None, user: str, is_group: bool) -> None:
-        for reply in await self.gateway.handle(inc):
+        growing = GrowingAnswer(self._live(channel, thread_ts))
+        for reply in await self.gateway.handle(inc, growing):
+            posts = messages(reply)
             posted = []
-            for message in messages(reply):
+            if growing.posted and reply.kind == "answer" and not reply.buttons:
+                # The answer was shown as it grew: its message takes the final text, the rest follows.
+                await growing.finish(reply.text)
+                posted.append((str(growing.handle), reply.text))
+                posts, growing = posts[1:], GrowingAnswer(growing.live)
+            for message in posts:
                 if reply.ephemeral and is_group:
                     await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, **message)
                 else:
@@ -381,6 +389,19 @@ class SlackAdapter:
             log.info("Slack: a rewound answer was not edited (%s)", err.response.get("error"))
             return False
         return True
+
+    def _live(self, channel: str, thread_ts: str | None) -> LiveMessage:
+        """A growing answer where the person asked: posted, then updated (chat.update)."""
+
+        async def post(text: str) -> str:
+            posted = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, **messages(Reply(text))[0])
+            return str(posted["ts"])
+
+        async def edit(ts: str, text: str) -> None:
+            await self.client.chat_update(channel=channel, ts=ts, **messages(Reply(text))[0])
+
+        # Each write shows the text's first message (`messages`); a longer answer's rest is posted after it.
+        return LiveMessage(post, edit, 40_000, SLACK_EVERY)
 
     async def _on_button(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
         await ack()

@@ -46,6 +46,7 @@ from telegram.ext import (
     filters,
 )
 
+from bots.streaming import TELEGRAM_EVERY, GrowingAnswer, LiveMessage
 from bots.gateway import alongside, on_message_step, CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
 from commands.parser import parse
 from commands.registry import group_admin, telegram_menu
@@ -286,8 +287,9 @@ class TelegramAdapter:
             inc = await self._incoming(bot, message.chat, message.from_user, thread, text, changes)
             # Links to transcript rows are by the chat's message ids (a topic's messages are numbered with the chat's).
             inc = replace(inc, message_id=str(message.message_id), replied=str(replied.message_id) if replied else "")
-            replies = await self.gateway.handle(inc)
-            await self._post(bot, message.chat.id, thread, replies, message.message_id)
+            growing = GrowingAnswer(self._live(bot, message.chat.id, thread, message.message_id))
+            replies = await self.gateway.handle(inc, growing)
+            await self._post(bot, message.chat.id, thread, replies, message.message_id, growing)
 
     async def _answer_press(self, update: Update, bot: Bot) -> None:
         query = update.callback_query
@@ -392,13 +394,45 @@ class TelegramAdapter:
         return member.status in ADMINS
 
     # replies ---------------------------------------------------------------------------------
-    async def _post(self, bot: Bot, chat_id: int, thread: int | None, replies: list[Reply], reply_to: int | None) -> None:
+    def _live(self, bot: Bot, chat_id: int, thread: int | None, reply_to: int) -> LiveMessage:
+        """A growing answer in this chat: posted in reply to the person's message, then edited."""
+
+        async def post(text: str) -> Message:
+            return await self._send(bot, chat_id, thread, text, None, reply_to)
+
+        async def edit(message: Message, text: str) -> None:
+            change = functools.partial(bot.edit_message_text, chat_id=chat_id, message_id=message.message_id)
+            try:
+                try:
+                    await change(to_html(text), parse_mode=ParseMode.HTML)
+                except BadRequest as err:
+                    if "entities" not in str(err).lower():
+                        raise
+                    await change(text)  # formatting Telegram refused: say it plainly
+            except BadRequest as err:
+                if "not modified" not in str(err).lower():  # the same text again is no failure
+                    raise
+
+        # Half the limit: Telegram counts UTF-16 units, and a growing text is not measured twice.
+        return LiveMessage(post, edit, MessageLimit.MAX_TEXT_LENGTH // 2, TELEGRAM_EVERY)
+
+    async def _post(
+        self, bot: Bot, chat_id: int, thread: int | None, replies: list[Reply], reply_to: int | None,
+        growing: GrowingAnswer | None = None,
+    ) -> None:
         for reply in replies:
             # Telegram counts UTF-16 units: an emoji is two, so a text with any is cut at half the length.
             wide = len(reply.text.encode("utf-16-le")) > 2 * len(reply.text)
             limit = MessageLimit.MAX_TEXT_LENGTH // (2 if wide else 1)
             pieces = [p for p in split_text(reply.text, limit) if p.strip()]
             posted = []
+            if growing is not None and growing.posted and reply.kind == "answer" and not reply.buttons and pieces:
+                # The answer was shown as it grew: its message takes the final text, the rest follows.
+                first = split_text(pieces[0], growing.live.limit)
+                await growing.finish(first[0])
+                posted.append((str(growing.handle.message_id), first[0]))
+                pieces = [p for p in [*first[1:], *pieces[1:]] if p.strip()]
+                growing, reply_to = None, None
             for i, piece in enumerate(pieces):
                 markup = self._keyboard(reply.buttons) if i == len(pieces) - 1 else None
                 sent = await self._send(bot, chat_id, thread, piece, markup, reply_to if i == 0 else None)

@@ -29,6 +29,8 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
         if name.startswith("KAZMA_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("KAZMA_CONFIG", str(tmp_path / "no-user-file.toml"))
+    # The offline model streams its words without a pause (a test of streaming sets its own).
+    monkeypatch.setenv("KAZMA_MODEL__PIECE_SECONDS", "0")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     yield

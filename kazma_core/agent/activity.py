@@ -20,6 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from kazma_core.catalogue import sentence
+from kazma_core.catalogue.errors import ERRORS
 from kazma_core.catalogue.tools import label_id
 
 RESULT_CHARS = 2000
@@ -123,3 +124,10 @@ def answer_rows_tools(rows: Sequence[tuple[int, int, str]], messages: Sequence[B
         if role != "user":
             answer_of[turn] = row_id
     return {answer_of[turn]: blocks for turn, blocks in by_turn.items() if turn in answer_of}
+
+
+def stopped_words(text: str) -> str:
+    """The words an answer stopped while it was said had reached: its row's text is those words,
+    then the stopped sentence (agent/graph.py); "" for a turn stopped before it answered."""
+    tail = f"\n\n({ERRORS['turn_stopped'].en})"
+    return text[: -len(tail)] if text.endswith(tail) else ""

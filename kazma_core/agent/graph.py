@@ -154,7 +154,7 @@ async def _ask(model: Runnable[Any, BaseMessage], messages: list[BaseMessage], a
 def _stopped_reply(said: str, gathered: AIMessageChunk) -> AIMessage:
     """A reply cut by Stop: what was said is its text, marked stopped (its transcript row says so)."""
     reason = ERRORS["turn_stopped"].en
-    note = {"role": "stopped", "text": f"{said}\n\n({reason})" if said else reason}
+    note = {"role": "stopped", "text": f"{said}\n\n({reason})" if said else reason}  # read back by activity.stopped_words
     return AIMessage(content=said or f"(No answer: {reason})", additional_kwargs={NOTE_KEY: note},
                      usage_metadata=gathered.usage_metadata)
 

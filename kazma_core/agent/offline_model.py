@@ -21,6 +21,7 @@ from langchain_core.tools import BaseTool
 
 FACTS_HEADER = "Known facts:"
 
+STREAM_SECONDS = 3.0  # the longest a streamed answer takes, its pauses together
 PIECE = re.compile(r"\s*\S+")  # a word with the space before it: the pieces an answer streams in
 
 _COMMANDS: list[tuple[re.Pattern[str], str]] = [
@@ -95,9 +96,12 @@ class OfflineChatModel(BaseChatModel):
         self, messages: list[BaseMessage], stop: list[str] | None = None,
         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        for n, chunk in enumerate(self._pieces(messages)):
-            if n and self.piece_seconds:
-                await asyncio.sleep(self.piece_seconds)
+        chunks = self._pieces(messages)
+        # A long answer still streams in a few seconds at most, however many words it has.
+        pause = min(self.piece_seconds, STREAM_SECONDS / len(chunks))
+        for n, chunk in enumerate(chunks):
+            if n and pause:
+                await asyncio.sleep(pause)
             yield ChatGenerationChunk(message=chunk)
 
     def _respond(self, messages: list[BaseMessage]) -> AIMessage:

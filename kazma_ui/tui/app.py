@@ -17,7 +17,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Footer, Header, Input, Static
 
 from commands import render
 from commands.i18n import error_text, step_label
@@ -48,6 +48,8 @@ class KazmaTui(App[None]):
     CSS = """
     #main { height: 1fr; }
     #cards { height: auto; }
+    #working { height: 1; padding: 0 1; color: $accent; display: none; }
+    #working.on { display: block; }
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class KazmaTui(App[None]):
             yield ChatList(self.lang)
             with Vertical():
                 yield ChatView(self.lang)
+                yield Static(f"⋯ {say('working', self.lang)}", id="working", markup=False)
                 yield Vertical(id="cards")
                 yield InputLine(self.lang)
         yield Footer()
@@ -167,6 +170,7 @@ class KazmaTui(App[None]):
         if self.working:
             title = f"{title} · {say('working', self.lang)}"
         self.sub_title = title
+        self.query_one("#working").set_class(self.working, "on")  # the working sign above the input line
 
     def _set_working(self, on: bool, step: dict[str, Any] | None = None, *, forget_step: bool = False) -> None:
         self.working = on
@@ -199,6 +203,14 @@ class KazmaTui(App[None]):
             async with self._view_lock:
                 await self.view.add_message(data["role"], data["text"], data["turn_index"])
             self._set_working(data["role"] == "user")
+        elif event.type == "delta":
+            async with self._view_lock:
+                await self.view.grow(str(data["text"]))
+            if not self.working:
+                self._set_working(True)
+        elif event.type == "tool":
+            async with self._view_lock:
+                await self.view.show_tool(data)
         elif event.type == "snapshot":
             self._set_working(True, data)
         elif event.type == "approval":

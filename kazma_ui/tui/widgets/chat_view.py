@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static
 
+from kazma_core.agent.activity import stopped_words
 from kazma_core.catalogue import sentence
 from kazma_ui.step_views import role_name
 
@@ -23,15 +26,70 @@ class Entry:
     text: str
     turn_index: int | None = None
     row_id: int | None = field(default=None, compare=False)  # the transcript row's id (None: from the stream)
+    tools: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # the turn's tool calls, on its answer row
 
     def shown(self, lang: str = "en") -> str:
         if self.kind == "command":
             return f"› {self.text}"
         if self.kind in NOTES:
             return self.text
-        if self.kind == "stopped":  # the row's sentence, in the person's language
-            return f"{role_name('stopped', lang)}: {sentence('errors.turn_stopped', lang)}"
+        if self.kind == "stopped":  # what was said before the Stop, then the row's sentence in the person's language
+            said = stopped_words(self.text)
+            reason = sentence("errors.turn_stopped", lang)
+            return f"{role_name('stopped', lang)}: {said}\n({reason})" if said else f"{role_name('stopped', lang)}: {reason}"
         return f"{role_name(self.kind, lang)}: {self.text}"
+
+
+def tool_title(block: dict[str, Any], lang: str) -> str:
+    """A tool call's line: the tool in people's words, and how it went."""
+    state = sentence("tool_states." + str(block["state"]), lang)
+    return f"⚙ {sentence(block['label_id'], lang)} · {state}"
+
+
+class ToolLine(Static):
+    """One tool call of a turn: one line, folded; opened (a click, or Enter on it), its arguments
+    and its result. A single widget: a long chat draws hundreds of them."""
+
+    DEFAULT_CSS = """
+    ToolLine { margin-bottom: 1; color: $text-muted; }
+    ToolLine:focus { text-style: bold; }
+    """
+    can_focus = True
+
+    def __init__(self, block: dict[str, Any], lang: str) -> None:
+        self.lang = lang
+        self.call_id = str(block["call_id"])
+        self.block = block
+        self.collapsed = True
+        super().__init__(self._text(), markup=False, classes="tool")
+
+    @property
+    def title(self) -> str:
+        return tool_title(self.block, self.lang)
+
+    @property
+    def details(self) -> str:
+        args = json.dumps(self.block.get("args") or {}, ensure_ascii=False)
+        result = str(self.block.get("result") or "")
+        more = int(self.block.get("result_chars") or 0) - len(result)
+        return f"{args}\n{result}" + (f"\n… (+{more})" if more > 0 else "")
+
+    def _text(self) -> str:
+        return f"▶ {self.title}" if self.collapsed else f"▼ {self.title}\n{self.details}"
+
+    def toggle(self) -> None:
+        self.collapsed = not self.collapsed
+        self.update(self._text())
+
+    def on_click(self) -> None:
+        self.toggle()
+
+    def key_enter(self) -> None:
+        self.toggle()
+
+    def update_block(self, block: dict[str, Any]) -> None:
+        self.block = block
+        self.update(self._text())
 
 
 class ChatView(VerticalScroll):
@@ -74,6 +132,8 @@ class ChatView(VerticalScroll):
         self.entries: list[Entry] = []
         self.more = False  # older messages than the first shown are on the server
         self._asked = False  # an OlderWanted is on its way
+        self._growing: Static | None = None  # the answer being said, drawn as it grows
+        self._said = ""
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -87,22 +147,25 @@ class ChatView(VerticalScroll):
             self.post_message(self.OlderWanted(first))
 
     def texts(self) -> list[str]:
-        """What the view shows, line by line (read off its widgets)."""
-        return [str(child.content) for child in self.query(Static)]
+        """What the view shows, line by line (read off its widgets; tool calls are `tool_lines`)."""
+        return [str(child.content) for child in self.children if isinstance(child, Static) and not isinstance(child, ToolLine)]
+
+    def tool_lines(self) -> list[str]:
+        """The tool calls shown, their titles in order."""
+        return [line.title for line in self.query(ToolLine)]
 
     async def show_transcript(self, messages: list[dict[str, Any]], more: bool = False) -> None:
         """Show the chat as the server has it: all of it, or (`more`) its newest page. When what is
         shown still leads up to it (a reconnect, a reload that took nothing back), only the rest is
         added: notes and older pages read stay."""
-        new = [Entry(m["role"], m["text"], m["turn_index"], m.get("id")) for m in messages]
+        new = [_entry(m) for m in messages]
         old = [e for e in self.entries if e.kind not in NOTES]
         start = 0
         if more and new:
             start = next((i for i, e in enumerate(old) if e.row_id == new[0].row_id), len(old) + 1)
         shown = old[start:]
         if start > len(old) or new[: len(shown)] != shown:
-            await self.remove_children()
-            self.entries = []
+            await self.clear()
             shown = []
         if not self.entries:
             self.more = more
@@ -114,12 +177,12 @@ class ChatView(VerticalScroll):
 
     async def show_older(self, messages: list[dict[str, Any]], more: bool) -> None:
         """Older messages, put above those shown; what the person was reading stays in place."""
-        entries = [Entry(m["role"], m["text"], m["turn_index"], m.get("id")) for m in messages]
+        entries = [_entry(m) for m in messages]
         height = self.virtual_size.height
         self.more = more
         if entries:
             self.entries[:0] = entries
-            await self.mount(*(Static(e.shown(self.lang), classes=e.kind, markup=False) for e in entries), before=0)
+            await self.mount(*(w for e in entries for w in self._widgets(e)), before=0)
         self._asked = False
 
         def keep_place() -> None:
@@ -132,12 +195,41 @@ class ChatView(VerticalScroll):
     async def clear(self) -> None:
         await self.remove_children()
         self.entries = []
+        self._growing = None
 
     async def add_message(self, role: str, text: str, turn_index: int) -> None:
-        """A message from the stream; one the transcript already showed is not shown twice."""
+        """A message from the stream; one the transcript already showed is not shown twice. The
+        answer drawn as it grew gives way to it."""
+        await self._end_growing()
         entry = Entry(role, text, turn_index)
         if entry not in self.entries:
             await self._add(entry)
+
+    async def grow(self, text: str) -> None:
+        """A piece of the answer being said: drawn at once, after what came before it."""
+        if self._growing is None:
+            self._said = ""
+            self._growing = Static("", classes="assistant growing", markup=False)
+            await self.mount(self._growing)
+        self._said += text
+        self._growing.update(f"{role_name('assistant', self.lang)}: {self._said}")
+        self.scroll_end(animate=False)
+
+    async def show_tool(self, block: dict[str, Any]) -> None:
+        """A tool call starting (a new line) or ending (its line says how it went). Words said
+        before it were not the answer: the answer starts afresh after it."""
+        await self._end_growing()
+        line = next((t for t in self.query(ToolLine) if t.call_id == str(block["call_id"])), None)
+        if line is None:
+            await self.mount(ToolLine(block, self.lang))
+            self.scroll_end(animate=False)
+        else:
+            line.update_block(block)
+
+    async def _end_growing(self) -> None:
+        if self._growing is not None:
+            await self._growing.remove()
+            self._growing = None
 
     async def add_note(self, text: str, alert: bool = False) -> None:
         await self._add(Entry("alert" if alert else "note", text))
@@ -145,7 +237,16 @@ class ChatView(VerticalScroll):
     async def add_command(self, text: str) -> None:
         await self._add(Entry("command", text))
 
+    def _widgets(self, entry: Entry) -> list[Widget]:
+        """What shows an entry: its turn's tool calls first (on an answer row), then its text."""
+        return [*(ToolLine(b, self.lang) for b in entry.tools), Static(entry.shown(self.lang), classes=entry.kind, markup=False)]
+
     async def _add(self, entry: Entry) -> None:
         self.entries.append(entry)
-        await self.mount(Static(entry.shown(self.lang), classes=entry.kind, markup=False))
+        shown = {t.call_id for t in self.query(ToolLine)}  # drawn live already: not twice
+        await self.mount(*(w for w in self._widgets(entry) if not (isinstance(w, ToolLine) and w.call_id in shown)))
         self.scroll_end(animate=False)
+
+
+def _entry(row: dict[str, Any]) -> Entry:
+    return Entry(row["role"], row["text"], row["turn_index"], row.get("id"), tuple(row.get("tools") or ()))
