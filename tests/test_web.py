@@ -197,7 +197,7 @@ async def test_each_page_renders_in_english_and_in_arabic_right_to_left(server: 
             ar = await browser.get(path, headers={"Accept-Language": "ar"})
             assert html_root(ar.text) == ("ar", "rtl") and arabic in ar.text, path
             assert html_root((await browser.get(f"{path}?lang=ar")).text) == ("ar", "rtl")
-        for name in ("kazma.js", "chat.js", "replay.js", "settings.js", "kazma.css"):
+        for name in ("kazma.js", "sidebar.js", "chat.js", "replay.js", "settings.js", "kazma.css"):
             static = await browser.get(f"/static/{name}")
             assert static.status_code == 200 and static.content, name
 

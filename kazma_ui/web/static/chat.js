@@ -1,18 +1,18 @@
-// The web chat: the sidebar of chats (forks with their lineage), the transcript with the
-// reply streaming in over the chat's event stream, approval cards, and slash commands.
+// The web chat (its sidebar of chats is sidebar.js): the transcript with the reply streaming in
+// over the chat's event stream, approval cards, and slash commands.
 "use strict";
 
 (() => {
   const { t, api, el, errorText, notice, stepLabel, time, confirmBox, textDir } = Kazma;
   const $ = (id) => document.getElementById(id);
   const nodes = {
-    list: $("chat-list"), noChats: $("no-chats"), heading: $("chat-heading"), replayLink: $("chat-replay-link"),
+    heading: $("chat-heading"), replayLink: $("chat-replay-link"),
     notice: $("notice"), empty: $("empty-chat"), messages: $("messages"), approvals: $("approvals"),
     status: $("status"), form: $("composer"), input: $("message-input"), send: $("send"), stop: $("stop"),
     transcript: $("transcript"),
   };
   const state = {
-    chats: [], current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
+    current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
     running: false, ends: 0, pending: 0, more: false, loadingOlder: false,
   };
   const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
@@ -25,51 +25,18 @@
   const replayHref = (id) => `/replay?thread=${encodeURIComponent(id)}`;
   const showError = (err) => notice(nodes.notice, errorText(err));
 
-  // -- the sidebar ------------------------------------------------------------------------
-  function lineage(chat) {
-    const from = chat.forked_from;
-    if (!from) return null;
-    const source = state.chats.find((c) => c.thread_id === from.thread_id);
-    const title = source ? source.title : t("deleted_chat");
-    if (from.turn_index === null || from.turn_index === undefined) return t("forked_from_short", { title });
-    return t("forked_from", { title, turn: from.turn_index, step: from.iteration });
-  }
-
-  // Where the chat lives in a chat app: a fork opened in a Telegram topic, a Discord or Slack thread.
-  const PLATFORMS = { telegram: "Telegram", discord: "Discord", slack: "Slack" };
-  function livesIn(chat) {
-    const at = chat.lives_in;
-    if (!at) return null;
-    return t(`lives_in_${at.place}`, { platform: PLATFORMS[at.platform] || at.platform, name: at.name });
-  }
-
-  function renderSidebar() {
-    nodes.noChats.hidden = state.chats.length > 0;
-    nodes.list.replaceChildren(...state.chats.map((chat) => {
-      const link = el("a", {
-        href: `/?thread=${encodeURIComponent(chat.thread_id)}`, class: "chat-link", "data-thread": chat.thread_id,
-        "aria-current": chat.thread_id === state.current ? "page" : null,
-      }, el("span", { class: "chat-title" }, chat.title));
-      const from = lineage(chat);
-      if (from) link.append(el("span", { class: "lineage" }, from));
-      const place = livesIn(chat);
-      if (place) link.append(el("span", { class: "lives-in", "data-platform": chat.lives_in.platform }, place));
-      link.addEventListener("click", (event) => { event.preventDefault(); select(chat.thread_id, true); });
-      return el("li", {}, link);
-    }));
-    const chat = state.chats.find((c) => c.thread_id === state.current);
+  // The conversation's heading and its link to Time Travel (the sidebar is sidebar.js's).
+  function renderHead() {
+    Sidebar.setCurrent(state.current);
+    const chat = Sidebar.find(state.current);
     nodes.heading.textContent = chat ? chat.title : t("new_chat");
     nodes.replayLink.hidden = !state.current;
     if (state.current) nodes.replayLink.href = replayHref(state.current);
   }
 
   async function loadChats() {
-    try {
-      state.chats = (await api("GET", "/api/chats")).chats;
-    } catch (err) {
-      showError(err);
-    }
-    renderSidebar();
+    await Sidebar.load();
+    renderHead();
   }
 
   // -- the transcript -----------------------------------------------------------------------
@@ -310,7 +277,7 @@
     nodes.approvals.replaceChildren();
     setWorking(false);
     renderTranscript();
-    renderSidebar();
+    renderHead();
     if (!id) return;
     openStream(id);
     await refresh(true);
@@ -362,7 +329,7 @@
     }
     if (!state.current) {
       const chat = await api("POST", "/api/chats", { title: titleOf(text) });
-      state.chats.unshift(chat);
+      Sidebar.add(chat);
       await select(chat.thread_id, true);
     }
     await streamReady();
@@ -424,6 +391,7 @@
     }
   });
 
+  Sidebar.onPick((id) => select(id, true));
   $("new-chat").addEventListener("click", () => { select(null, true); nodes.input.focus(); });
   window.addEventListener("popstate", () => select(new URLSearchParams(location.search).get("thread"), false));
 
