@@ -35,6 +35,7 @@ from kazma_core.stores.types import Chat, User
 from kazma_core.stores.snapshots import StepHead, StepInfo
 from kazma_core.messages import load_messages
 from kazma_core.time_travel import strip_platform_ids
+from kazma_core.titles import fork_title
 from kazma_ui.rewind_results import (
     ChatWithSteps,
     Cleared,
@@ -365,7 +366,7 @@ class RewindService:
             messages = await self._step_messages(chat_id, head)
             new_id = uuid.uuid4().hex
             point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
-            title = f"{source.title} (fork)"[:200]
+            title = fork_title(source.title)
             # The chat row, its transcript and facts, and its first checkpoint commit together.
             writes = self.rows.fork_writes(new_id, user.id, title, chat_id, info.id, point)
             async with self.core.conversation.same_transaction(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from kazma_core.catalogue.chat_apps import CHAT_APPS
+from kazma_core.catalogue.chat_manage import SIZES
 from kazma_core.catalogue.commands import COMMANDS
 from kazma_core.catalogue.errors import ERRORS, LISTS
 from kazma_core.catalogue.help import HELP
@@ -35,6 +36,7 @@ ALL: dict[str, Text] = {
     **{f"roles.{key}": Text(*pair) for key, pair in ROLES.items()},
     **{f"errors.{key}": text for key, text in ERRORS.items()},
     **{f"help.{key}": text for key, text in HELP.items()},
+    **{f"sizes.{key}": text for key, text in SIZES.items()},
 }
 
 __all__ = ["ALL", "LANGS", "LISTS", "Text", "error_sentence", "isolate_ltr", "sentence"]

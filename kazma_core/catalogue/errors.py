@@ -77,6 +77,7 @@ ERRORS: dict[str, Text] = {
     ),
     # chats and their memories
     "title_too_long": Text("A chat title has at most {max} characters.", "لعنوان الدردشة {max} حرفًا على الأكثر."),
+    "title_empty": Text("A chat title needs some words. Type a title, or keep the one it has.", "يحتاج عنوان الدردشة إلى كلمات. اكتب عنوانًا، أو أبقِ العنوان الذي لها."),
     "memory_missing": Text(
         "There is no such memory in this chat. List the chat's memories to see them.",
         "لا توجد ذكرى كهذه في هذه الدردشة. اعرض ذكريات الدردشة لتراها.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kazma_core.catalogue.chat_manage import TERMINAL_MANAGE
 from kazma_core.catalogue.text import Text
 
 TERMINAL: dict[str, Text] = {
@@ -53,4 +54,6 @@ TERMINAL: dict[str, Text] = {
         "المفاتيح: Tab للتنقل بين قائمة الدردشات والدردشة وسطر الإدخال؛ Enter لفتح الدردشة المختارة؛ "
         "Ctrl+N لدردشة جديدة؛ على بطاقة الموافقة، a للموافقة وd للرفض؛ Ctrl+Q للخروج.",
     ),
+    # chat management (issue 23): its own module
+    **TERMINAL_MANAGE,
 }

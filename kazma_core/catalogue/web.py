@@ -6,6 +6,7 @@ in _zero/_one/_two/_few/_many is a plural form of the key before it (`Kazma.tc`)
 
 from __future__ import annotations
 
+from kazma_core.catalogue.chat_manage import WEB_MANAGE
 from kazma_core.catalogue.steps import ROLES
 
 WEB: dict[str, tuple[str, str]] = {
@@ -322,4 +323,6 @@ WEB: dict[str, tuple[str, str]] = {
     "error_forbidden": ("Only the owner can do that.", "لا يفعل هذا إلا المالك."),
     "error_invalid_input": ("That was not valid. Check it and try again.", "ما أُرسل غير صالح. راجعه وأعد المحاولة."),
     "error_invalid_setting": ("That value is refused: {reason}", "هذه القيمة مرفوضة: {reason}"),
+    # chat management (issue 23): its own module
+    **WEB_MANAGE,
 }

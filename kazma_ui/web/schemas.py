@@ -33,6 +33,7 @@ class ChatOut(BaseModel):
     turns: int
     forked_from: Lineage | None
     lives_in: LivesIn | None = None  # null: a chat of the web (or the terminal) only
+    found: str | None = None  # a search (?q=): the first message that holds the words ("" when the title did)
 
 
 class ChatList(BaseModel):
@@ -42,6 +43,11 @@ class ChatList(BaseModel):
 class NewChat(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: str | None = Field(default=None, max_length=200)
+
+
+class Rename(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(max_length=1000)  # the limit itself is the service's (a 422 naming it)
 
 
 class NewMessage(BaseModel):

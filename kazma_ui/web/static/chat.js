@@ -17,6 +17,7 @@
   };
   const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
   const READY_WAIT_MS = 3000;
+  const LAST_CHAT = "kazma.lastChat";
   // A long chat opens on its newest messages; older ones come a page at a time as the person scrolls up.
   const PAGE = 100;
   const OLDER_WHEN_PX = 80;
@@ -28,8 +29,7 @@
   // The conversation's heading and its link to Time Travel (the sidebar is sidebar.js's).
   function renderHead() {
     Sidebar.setCurrent(state.current);
-    const chat = Sidebar.find(state.current);
-    nodes.heading.textContent = chat ? chat.title : t("new_chat");
+    nodes.heading.textContent = Sidebar.title(state.current);
     nodes.replayLink.hidden = !state.current;
     if (state.current) nodes.replayLink.href = replayHref(state.current);
   }
@@ -224,6 +224,7 @@
       setWorking(true);
     });
     on("approval", () => refresh());
+    on("chat", () => loadChats()); // renamed, or named by its first message
     on("turn", (data) => {
       if (data.running) return;
       state.ends += 1;
@@ -272,7 +273,8 @@
     state.rows = [];
     state.notes = [];
     state.more = false;
-    if (push) history.pushState({ thread: id }, "", id ? `/?thread=${encodeURIComponent(id)}` : "/");
+    if (push) history.pushState({ thread: id }, "", id ? `/?thread=${encodeURIComponent(id)}` : "/?new");
+    if (id) localStorage.setItem(LAST_CHAT, id);
     notice(nodes.notice, "");
     nodes.approvals.replaceChildren();
     setWorking(false);
@@ -313,28 +315,25 @@
       }
       result = await api("POST", `${chatPath(id)}/commands`, { text: result.data.confirm || text, confirmed: true });
     }
-    addNote(...answerContent(result));
+    // Help also lists the page's keyboard shortcuts.
+    addNote(...answerContent(result), ...(/^\/help(?:\s|$)/.test(text) ? ["\n\n", t("keys_help")] : []));
   }
 
   // -- sending ---------------------------------------------------------------------------------
-  function titleOf(text) {
-    const flat = text.replace(/\s+/g, " ").trim();
-    return flat.length <= 60 ? flat : flat.slice(0, 59) + "…";
-  }
-
   async function send(text) {
     if (COMMAND.test(text)) {
       await runCommand(text);
       return;
     }
     if (!state.current) {
-      const chat = await api("POST", "/api/chats", { title: titleOf(text) });
+      const chat = await api("POST", "/api/chats"); // named by its first message, on the server
       Sidebar.add(chat);
       await select(chat.thread_id, true);
     }
     await streamReady();
     const ends = state.ends;
     await api("POST", `${chatPath(state.current)}/messages?wait=false`, { text });
+    loadChats(); // a first message names its chat
     if (ends === state.ends) setWorking(true); // unless the turn was over before its answer came
   }
 
@@ -392,11 +391,45 @@
   });
 
   Sidebar.onPick((id) => select(id, true));
-  $("new-chat").addEventListener("click", () => { select(null, true); nodes.input.focus(); });
+  Sidebar.onDeleted(() => select(null, true));
+  Sidebar.onChanged(renderHead);
+  const newChat = () => { Sidebar.closeDrawer(); select(null, true); nodes.input.focus(); };
+  $("new-chat").addEventListener("click", newChat);
   window.addEventListener("popstate", () => select(new URLSearchParams(location.search).get("thread"), false));
 
+  // Keyboard shortcuts (listed by /help): new chat, the message box, stop, search.
+  document.addEventListener("keydown", (event) => {
+    const mod = event.ctrlKey || event.metaKey;
+    if (mod && event.shiftKey && event.key.toLowerCase() === "o") {
+      event.preventDefault();
+      newChat();
+    } else if (mod && !event.shiftKey && event.key.toLowerCase() === "k") {
+      event.preventDefault();
+      Sidebar.focusSearch();
+    } else if (event.key === "Escape" && event.shiftKey) {
+      event.preventDefault();
+      Sidebar.closeDrawer();
+      nodes.input.focus();
+    } else if (event.key === "Escape" && state.running && !document.querySelector("dialog[open]")) {
+      event.preventDefault();
+      stopTurn();
+    }
+  });
+
+  // "/" opens the chat last opened here (else the newest); "/?new" is a new chat.
   (async () => {
     await loadChats();
-    await select(new URLSearchParams(location.search).get("thread"), false);
+    const params = new URLSearchParams(location.search);
+    let id = params.get("thread");
+    if (!id && !params.has("new")) {
+      const chats = Sidebar.chats();
+      const last = localStorage.getItem(LAST_CHAT);
+      const open = chats.find((c) => c.thread_id === last) || chats[0];
+      if (open) {
+        id = open.thread_id;
+        history.replaceState({ thread: id }, "", `/?thread=${encodeURIComponent(id)}`);
+      }
+    }
+    await select(id, false);
   })();
 })();
