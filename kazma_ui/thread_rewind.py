@@ -118,6 +118,10 @@ class RewindService:
         given, prefix = step_prefix(address)
         found = await self.core.snapshots.find(chat_id, prefix, limit=10)
         if not found:
+            chat = await self.core.store.get_chat(chat_id)
+            source = chat.forked_from["thread_id"] if chat and chat.forked_from else None
+            if source and await self.core.snapshots.find(source, prefix, limit=1):
+                raise NotFound(message_id="step_in_source", address=given, chat=source)
             raise NotFound(message_id="step_not_found", address=given)
         if len(found) > 1:
             raise AmbiguousStep(

@@ -42,7 +42,7 @@ WEB_MANAGE: dict[str, tuple[str, str]] = {
     "model_system_prompt": ("System prompt", "موجّه النظام"),
     "model_provider_offline": ("Offline (built in, for trying Kazma)", "دون اتصال (مدمج، لتجربة كازما)"),
     "model_provider_openai": ("OpenAI-compatible", "متوافق مع OpenAI"),
-    "model_provider_anthropic": ("Anthropic", "Anthropic"),
+    "model_provider_anthropic": ("Anthropic", "أنثروبيك (Anthropic)"),
     "theme": ("Theme", "المظهر"),
     "theme_auto": ("As the browser", "كالمتصفح"),
     "theme_light": ("Light", "فاتح"),

@@ -105,6 +105,13 @@ ERRORS: dict[str, Text] = {
         "No saved step of this chat starts with {address}. /replay list shows the steps.",
         "لا توجد خطوة محفوظة بالمعرّف {address} في هذه الدردشة (ربما حُذفت). يعرض /replay list الخطوات.",
     ),
+    # a step of a fork's source named inside the fork (issue 23)
+    "step_in_source": Text(
+        "{address} is a step of the chat this one was forked from, not of this one. To compare with it, "
+        "give it as {chat}:{address}; to restore or fork it, open that chat.",
+        "الخطوة {address} من الدردشة التي فُرّعت منها هذه، لا من هذه. لتقارن بها، "
+        "اكتبها هكذا {chat}:{address}؛ ولتستعيدها أو تفرّعها، افتح تلك الدردشة.",
+    ),
     "ambiguous_step": Text(
         "{address} matches {count} steps: {matches}. Give more characters.",
         "هذا الجزء من المعرّف ({address}) يطابق {count} خطوات: {matches}. أعطِ أحرفًا أكثر.",

@@ -142,10 +142,20 @@ class ChatView(VerticalScroll):
     async def add_note(self, text: str, alert: bool = False) -> None:
         await self._add(Entry("alert" if alert else "note", text))
 
-    async def add_command(self, text: str) -> None:
-        await self._add(Entry("command", text))
+    async def add_command(self, text: str) -> Static:
+        """A command as typed; the line shown, so that it can be taken away again (`forget`)."""
+        return await self._add(Entry("command", text))
 
-    async def _add(self, entry: Entry) -> None:
+    async def forget(self, line: Static) -> None:
+        """Take a line away (a command's echo that must come after what the command brought back)."""
+        children = list(self.query(Static))
+        if line in children:
+            del self.entries[children.index(line)]
+            await line.remove()
+
+    async def _add(self, entry: Entry) -> Static:
         self.entries.append(entry)
-        await self.mount(Static(entry.shown(self.lang), classes=entry.kind, markup=False))
+        line = Static(entry.shown(self.lang), classes=entry.kind, markup=False)
+        await self.mount(line)
         self.scroll_end(animate=False)
+        return line
