@@ -176,3 +176,25 @@ async def test_settings_show_sizes_in_mb_and_the_model_in_both_languages(web: We
         await expect(page.locator("#model-prompt")).to_contain_text("You are Kazma")
         await view_shot(page, f"settings-model-{lang}.png")
         await page.context.close()
+
+
+async def test_compare_names_costs_in_words_and_opens_a_long_message_whole(web: Web) -> None:
+    chat = await web.chat("Long", "calc 1+1", "big 2")
+    listing = await web.steps(chat)
+    first, last = listing["snapshots"][0]["snapshot_id"], listing["snapshots"][-1]["snapshot_id"]
+    page = await open_page(web, f"/replay?thread={chat}", DESK)
+    await page.click("#tab-compare")
+    await expect(page.locator("#panel-compare")).to_contain_text("or from a fork of it or the chat it was forked from")
+    await page.select_option("#compare-a", first)
+    await page.select_option("#compare-b", last)
+    await page.click("#compare-run")
+    long = page.locator(".side-by-side td", has=page.locator(".show-all")).first
+    before = await long.locator(".said").inner_text()
+    assert before.endswith("…") and len(before) <= 400
+    await long.locator(".show-all").click()
+    assert len(await long.locator(".said").inner_text()) >= 2048  # the whole tool result
+    await expect(long.locator(".show-all")).to_have_text("Show less")
+    cost = page.locator(".fields tr", has_text="Cost")
+    await expect(cost).to_contain_text("Tokens read: +")
+    assert "input_tokens" not in await cost.inner_text()
+    await view_shot(page, "compare-words.png")

@@ -242,7 +242,7 @@ def test_every_string_the_pages_use_is_in_the_catalogue_and_every_entry_is_used(
     assert {key.removeprefix("errors.") for key in named_errors} <= ERRORS.keys()
     assert not asked - named_errors - i18n.STRINGS.keys(), asked - named_errors - i18n.STRINGS.keys()
     # Keys built in the scripts from a prefix: `role_${role}`, "error_" + code, ...
-    families = ("decision_", "error_", "lives_in_", "model_provider_", "role_", "setting_")
+    families = ("cost_", "decision_", "error_", "lives_in_", "model_provider_", "role_", "setting_")
     for family in families:
         assert f"`{family}${{" in source or f'"{family}" +' in source, family
     unused = {

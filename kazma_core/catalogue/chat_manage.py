@@ -43,6 +43,12 @@ WEB_MANAGE: dict[str, tuple[str, str]] = {
     "model_provider_offline": ("Offline (built in, for trying Kazma)", "دون اتصال (مدمج، لتجربة كازما)"),
     "model_provider_openai": ("OpenAI-compatible", "متوافق مع OpenAI"),
     "model_provider_anthropic": ("Anthropic", "أنثروبيك (Anthropic)"),
+    # Compare's words (issue 23, point 9)
+    "cost_input_tokens": ("Tokens read", "الرموز المقروءة"),
+    "cost_output_tokens": ("Tokens written", "الرموز المكتوبة"),
+    "cost_model_calls": ("Model calls", "نداءات النموذج"),
+    "show_all": ("Show all ({count} characters)", "اعرض الكل ({count} حرفًا)"),
+    "show_less": ("Show less", "اعرض أقل"),
     "theme": ("Theme", "المظهر"),
     "theme_auto": ("As the browser", "كالمتصفح"),
     "theme_light": ("Light", "فاتح"),
