@@ -29,6 +29,6 @@ def title_from(message: str) -> str:
 
 
 def fork_title(source_title: str) -> str:
-    """A fork's title: its source's, shortened so that the mark that it is a fork stays in view."""
-    base = source_title[: -len(FORK_MARK)] if source_title.endswith(FORK_MARK) else source_title
-    return shortened(base, FITS - len(FORK_MARK)) + FORK_MARK
+    """A fork's title: its source's, shortened so that the mark that it is a fork stays in view
+    (a fork of a fork says so twice, so the two read apart)."""
+    return shortened(source_title, FITS - len(FORK_MARK)) + FORK_MARK

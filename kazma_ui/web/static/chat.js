@@ -247,7 +247,7 @@
         refresh();
         return;
       }
-      const reloaded = { restored: "reloaded_restored", undone: "reloaded_undone" }[data.reason] || "reloaded";
+      const reloaded = { restored: "reloaded_restored", undone: "reloaded_undone", forgotten: "forgot_chat" }[data.reason] || "reloaded";
       notice(nodes.notice, t(reloaded), "info");
       if (data.reason === "restored") {
         state.notes = []; // they spoke of steps that may be gone
