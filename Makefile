@@ -19,11 +19,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEST_WORKERS ?= 4
 
 # The venv's own pip is kept: it installs the project (editable, from pyproject.toml) as it is, and
-# upgrading it first cost about half a minute of a fresh clone's install.
+# upgrading it first cost about half a minute of a fresh clone's install. What pip and setuptools say
+# on the way (setuptools' multi-line "editable install" notes among it) goes to a log, shown only
+# when the install fails.
 $(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "Installing Kazma and its dependencies into $(VENV) (a few minutes the first time; log: $(VENV)/install.log)"
+	@$(PY) -m pip install --quiet -e '.[test]' > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@touch $(STAMP)
 
 $(CHROMIUM):
 	$(SUDO) apt-get update

@@ -15,9 +15,8 @@ from kazma_core.stores.message_links import MessageLinks
 from kazma_core.stores.types import Chat, User
 from kazma_core.stores.interfaces import AppStore, ConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
+from kazma_core.titles import FITS, MAX_TITLE, UNTITLED, shortened
 from kazma_core.undo_keep import FORGOTTEN, TURN, UndoKeep
-
-MAX_TITLE = 200
 
 
 class ChatService:
@@ -56,13 +55,25 @@ class ChatService:
         return chat
 
     async def create(self, user: User, title: str | None = None) -> Chat:
-        title = (title or "").strip() or "New chat"
-        if len(title) > MAX_TITLE:
-            raise InvalidInput(message_id="title_too_long", max=MAX_TITLE)
-        return await self.store.create_chat(user.id, title)
+        """A new chat; without a title it is named by its first message (see TurnRunner.begin)."""
+        return await self.store.create_chat(user.id, _title(title, UNTITLED))
 
     async def list(self, user: User) -> list[Chat]:
         return await self.store.list_chats(user.id)
+
+    async def search(self, user: User, query: str) -> list[tuple[Chat, str]]:
+        """The user's chats whose title or a message holds the query, each with a piece of the
+        message found around the words ("" when the title held them)."""
+        query = " ".join(query.split())
+        return [(chat, around(found, query)) for chat, found in await self.store.search_chats(user.id, query)]
+
+    async def rename(self, user: User, chat_id: str, title: str) -> Chat:
+        await self.owned(user, chat_id)
+        chat = await self.store.rename_chat(chat_id, _title(title, None))
+        if chat is None:
+            raise NotFound(message_id="chat_not_yours")
+        self.events.publish(chat_id, "chat", {"title": chat.title})
+        return chat
 
     async def delete(self, user: User, chat_id: str) -> None:
         """Delete a chat with its steps (they are copies of it) and its conversation.
@@ -151,3 +162,24 @@ class ChatService:
             raise NotFound(message_id="memory_missing")
         await self.snapshots.delete_from_turn(chat_id, fact.turn_index)
         await self._purge()
+
+
+def _title(title: str | None, otherwise: str | None) -> str:
+    """A title as typed, on one line; an empty one is refused unless there is a placeholder."""
+    flat = " ".join((title or "").split())
+    if not flat:
+        if otherwise is None:
+            raise InvalidInput(message_id="title_empty")
+        return otherwise
+    if len(flat) > MAX_TITLE:
+        raise InvalidInput(message_id="title_too_long", max=MAX_TITLE)
+    return flat
+
+
+def around(text: str, query: str) -> str:
+    """A piece of the text on one line, with the query's first occurrence in view."""
+    flat = " ".join(text.split())
+    at = flat.casefold().find(query.casefold())
+    if at <= FITS // 3:
+        return shortened(flat, FITS * 2)
+    return "…" + shortened(flat[at - FITS // 3 :], FITS * 2)

@@ -49,6 +49,7 @@ from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores import snapshots_upkeep as upkeep
 from kazma_core.stores.steps_space import steps_space
 from kazma_core.undo_keep import UndoKeep
+from kazma_core.sizes import human_size
 
 if TYPE_CHECKING:
     from kazma_core.core import Core
@@ -145,19 +146,15 @@ class PassReport:
         return max(self.disk_bytes_before - self.disk_bytes_after, 0)
 
 
-def megabytes(n: int) -> str:
-    return f"{n / (1024 * 1024):.1f} MB"
-
-
 def compaction_decision(free_bytes: int, file_bytes: int) -> Compaction:
     """Compact only when at least a quarter of the file, and MIN_FREE_BYTES, is free pages."""
     enough = free_bytes >= MIN_FREE_BYTES
     share = free_bytes * MIN_FREE_SHARE >= file_bytes and file_bytes > 0
-    facts = f"{megabytes(free_bytes)} of {megabytes(file_bytes)} is free pages"
+    facts = f"{human_size(free_bytes)} of {human_size(file_bytes)} is free pages"
     if enough and share:
-        return Compaction(True, f"{facts} (at least {megabytes(MIN_FREE_BYTES)} and a quarter of the file)")
+        return Compaction(True, f"{facts} (at least {human_size(MIN_FREE_BYTES)} and a quarter of the file)")
     if not enough:
-        return Compaction(False, f"{facts}; compaction waits for at least {megabytes(MIN_FREE_BYTES)}")
+        return Compaction(False, f"{facts}; compaction waits for at least {human_size(MIN_FREE_BYTES)}")
     return Compaction(False, f"{facts}; compaction waits for at least a quarter of the file")
 
 
@@ -295,7 +292,7 @@ class Maintenance:
         log.info(
             "clean-up: %d steps deleted (%d of deleted chats), %d checkpoints pruned, %s freed on disk, "
             "compacted: %s, checks %s, %.2f s",
-            report.steps_deleted, report.orphan_steps, report.checkpoints_pruned, megabytes(report.disk_bytes_freed),
+            report.steps_deleted, report.orphan_steps, report.checkpoints_pruned, human_size(report.disk_bytes_freed),
             report.compacted, "passed" if check.passed else "FAILED", report.seconds,
         )
         return report

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 from kazma_core.backup import NEVER_COPIED, create_backup, ensure_databases, restore_backup, verify_backup
 from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError
-from kazma_core.maintenance import Maintenance, PassReport, megabytes
+from kazma_core.maintenance import Maintenance, PassReport
+from kazma_core.sizes import human_size
 from kazma_core.migration import export_bundle, import_bundle
 from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
@@ -143,8 +144,8 @@ def describe_pass(report: PassReport, settings: Settings) -> list[str]:
         f"(the newest {report.checkpoints_per_chat} kept per chat)"
     )
     lines.append(
-        f"  Saved steps: {megabytes(report.step_bytes_before)} -> {megabytes(report.step_bytes_after)} "
-        f"({megabytes(max(report.step_bytes_before - report.step_bytes_after, 0))} freed)"
+        f"  Saved steps: {human_size(report.step_bytes_before)} -> {human_size(report.step_bytes_after)} "
+        f"({human_size(max(report.step_bytes_before - report.step_bytes_after, 0))} freed)"
     )
     if report.compaction is None:
         lines.append("  Not compacted: auto_maintain is off")
@@ -152,8 +153,8 @@ def describe_pass(report: PassReport, settings: Settings) -> list[str]:
         how = " (VACUUM FULL)" if url and report.compacted else ""
         lines.append(f"  {'Compacted' if report.compacted else 'Not compacted'}{how}: {report.compaction.reason}")
     lines.append(
-        f"  {report.where} on disk: {megabytes(report.disk_bytes_before)} -> {megabytes(report.disk_bytes_after)} "
-        f"({megabytes(report.disk_bytes_freed)} given back)"
+        f"  {report.where} on disk: {human_size(report.disk_bytes_before)} -> {human_size(report.disk_bytes_after)} "
+        f"({human_size(report.disk_bytes_freed)} given back)"
     )
     check = report.verification
     if check is not None:
@@ -183,7 +184,7 @@ def cmd_backup_create(args: argparse.Namespace) -> int:
     print(f"Backup written to {report.path}")
     print(f"  from {stored_in(settings)}")
     for name, entry in report.manifest.files.items():
-        print(f"  {name}: {megabytes(entry.bytes)}, sha256 {entry.sha256}")
+        print(f"  {name}: {human_size(entry.bytes)}, sha256 {entry.sha256}")
     print(f"  {steps_in(settings)} is not in it: saved steps are never backed up.")
     print(f"Restore it with: kazma backup restore {report.path}")
     return 0
@@ -211,10 +212,10 @@ def cmd_migrate_export(args: argparse.Namespace) -> int:
     with data_folder(args) as settings, DataFolderLock.shared(settings.data_dir):
         asyncio.run(ensure_databases(settings))
         report = export_bundle(settings, file)
-    print(f"Migration bundle written to {file} ({megabytes(file.stat().st_size)})")
+    print(f"Migration bundle written to {file} ({human_size(file.stat().st_size)})")
     print(f"  from {stored_in(settings)}")
     for name, entry in report.manifest.files.items():
-        print(f"  {name}: {megabytes(entry.bytes)}, sha256 {entry.sha256}")
+        print(f"  {name}: {human_size(entry.bytes)}, sha256 {entry.sha256}")
     print(f"  {counted(len(report.overrides), 'settings override')}; {steps_in(settings)} is not in it "
           "(saved steps never travel)")
     print("  It holds your chats and token hashes: keep it private.")

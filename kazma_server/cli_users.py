@@ -9,7 +9,9 @@ from typing import Any
 
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
+from kazma_core.catalogue import sentence
 from kazma_core.quota import folder_bytes
+from kazma_core.sizes import human_size
 from kazma_core.settings import Settings
 from kazma_server.cli_data import data_folder
 from kazma_core.stores.types import User
@@ -48,11 +50,11 @@ async def _list(settings: Settings) -> list[str]:
         for user in await core.store.users():
             chats = await core.chats.list(user)
             room = await core.turns.quota.room(user.id)
-            lines.append(
-                f"{user.name}\t{user.role}\t{len(chats)} chat{'s' if len(chats) != 1 else ''}\t"
-                f"{room.used // 1024} KB of {room.quota // 1024} KB"
-            )
-        return lines or ["No users yet: `kazma serve` makes the owner on its first start."]
+            storage = sentence("terminal.users_storage", "en", used=human_size(room.used), quota=human_size(room.quota))
+            lines.append(f"{user.name}\t{user.role}\t{len(chats)} chat{'s' if len(chats) != 1 else ''}\t{storage}")
+        if not lines:
+            return ["No users yet: `kazma serve` makes the owner on its first start."]
+        return [sentence("terminal.users_header", "en"), *lines]
     finally:
         await core.close()
 
@@ -100,7 +102,7 @@ async def _remove(settings: Settings, name: str, really: bool) -> list[str]:
         files = await asyncio.to_thread(folder_bytes, folder)
         what = (
             f"{name}: {len(chats)} chat{'s' if len(chats) != 1 else ''} with their memories, "
-            f"{steps} saved step{'s' if steps != 1 else ''}, {files // 1024} KB of files, tokens and linked chat apps"
+            f"{steps} saved step{'s' if steps != 1 else ''}, {human_size(files)} of files, tokens and linked chat apps"
         )
         if not really:
             raise KazmaError(f"This would remove {what}. The audit trail is kept. Run it again with --yes to do it.")

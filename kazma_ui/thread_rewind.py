@@ -39,6 +39,7 @@ from kazma_core.stores.types import Chat, User
 from kazma_core.stores.snapshots import StepHead, StepInfo
 from kazma_core.messages import load_messages
 from kazma_core.time_travel import strip_platform_ids
+from kazma_core.titles import fork_title
 from kazma_ui.rewind_results import (
     ChatWithSteps,
     Cleared,
@@ -141,6 +142,10 @@ class RewindService:
         given, prefix = step_prefix(address)
         found = await self.core.snapshots.find(chat_id, prefix, limit=10)
         if not found:
+            chat = await self.core.store.get_chat(chat_id)
+            source = chat.forked_from["thread_id"] if chat and chat.forked_from else None
+            if source and await self.core.snapshots.find(source, prefix, limit=1):
+                raise NotFound(message_id="step_in_source", address=given, chat=source)
             raise NotFound(message_id="step_not_found", address=given)
         if len(found) > 1:
             raise AmbiguousStep(
@@ -481,7 +486,7 @@ class RewindService:
             messages = await self._step_messages(chat_id, head)
             new_id = uuid.uuid4().hex
             point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
-            title = f"{source.title} (fork)"[:200]
+            title = fork_title(source.title)
             # The chat row, its transcript and facts, and its first checkpoint commit together.
             writes = self.rows.fork_writes(new_id, user.id, title, chat_id, info.id, point)
             async with self.core.conversation.same_transaction(

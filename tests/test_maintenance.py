@@ -201,7 +201,7 @@ async def test_a_quarter_free_but_under_8_mb_is_not_compacted(core: Core, owner:
     free, total = free_and_total(core.settings.snapshots_db)
     assert free * 4 >= total and free < MIN_FREE_BYTES
     assert not report.compacted and report.compaction is not None
-    assert "waits for at least 8.0 MB" in report.compaction.reason
+    assert "waits for at least 8 MB" in report.compaction.reason
     assert report.disk_bytes_after == core.settings.snapshots_db.stat().st_size == total
 
 
@@ -360,7 +360,7 @@ def test_kazma_maintain_prints_what_the_pass_did(tmp_path: Path, capsys: pytest.
     assert out[3] == "  Chats that no longer exist: none left a step or a checkpoint behind"
     assert out[4] == "  Chat step history: 0 checkpoints deleted (the newest 200 kept per chat)"
     assert out[5].startswith("  Saved steps: ") and out[5].endswith(" freed)")
-    assert out[6].startswith("  Not compacted: ") and out[6].endswith("compaction waits for at least 8.0 MB")
+    assert out[6].startswith("  Not compacted: ") and out[6].endswith("compaction waits for at least 8 MB")
     assert out[7].startswith("  snapshots.db on disk: ")
     assert out[8] == "  Checks passed: 0 of 3 deleted steps left; 0 of 6 text samples of 6 freed messages left in the file or its WAL (0 also held by steps kept)"
     assert out[9].startswith("  Took ") and len(out) == 10

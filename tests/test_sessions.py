@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sqlite3
 import ssl
 import sys
@@ -120,7 +121,10 @@ async def test_removing_a_user_takes_their_chats_steps_memories_files_and_keeps_
     assert "I keep mine" in (await say(ann.http, ann_chat, "what do you know?"))["reply"]
     assert (await kazma(settings, "users", "remove", "bob", "--yes"))[0] == 1  # gone already: said so
     code, out, _ = await kazma(settings, "users", "list")
-    assert code == 0 and [line.split("\t")[:3] for line in out.splitlines()] == [["ann", "user", "1 chat"]]
+    header, *users = out.splitlines()
+    assert code == 0 and header.split("\t") == ["Name", "Role", "Chats", "Storage used"]
+    assert [line.split("\t")[:3] for line in users] == [["ann", "user", "1 chat"]]
+    assert re.fullmatch(r"[\d.,]+ (B|KB) of [\d.,]+ (MB|GB)", users[0].split("\t")[3]), users  # "3 KB of 1 GB", not bytes
 
 
 async def test_a_session_older_than_the_setting_is_signed_out(tmp_path: Path) -> None:

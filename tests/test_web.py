@@ -198,7 +198,7 @@ async def test_each_page_renders_in_english_and_in_arabic_right_to_left(server: 
             ar = await browser.get(path, headers={"Accept-Language": "ar"})
             assert html_root(ar.text) == ("ar", "rtl") and arabic in ar.text, path
             assert html_root((await browser.get(f"{path}?lang=ar")).text) == ("ar", "rtl")
-        for name in ("kazma.js", "chat.js", "replay.js", "settings.js", "kazma.css"):
+        for name in ("kazma.js", "sidebar.js", "chat.js", "replay.js", "settings.js", "kazma.css"):
             static = await browser.get(f"/static/{name}")
             assert static.status_code == 200 and static.content, name
 
@@ -247,7 +247,7 @@ def test_every_string_the_pages_use_is_in_the_catalogue_and_every_entry_is_used(
     named_errors |= named_states
     assert not asked - named_errors - i18n.STRINGS.keys(), asked - named_errors - i18n.STRINGS.keys()
     # Keys built in the scripts from a prefix: `role_${role}`, "error_" + code, ...
-    families = ("decision_", "error_", "lives_in_", "role_", "setting_")
+    families = ("cost_", "decision_", "error_", "lives_in_", "model_provider_", "role_", "setting_")
     for family in families:
         assert f"`{family}${{" in source or f'"{family}" +' in source, family
     unused = {

@@ -30,6 +30,7 @@ from kazma_core.stores.snapshots import StepInfo
 from kazma_core.stores.types import NOTE_KEY, Card
 from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.interfaces import ConversationStore
+from kazma_core.titles import UNTITLED, title_from
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import TURN, UndoKeep
 
@@ -124,6 +125,9 @@ class TurnRunner:
             # Numbered under the lease; the user's row is written with the turn's first
             # checkpoint (the conversation store derives it), so the two always agree.
             turn_index = chat.last_turn + 1
+            # A chat still untitled is named by its first message, whichever surface sent it.
+            if chat.last_turn == 0 and chat.title == UNTITLED and await self.store.title_untitled(chat_id, UNTITLED, title_from(text)):
+                self.events.publish(chat_id, "chat", {"title": title_from(text)})
             # A turn starting ends the last restore's undo: the chat has moved on.
             await self.kept.drop(chat_id, TURN)
         except BaseException:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from kazma_core.catalogue.chat_apps import CHAT_APPS
+from kazma_core.catalogue.chat_manage import SIZES
 from kazma_core.catalogue.commands import COMMANDS
 from kazma_core.catalogue.errors import ERRORS, LISTS
 from kazma_core.catalogue.help import HELP
@@ -38,6 +39,7 @@ ALL: dict[str, Text] = {
     **{f"help.{key}": text for key, text in HELP.items()},
     **{f"tools.{key}": text for key, text in TOOL_LABELS.items()},
     **{f"tool_states.{key}": text for key, text in TOOL_STATES.items()},
+    **{f"sizes.{key}": text for key, text in SIZES.items()},
 }
 
 __all__ = ["ALL", "LANGS", "LISTS", "Text", "error_sentence", "isolate_ltr", "sentence"]

@@ -77,6 +77,7 @@ ERRORS: dict[str, Text] = {
     ),
     # chats and their memories
     "title_too_long": Text("A chat title has at most {max} characters.", "لعنوان الدردشة {max} حرفًا على الأكثر."),
+    "title_empty": Text("A chat title needs some words. Type a title, or keep the one it has.", "يحتاج عنوان الدردشة إلى كلمات. اكتب عنوانًا، أو أبقِ العنوان الذي لها."),
     "memory_missing": Text(
         "There is no such memory in this chat. List the chat's memories to see them.",
         "لا توجد ذكرى كهذه في هذه الدردشة. اعرض ذكريات الدردشة لتراها.",
@@ -103,6 +104,13 @@ ERRORS: dict[str, Text] = {
     "step_not_found": Text(
         "No saved step of this chat starts with {address}. /replay list shows the steps.",
         "لا توجد خطوة محفوظة بالمعرّف {address} في هذه الدردشة (ربما حُذفت). يعرض /replay list الخطوات.",
+    ),
+    # a step of a fork's source named inside the fork (issue 23)
+    "step_in_source": Text(
+        "{address} is a step of the chat this one was forked from, not of this one. To compare with it, "
+        "give it as {chat}:{address}; to restore or fork it, open that chat.",
+        "الخطوة {address} من الدردشة التي فُرّعت منها هذه، لا من هذه. لتقارن بها، "
+        "اكتبها هكذا {chat}:{address}؛ ولتستعيدها أو تفرّعها، افتح تلك الدردشة.",
     ),
     "ambiguous_step": Text(
         "{address} matches {count} steps: {matches}. Give more characters.",

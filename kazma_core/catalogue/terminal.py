@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kazma_core.catalogue.chat_manage import TERMINAL_MANAGE
 from kazma_core.catalogue.text import Text
 
 TERMINAL: dict[str, Text] = {
@@ -75,8 +76,12 @@ TERMINAL: dict[str, Text] = {
     ),
     "keys": Text(
         "Keys: Tab moves between the chat list, the chat and the input; Enter opens the chosen chat; "
-        "Ctrl+N starts a new chat; on an approval card, a approves and d denies; Ctrl+Q quits.",
+        "Ctrl+N starts a new chat; F2 renames the open chat, F8 deletes it; on an approval card, a approves and d denies; "
+        "Ctrl+Q quits.",
         "المفاتيح: Tab للتنقل بين قائمة الدردشات والدردشة وسطر الإدخال؛ Enter لفتح الدردشة المختارة؛ "
-        "Ctrl+N لدردشة جديدة؛ على بطاقة الموافقة، a للموافقة وd للرفض؛ Ctrl+Q للخروج.",
+        "Ctrl+N لدردشة جديدة؛ F2 لإعادة تسمية الدردشة المفتوحة، وF8 لحذفها؛ على بطاقة الموافقة، a للموافقة وd للرفض؛ "
+        "Ctrl+Q للخروج.",
     ),
+    # chat management (issue 23): its own module
+    **TERMINAL_MANAGE,
 }

@@ -6,6 +6,7 @@ in _zero/_one/_two/_few/_many is a plural form of the key before it (`Kazma.tc`)
 
 from __future__ import annotations
 
+from kazma_core.catalogue.chat_manage import WEB_MANAGE
 from kazma_core.catalogue.steps import ROLES
 
 WEB: dict[str, tuple[str, str]] = {
@@ -200,8 +201,10 @@ WEB: dict[str, tuple[str, str]] = {
     "effect_file_written": ("file written: {path}", "ملف كُتب: {path}"),
     "confirm_restore_title": ("Restore this chat to {label}?", "هل تستعيد هذه الدردشة إلى {label}؟"),
     "takes_back": (
-        "Later turns taken back: {turns} (their messages and what Kazma remembered of them). Later steps deleted: {steps}.",
-        "الدورات اللاحقة التي تُسحب: {turns} (رسائلها وما تذكّرته كازما منها). الخطوات اللاحقة التي تُحذف: {steps}.",
+        "Later turns taken back: {turns} (their messages and what Kazma remembered of them). Later steps set aside: {steps}; "
+        "Undo, offered once it is done, puts them all back for a while.",
+        "الدورات اللاحقة التي تُسحب: {turns} (رسائلها وما تذكّرته كازما منها). الخطوات اللاحقة التي تُنحّى جانبًا: {steps}؛ "
+        "ويعيدها كلها التراجعُ المعروض بعد الاستعادة، لبعض الوقت.",
     ),
     "not_undone": (
         "Restoring rewinds the conversation, not the world. These stay done:",
@@ -221,7 +224,10 @@ WEB: dict[str, tuple[str, str]] = {
         "The new chat is yours and starts from this step; the original is not touched. It opens when you confirm.",
         "الدردشة الجديدة لك وتبدأ من هذه الخطوة؛ والأصل لا يُمسّ. تُفتح حين تؤكد.",
     ),
-    "compare_intro": ("Pick two steps of this chat to see what differs.", "اختر خطوتين من هذه الدردشة لترى ما يختلف."),
+    "compare_intro": (
+        "Pick two steps to see what differs: the first from this chat, the second from it or from a fork of it or the chat it was forked from.",
+        "اختر خطوتين لترى ما يختلف: الأولى من هذه الدردشة، والثانية منها أو من تفريع لها أو من الدردشة التي فُرّعت منها.",
+    ),
     "compare_a": ("First step", "الخطوة الأولى"),
     "compare_b": ("Second step", "الخطوة الثانية"),
     "compare_run": ("Compare", "قارن"),
@@ -389,4 +395,6 @@ WEB: dict[str, tuple[str, str]] = {
     "versions_switch": ("Version {n} of {m}", "النسخة {n} من {m}"),
     "versions_prev": ("Previous version", "النسخة السابقة"),
     "versions_next": ("Next version", "النسخة التالية"),
+    # chat management (issue 23): its own module
+    **WEB_MANAGE,
 }

@@ -283,6 +283,59 @@ class SqlAppStore:
         )
         return [_chat(r) for r in rows]
 
+    async def rename_chat(self, chat_id: str, title: str) -> Chat | None:
+        def write(conn: Conn) -> Chat | None:
+            conn.execute("UPDATE chats SET title = ? WHERE id = ?", (title, chat_id))
+            row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
+            return _chat(row) if row else None
+
+        return await self.db.tx(write)
+
+    async def title_untitled(self, chat_id: str, untitled: str, title: str) -> bool:
+        """Give the chat this title if it still has the placeholder one; True when it did."""
+
+        def write(conn: Conn) -> bool:
+            changed = conn.execute(
+                "UPDATE chats SET title = ? WHERE id = ? AND title = ?", (title, chat_id, untitled)
+            ).rowcount
+            return bool(changed)
+
+        return await self.db.tx(write)
+
+    async def search_chats(self, owner_id: str, query: str) -> list[tuple[Chat, str]]:
+        """The owner's chats whose title or a message holds the query (case folded), newest first,
+        each with the first matching message's text ("" when only the title matched).
+
+        A message's words may be kept compressed in its body, so they are matched here rather
+        than by SQL: one read of the owner's transcript, the same on either engine."""
+        wanted = query.casefold()
+
+        def read(conn: Conn) -> list[tuple[Chat, str]]:
+            chats = conn.execute(
+                "SELECT * FROM chats WHERE owner_id = ? ORDER BY created_at DESC, id", (owner_id,)
+            ).fetchall()
+            rows = conn.execute(
+                "SELECT t.chat_id, t.text, b.body FROM transcript t JOIN chats c ON c.id = t.chat_id"
+                " LEFT JOIN conv_spaces s ON s.thread_id = t.chat_id"
+                " LEFT JOIN conv_bodies b ON b.chat_id = coalesce(s.space, t.chat_id) AND b.n = t.body_n"
+                " WHERE c.owner_id = ? AND t.role IN ('user', 'assistant') ORDER BY t.id",
+                (owner_id,),
+            )
+            found: dict[str, str] = {}
+            for chat_id, text, body in rows.fetchall():
+                if chat_id in found:
+                    continue
+                words = text or (body_text(body) if body is not None else "")
+                if wanted in words.casefold():
+                    found[chat_id] = words
+            return [
+                (_chat(r), found.get(r["id"], ""))
+                for r in chats
+                if r["id"] in found or wanted in r["title"].casefold()
+            ]
+
+        return await self.db.run(read)
+
     async def chat_ids(self) -> set[str]:
         """The id of every chat, whoever owns it."""
         rows = await self.db.run(lambda c: c.execute("SELECT id FROM chats").fetchall())

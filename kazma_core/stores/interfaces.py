@@ -134,6 +134,18 @@ class AppStore(Protocol):
     async def list_chats(self, owner_id: str) -> list[Chat]:
         ...
 
+    async def rename_chat(self, chat_id: str, title: str) -> Chat | None:
+        ...
+
+    async def title_untitled(self, chat_id: str, untitled: str, title: str) -> bool:
+        """Give the chat this title if it still has the placeholder one; True when it did."""
+        ...
+
+    async def search_chats(self, owner_id: str, query: str) -> list[tuple[Chat, str]]:
+        """The owner's chats whose title or a message holds the query, newest first, each with the
+        first matching message's text ("" when only the title matched)."""
+        ...
+
     async def chat_ids(self) -> set[str]:
         """The id of every chat, whoever owns it."""
         ...

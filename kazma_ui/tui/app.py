@@ -31,6 +31,7 @@ from kazma_ui.tui.slash import Outcome, SlashRunner
 from kazma_ui.tui.widgets.approval_card import ApprovalCard
 from kazma_ui.tui.widgets.banner import ConnectionBanner
 from kazma_ui.tui.widgets.chat_list import ChatList
+from kazma_ui.tui.widgets.chat_manage import DeleteDialog, RenameDialog
 from kazma_ui.tui.widgets.chat_view import ChatView
 from kazma_ui.tui.widgets.confirm import ConfirmDialog
 from kazma_ui.tui.widgets.input_line import InputLine
@@ -40,11 +41,16 @@ log = logging.getLogger(__name__)
 RETRY_FIRST = 0.5
 RETRY_MAX = 10.0
 NEXT_CHAT = ""  # notes for whichever chat is shown next
+COMMAND = "command"  # a pending note that is a command's echo (shown as typed), not a note
 
 
 class KazmaTui(App[None]):
     TITLE = "Kazma"
-    BINDINGS = [Binding("ctrl+n", "new_chat", "New chat")]
+    BINDINGS = [
+        Binding("ctrl+n", "new_chat", "New chat"),
+        Binding("f2", "rename_chat", "Rename"),
+        Binding("f8", "delete_chat", "Delete"),
+    ]
     CSS = """
     #main { height: 1fr; }
     #cards { height: auto; }
@@ -66,7 +72,7 @@ class KazmaTui(App[None]):
         self.last_event: tuple[str, str] | None = None  # (chat, id) of the last event shown, to resume after
         self.slash = SlashRunner(self.client, lang, self.ask)
         self._view_lock = asyncio.Lock()
-        self._pending_notes: dict[str, list[tuple[str, bool]]] = {}
+        self._pending_notes: dict[str, list[tuple[str, bool | str]]] = {}
         self.working = False  # a turn of the open chat is running
         self.last_step: dict[str, Any] | None = None  # the newest step announced since the chat was shown
 
@@ -191,7 +197,10 @@ class KazmaTui(App[None]):
                 if card["status"] == "pending":
                     await self._add_card(card)
             for text, alert in self._pending_notes.pop(chat_id, []) + self._pending_notes.pop(NEXT_CHAT, []):
-                await self.view.add_note(text, alert)
+                if alert is COMMAND:
+                    await self.view.add_command(text)
+                else:
+                    await self.view.add_note(text, bool(alert))
             self.shown_chat = chat_id
         # The chat as the server has it now: a step named before may be gone (a restore deletes later ones).
         self._set_working(False, forget_step=True)
@@ -213,6 +222,8 @@ class KazmaTui(App[None]):
                 await self.view.show_tool(data)
         elif event.type == "snapshot":
             self._set_working(True, data)
+        elif event.type == "chat":  # renamed, or named by its first message
+            await self._show_chats()
         elif event.type == "approval":
             await self._on_approval(data)
         elif event.type == "error":
@@ -228,7 +239,10 @@ class KazmaTui(App[None]):
         reason = data.get("reason")
         if reason == "deleted":
             self.chat_id = None  # the next chat opened says why
-            self._pending_notes.setdefault(NEXT_CHAT, []).append((say("reloaded_deleted", self.lang), True))
+            if ("deleted", None) in self.slash.expected:
+                self.slash.expected.discard(("deleted", None))  # deleted here: its note waits already
+            else:
+                self._pending_notes.setdefault(NEXT_CHAT, []).append((say("reloaded_deleted", self.lang), True))
             return False
         step_id = data.get("snapshot_id")
         if (reason, step_id) in self.slash.expected:
@@ -303,9 +317,14 @@ class KazmaTui(App[None]):
                 self.input_line.clear_if(text)
                 return
             async with self._view_lock:
-                await self.view.add_command(text)
+                echo = await self.view.add_command(text)
             outcome = await self.slash.run(cmd, chat_id)
             self.input_line.clear_if(text)
+            if outcome.reload:
+                # The chat is shown anew: the command and its answer come after what it brought back.
+                async with self._view_lock:
+                    await self.view.forget(echo)
+                self._pending_notes.setdefault(chat_id, []).append((text, COMMAND))
             await self._show_outcome(chat_id, outcome)
         except ConnectionLost:
             await self.note(say("not_sent", self.lang), alert=True)
@@ -363,7 +382,7 @@ class KazmaTui(App[None]):
         elif outcome.reload:
             self._pending_notes.setdefault(chat_id, []).append((outcome.text, outcome.alert))
             await self._reload(chat_id)
-        else:
+        elif outcome.text:
             await self.note(outcome.text, alert=outcome.alert)
 
     async def note(self, text: str, alert: bool = False) -> None:
@@ -418,3 +437,50 @@ class KazmaTui(App[None]):
             return
         await self.open_chat(chat["thread_id"])
         self.input_line.focus()
+
+    # rename and delete the open chat -----------------------------------------------------------
+    def _title_of(self, chat_id: str) -> str:
+        return self.chat_titles.get(chat_id, "")
+
+    async def _choose(self, screen: RenameDialog | DeleteDialog) -> str | None:
+        answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        await self.push_screen(screen, callback=lambda value: answered.set_result(value))
+        return await answered
+
+    def action_rename_chat(self) -> None:
+        if self.chat_id is not None:
+            self.run_worker(self._rename(self.chat_id), group="act", exit_on_error=False)
+
+    async def _rename(self, chat_id: str) -> None:
+        title = await self._choose(RenameDialog(self._title_of(chat_id), self.lang))
+        self.input_line.focus()
+        if title is None:
+            return
+        try:
+            renamed = await self.client.rename_chat(chat_id, title)
+        except KazmaError as err:
+            await self.note(error_text(err, self.lang), alert=True)
+            return
+        await self._show_chats()
+        await self.note(say("renamed", self.lang, title=renamed["title"]))
+
+    def action_delete_chat(self) -> None:
+        if self.chat_id is not None:
+            self.run_worker(self._delete(self.chat_id), group="act", exit_on_error=False)
+
+    async def _delete(self, chat_id: str) -> None:
+        title = self._title_of(chat_id)
+        what = await self._choose(DeleteDialog(title, self.lang))
+        self.input_line.focus()
+        try:
+            if what == "learned":
+                self.slash.expected.add(("forgotten", None))  # this TUI's own change: said below, not as news
+                await self.client.forget_chat(chat_id)
+                await self.note(say("forgot", self.lang, title=title))
+            elif what == "chat":
+                # The chat's stream says it was deleted; the next chat opened says which one went.
+                self._pending_notes.setdefault(NEXT_CHAT, []).append((say("deleted", self.lang, title=title), False))
+                self.slash.expected.add(("deleted", None))
+                await self.client.delete_chat(chat_id)
+        except KazmaError as err:
+            await self.note(error_text(err, self.lang), alert=True)

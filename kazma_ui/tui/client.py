@@ -95,6 +95,15 @@ class KazmaClient:
     async def chats(self) -> list[dict[str, Any]]:
         return (await self.request("GET", "/api/chats"))["chats"]  # type: ignore[no-any-return]
 
+    async def rename_chat(self, chat_id: str, title: str) -> dict[str, Any]:
+        return await self.request("PATCH", f"/api/chats/{_path(chat_id)}", json={"title": title})  # type: ignore[no-any-return]
+
+    async def delete_chat(self, chat_id: str) -> None:
+        await self.request("DELETE", f"/api/chats/{_path(chat_id)}")
+
+    async def forget_chat(self, chat_id: str) -> None:
+        await self.request("POST", f"/api/chats/{_path(chat_id)}/forget")
+
     async def create_chat(self, title: str | None = None) -> dict[str, Any]:
         return await self.request("POST", "/api/chats", json={"title": title} if title else None)  # type: ignore[no-any-return]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from commands.answers import CommandResult, ForkAnswer
+from commands.answers import CommandResult, ForkAnswer, StopAnswer
 from commands.executor import dispatch
 from commands.i18n import error_text
 from commands.parser import Command, Usage, parse
@@ -71,4 +71,6 @@ class SlashRunner:
             return Outcome(say("forked_open", self.lang, label=fork.label, title=fork.title), open_chat=fork.chat_id)
         if path == "help":
             return Outcome(result.text + "\n" + say("keys", self.lang))
+        if isinstance(result.value, StopAnswer) and result.value.stopped:
+            return Outcome("")  # the chat's own "stopped" row says it, once
         return Outcome(result.text, reload=path in RELOADS)

@@ -36,6 +36,7 @@ from kazma_ui.web.schemas import (
     LivesIn,
     NewChat,
     NewMessage,
+    Rename,
     Stopped,
     Transcript,
     TranscriptMessage,
@@ -99,11 +100,26 @@ async def create_chat(request: Request, user: UserDep, body: NewChat | None = No
 
 
 @router.get("", response_model=ChatList)
-async def list_chats(request: Request, user: UserDep) -> ChatList:
+async def list_chats(
+    request: Request, user: UserDep,
+    q: Annotated[str | None, Query(max_length=200, description="Only chats whose title or a message holds these words")] = None,
+) -> ChatList:
     core = core_of(request)
     places = await core.store.places(user.id)
+    if q is not None and q.strip():  # a search lists each chat that matched, older versions too
+        found = await core.chats.search(user, q)
+        return ChatList(chats=[chat_out(c, places.get(c.id)).model_copy(update={"found": f}) for c, f in found])
     grouped = await versions_of(request).group_chats(user, await core.chats.list(user))
     return ChatList(chats=[chat_out(c, places.get(c.id), n) for c, n in grouped])
+
+
+@router.patch("/{thread_id}", response_model=ChatOut)
+async def rename_chat(request: Request, thread_id: str, body: Rename, user: UserDep) -> ChatOut:
+    """Give the chat a new title (on one line, at most 200 characters)."""
+    core = core_of(request)
+    places = await core.store.places(user.id)
+    chat = await core.chats.rename(user, thread_id, body.title)
+    return chat_out(chat, places.get(chat.id))
 
 
 @router.post(

@@ -35,6 +35,7 @@ class ChatOut(BaseModel):
     lives_in: LivesIn | None = None  # null: a chat of the web (or the terminal) only
     # How many versions (edits, regenerates) of this conversation there are; the list shows the newest once.
     versions: int = 1
+    found: str | None = None  # a search (?q=): the first message that holds the words ("" when the title did)
 
 
 class ChatList(BaseModel):
@@ -44,6 +45,11 @@ class ChatList(BaseModel):
 class NewChat(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: str | None = Field(default=None, max_length=200)
+
+
+class Rename(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(max_length=1000)  # the limit itself is the service's (a 422 naming it)
 
 
 class NewMessage(BaseModel):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from kazma_core.agent.graph import SYSTEM_PROMPT
 from kazma_core.errors import KazmaError, NotFound, SettingsError
 from kazma_core.settings import Settings, is_live, setting_names, validate_override
 from kazma_core.stores.types import User
@@ -36,8 +38,19 @@ class SettingOut(BaseModel):
     maximum: int | None
 
 
+class ModelOut(BaseModel):
+    """The model Kazma talks to, as the owner reads it; its key is never sent (set at start, in config)."""
+
+    provider: Literal["offline", "openai", "anthropic"]
+    name: str
+    base_url: str  # "" for the offline model
+    system_prompt: str
+    live: bool = False  # the model is chosen when the server starts
+
+
 class SettingList(BaseModel):
     settings: list[SettingOut]
+    model: ModelOut | None = None
 
 
 class InvalidRequest(KazmaError):
@@ -88,7 +101,22 @@ def setting_out(settings: Settings, stored: dict[str, Any], name: str) -> Settin
 async def list_settings(request: Request, user: OwnerDep) -> SettingList:
     core = request.app.state.core
     stored = await core.store.overrides()
-    return SettingList(settings=[setting_out(core.settings, stored, name) for name in EDITABLE])
+    model = core.settings.model
+    return SettingList(
+        settings=[setting_out(core.settings, stored, name) for name in EDITABLE],
+        model=ModelOut(
+            provider=model.provider, name=model.name, system_prompt=SYSTEM_PROMPT,
+            base_url="" if model.provider == "offline" else _without_secrets(model.base_url),
+        ),
+    )
+
+
+def _without_secrets(url: str) -> str:
+    """An address as shown: a user name or password written into it is left out."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc, query=""))
 
 
 def _documented_body(name: str) -> dict[str, Any]:

@@ -134,6 +134,7 @@ class ChatView(VerticalScroll):
         self._asked = False  # an OlderWanted is on its way
         self._growing: Static | None = None  # the answer being said, drawn as it grows
         self._said = ""
+        self._lines: dict[Widget, Entry] = {}  # a line added, and the entry it shows (to take it away again)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -195,6 +196,7 @@ class ChatView(VerticalScroll):
     async def clear(self) -> None:
         await self.remove_children()
         self.entries = []
+        self._lines = {}
         self._growing = None
 
     async def add_message(self, role: str, text: str, turn_index: int) -> None:
@@ -234,18 +236,30 @@ class ChatView(VerticalScroll):
     async def add_note(self, text: str, alert: bool = False) -> None:
         await self._add(Entry("alert" if alert else "note", text))
 
-    async def add_command(self, text: str) -> None:
-        await self._add(Entry("command", text))
+    async def add_command(self, text: str) -> Static:
+        """A command as typed; the line shown, so that it can be taken away again (`forget`)."""
+        return await self._add(Entry("command", text))
 
     def _widgets(self, entry: Entry) -> list[Widget]:
         """What shows an entry: its turn's tool calls first (on an answer row), then its text."""
         return [*(ToolLine(b, self.lang) for b in entry.tools), Static(entry.shown(self.lang), classes=entry.kind, markup=False)]
 
-    async def _add(self, entry: Entry) -> None:
+    async def forget(self, line: Static) -> None:
+        """Take a line away (a command's echo that must come after what the command brought back)."""
+        entry = self._lines.pop(line, None)
+        if entry is not None:
+            self.entries = [e for e in self.entries if e is not entry]
+        await line.remove()
+
+    async def _add(self, entry: Entry) -> Static:
         self.entries.append(entry)
         shown = {t.call_id for t in self.query(ToolLine)}  # drawn live already: not twice
-        await self.mount(*(w for w in self._widgets(entry) if not (isinstance(w, ToolLine) and w.call_id in shown)))
+        widgets = [w for w in self._widgets(entry) if not (isinstance(w, ToolLine) and w.call_id in shown)]
+        await self.mount(*widgets)
         self.scroll_end(animate=False)
+        line = widgets[-1]
+        self._lines[line] = entry
+        return line  # type: ignore[return-value]
 
 
 def _entry(row: dict[str, Any]) -> Entry:

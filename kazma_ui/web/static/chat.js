@@ -1,22 +1,23 @@
-// The web chat: the sidebar of chats (forks with their lineage), the transcript with the
-// reply streaming in over the chat's event stream, approval cards, and slash commands.
+// The web chat (its sidebar of chats is sidebar.js): the transcript with the reply streaming in
+// over the chat's event stream, approval cards, and slash commands.
 "use strict";
 
 (() => {
   const { t, api, el, errorText, notice, stepLabel, time, confirmBox, textDir } = Kazma;
   const $ = (id) => document.getElementById(id);
   const nodes = {
-    list: $("chat-list"), noChats: $("no-chats"), heading: $("chat-heading"), replayLink: $("chat-replay-link"),
+    heading: $("chat-heading"), replayLink: $("chat-replay-link"),
     notice: $("notice"), empty: $("empty-chat"), messages: $("messages"), approvals: $("approvals"),
     status: $("status"), form: $("composer"), input: $("message-input"), send: $("send"), stop: $("stop"),
     transcript: $("transcript"),
   };
   const state = {
-    chats: [], current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
+    current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
     running: false, ends: 0, pending: 0, more: false, loadingOlder: false,
   };
   const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
   const READY_WAIT_MS = 3000;
+  const LAST_CHAT = "kazma.lastChat";
   // A long chat opens on its newest messages; older ones come a page at a time as the person scrolls up.
   const PAGE = 100;
   const OLDER_WHEN_PX = 80;
@@ -25,51 +26,17 @@
   const replayHref = (id) => `/replay?thread=${encodeURIComponent(id)}`;
   const showError = (err) => notice(nodes.notice, errorText(err));
 
-  // -- the sidebar ------------------------------------------------------------------------
-  function lineage(chat) {
-    const from = chat.forked_from;
-    if (!from) return null;
-    const source = state.chats.find((c) => c.thread_id === from.thread_id);
-    const title = source ? source.title : t("deleted_chat");
-    if (from.turn_index === null || from.turn_index === undefined) return t("forked_from_short", { title });
-    return t("forked_from", { title, turn: from.turn_index, step: from.iteration });
-  }
-
-  // Where the chat lives in a chat app: a fork opened in a Telegram topic, a Discord or Slack thread.
-  const PLATFORMS = { telegram: "Telegram", discord: "Discord", slack: "Slack" };
-  function livesIn(chat) {
-    const at = chat.lives_in;
-    if (!at) return null;
-    return t(`lives_in_${at.place}`, { platform: PLATFORMS[at.platform] || at.platform, name: at.name });
-  }
-
-  function renderSidebar() {
-    nodes.noChats.hidden = state.chats.length > 0;
-    nodes.list.replaceChildren(...state.chats.map((chat) => {
-      const link = el("a", {
-        href: `/?thread=${encodeURIComponent(chat.thread_id)}`, class: "chat-link", "data-thread": chat.thread_id,
-        "aria-current": chat.thread_id === state.current ? "page" : null,
-      }, el("span", { class: "chat-title" }, chat.title));
-      const from = lineage(chat);
-      if (from) link.append(el("span", { class: "lineage" }, from));
-      const place = livesIn(chat);
-      if (place) link.append(el("span", { class: "lives-in", "data-platform": chat.lives_in.platform }, place));
-      link.addEventListener("click", (event) => { event.preventDefault(); select(chat.thread_id, true); });
-      return el("li", {}, link);
-    }));
-    const chat = state.chats.find((c) => c.thread_id === state.current);
-    nodes.heading.textContent = chat ? chat.title : t("new_chat");
+  // The conversation's heading and its link to Time Travel (the sidebar is sidebar.js's).
+  function renderHead() {
+    Sidebar.setCurrent(state.current);
+    nodes.heading.textContent = Sidebar.title(state.current);
     nodes.replayLink.hidden = !state.current;
     if (state.current) nodes.replayLink.href = replayHref(state.current);
   }
 
   async function loadChats() {
-    try {
-      state.chats = (await api("GET", "/api/chats")).chats;
-    } catch (err) {
-      showError(err);
-    }
-    renderSidebar();
+    await Sidebar.load();
+    renderHead();
   }
 
   // -- the transcript -----------------------------------------------------------------------
@@ -382,6 +349,7 @@
       setWorking(true);
     });
     on("approval", () => refresh());
+    on("chat", () => loadChats()); // renamed, or named by its first message
     on("turn", (data) => {
       if (data.running) return;
       endLive({ role: "stopped", turn_index: data.turn_index });
@@ -405,7 +373,7 @@
         refresh();
         return;
       }
-      const reloaded = { restored: "reloaded_restored", undone: "reloaded_undone" }[data.reason] || "reloaded";
+      const reloaded = { restored: "reloaded_restored", undone: "reloaded_undone", forgotten: "forgot_chat" }[data.reason] || "reloaded";
       notice(nodes.notice, t(reloaded), "info");
       if (data.reason === "restored") {
         state.notes = []; // they spoke of steps that may be gone
@@ -432,12 +400,13 @@
     state.notes = [];
     state.more = false;
     Object.assign(stream, { live: null, node: null, cut: new Map(), tools: new Map() });
-    if (push) history.pushState({ thread: id }, "", id ? `/?thread=${encodeURIComponent(id)}` : "/");
+    if (push) history.pushState({ thread: id }, "", id ? `/?thread=${encodeURIComponent(id)}` : "/?new");
+    if (id) localStorage.setItem(LAST_CHAT, id);
     notice(nodes.notice, "");
     nodes.approvals.replaceChildren();
     setWorking(false);
     renderTranscript();
-    renderSidebar();
+    renderHead();
     if (!id) return;
     openStream(id);
     await refresh(true);
@@ -473,28 +442,25 @@
       }
       result = await api("POST", `${chatPath(id)}/commands`, { text: result.data.confirm || text, confirmed: true });
     }
-    addNote(...answerContent(result));
+    // Help also lists the page's keyboard shortcuts.
+    addNote(...answerContent(result), ...(/^\/help(?:\s|$)/.test(text) ? ["\n\n", t("keys_help")] : []));
   }
 
   // -- sending ---------------------------------------------------------------------------------
-  function titleOf(text) {
-    const flat = text.replace(/\s+/g, " ").trim();
-    return flat.length <= 60 ? flat : flat.slice(0, 59) + "…";
-  }
-
   async function send(text) {
     if (COMMAND.test(text)) {
       await runCommand(text);
       return;
     }
     if (!state.current) {
-      const chat = await api("POST", "/api/chats", { title: titleOf(text) });
-      state.chats.unshift(chat);
+      const chat = await api("POST", "/api/chats"); // named by its first message, on the server
+      Sidebar.add(chat);
       await select(chat.thread_id, true);
     }
     await streamReady();
     const ends = state.ends;
     await api("POST", `${chatPath(state.current)}/messages?wait=false`, { text });
+    loadChats(); // a first message names its chat
     if (ends === state.ends) setWorking(true); // unless the turn was over before its answer came
   }
 
@@ -551,11 +517,46 @@
     }
   });
 
-  $("new-chat").addEventListener("click", () => { select(null, true); nodes.input.focus(); });
+  Sidebar.onPick((id) => select(id, true));
+  Sidebar.onDeleted(() => select(null, true));
+  Sidebar.onChanged(renderHead);
+  const newChat = () => { Sidebar.closeDrawer(); select(null, true); nodes.input.focus(); };
+  $("new-chat").addEventListener("click", newChat);
   window.addEventListener("popstate", () => select(new URLSearchParams(location.search).get("thread"), false));
 
+  // Keyboard shortcuts (listed by /help): new chat, the message box, stop, search.
+  document.addEventListener("keydown", (event) => {
+    const mod = event.ctrlKey || event.metaKey;
+    if (mod && event.shiftKey && event.key.toLowerCase() === "o") {
+      event.preventDefault();
+      newChat();
+    } else if (mod && !event.shiftKey && event.key.toLowerCase() === "k") {
+      event.preventDefault();
+      Sidebar.focusSearch();
+    } else if (event.key === "Escape" && event.shiftKey) {
+      event.preventDefault();
+      Sidebar.closeDrawer();
+      nodes.input.focus();
+    } else if (event.key === "Escape" && state.running && !document.querySelector("dialog[open]")) {
+      event.preventDefault();
+      stopTurn();
+    }
+  });
+
+  // "/" opens the chat last opened here (else the newest); "/?new" is a new chat.
   (async () => {
     await loadChats();
-    await select(new URLSearchParams(location.search).get("thread"), false);
+    const params = new URLSearchParams(location.search);
+    let id = params.get("thread");
+    if (!id && !params.has("new")) {
+      const chats = Sidebar.chats();
+      const last = localStorage.getItem(LAST_CHAT);
+      const open = chats.find((c) => c.thread_id === last) || chats[0];
+      if (open) {
+        id = open.thread_id;
+        history.replaceState({ thread: id }, "", `/?thread=${encodeURIComponent(id)}`);
+      }
+    }
+    await select(id, false);
   })();
 })();

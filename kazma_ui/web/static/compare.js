@@ -17,11 +17,33 @@ const KazmaCompare = (() => {
     return String(value);
   }
 
+  // A long message shows its start, with a button that opens it whole (and folds it again).
+  const FOLD_AT = 400;
+  function said(text) {
+    const node = el("span", { class: "said", dir: Kazma.textDir(text) }, clip(text, FOLD_AT));
+    if (text.length <= FOLD_AT) return node;
+    const toggle = el("button", { type: "button", class: "show-all", "aria-expanded": "false" }, t("show_all", { count: number(text.length) }));
+    toggle.addEventListener("click", () => {
+      const open = toggle.getAttribute("aria-expanded") !== "true";
+      node.textContent = open ? text : clip(text, FOLD_AT);
+      toggle.setAttribute("aria-expanded", String(open));
+      toggle.textContent = open ? t("show_less") : t("show_all", { count: number(text.length) });
+    });
+    return [node, toggle];
+  }
+
   function sideCell(view, kind) {
     if (!view) return el("td", { class: "empty" }, "—");
     return el("td", { class: kind },
       el("span", { class: "role" }, t(`role_${view.role}`)),
-      el("span", { class: "said", dir: Kazma.textDir(view.said) }, clip(view.said || "", 400)));
+      said(view.said || ""));
+  }
+
+  // A cost's change in words: "Tokens read: +12,735", never the field's name.
+  function costText([name, change]) {
+    const key = `cost_${name}`;
+    const what = key in Kazma.config.strings ? t(key) : name.replaceAll("_", " "); // a cost the catalogue does not name yet
+    return `${what}: ${change > 0 ? "+" : ""}${number(change)}`;
   }
 
   // The two steps side by side, message by message; runs of equal messages are folded into one line.
@@ -47,7 +69,7 @@ const KazmaCompare = (() => {
     if (shared > next) body.push(same(next, shared - 1));
     const field = (key, a, b) => el("tr", {}, el("th", { scope: "row" }, t(key)),
       el("td", { dir: "auto" }, valueText(a)), el("td", { dir: "auto" }, valueText(a) === valueText(b) ? t("compare_same") : valueText(b)));
-    const costs = Object.entries(result.cost).filter(([, v]) => v).map(([k, v]) => `${k} ${v > 0 ? "+" : ""}${number(v)}`).join(", ");
+    const costs = Object.entries(result.cost).filter(([, v]) => v).map(costText).join(" · ");
     fill(into,
       el("p", { class: "counts" }, t("compare_counts", { added: number(m.added.length), removed: number(m.removed.length), changed: number(m.changed.length) })),
       el("table", { class: "side-by-side" },
@@ -60,7 +82,7 @@ const KazmaCompare = (() => {
       el("table", { class: "fields" },
         el("thead", {}, el("tr", {}, el("th", {}), el("th", {}, el("bdi", {}, labelOf(result.a))), el("th", {}, el("bdi", {}, labelOf(result.b))))),
         el("tbody", {}, field("compare_plan", result.plan.a, result.plan.b), field("compare_model", result.model.a, result.model.b),
-          el("tr", {}, el("th", { scope: "row" }, t("compare_cost")), el("td", { colspan: 2, dir: "ltr" }, costs || t("compare_same"))))),
+          el("tr", {}, el("th", { scope: "row" }, t("compare_cost")), el("td", { colspan: 2, dir: "auto" }, costs || t("compare_same"))))),
     );
   }
 

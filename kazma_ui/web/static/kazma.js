@@ -123,10 +123,18 @@ const Kazma = (() => {
   function time(seconds) {
     return new Date(seconds * 1000).toLocaleString(numbers, { dateStyle: "medium", timeStyle: "medium" });
   }
+  // A size in the person's words (B, KB, MB, GB: powers of 1024, one decimal below 10), as the server's
+  // kazma_core.sizes.human_size says it.
+  const UNITS = ["size_b", "size_kb", "size_mb", "size_gb"];
   function size(bytes) {
-    if (bytes < 1024) return `${number(bytes)} B`;
-    if (bytes < 1024 * 1024) return `${number(Math.round(bytes / 102.4) / 10)} KB`;
-    return `${number(Math.round(bytes / (1024 * 102.4)) / 10)} MB`;
+    let value = Number(bytes);
+    let unit = 0;
+    while (value >= 1024 && unit < UNITS.length - 1) {
+      value /= 1024;
+      unit += 1;
+    }
+    const shown = unit === 0 || value >= 10 ? Math.round(value) : Math.round(value * 10) / 10;
+    return t(UNITS[unit], { n: number(shown) });
   }
 
   // Resolves true when the person confirms; the buttons carry the catalogue's words.
@@ -212,6 +220,25 @@ const Kazma = (() => {
     node.append(" · ", button);
   }
 
+  // Light, dark, or as the browser asks (prefers-color-scheme, in kazma.css): kept in this browser.
+  const THEME = "kazma.theme";
+  function setupThemeSwitch() {
+    const apply = (theme) => {
+      if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+      else delete document.documentElement.dataset.theme;
+    };
+    const chosen = localStorage.getItem(THEME) || "auto";
+    apply(chosen);
+    const box = document.querySelector("[data-theme-switch]");
+    if (!box) return;
+    box.value = chosen;
+    box.addEventListener("change", () => {
+      localStorage.setItem(THEME, box.value);
+      apply(box.value);
+    });
+  }
+
+  setupThemeSwitch();
   setupLanguageSwitch();
   setupSignOut();
   showAlerts();

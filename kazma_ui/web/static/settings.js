@@ -3,14 +3,17 @@
 "use strict";
 
 (() => {
-  const { t, api, el, errorText, notice, number } = Kazma;
+  const { t, api, el, errorText, notice, number, size } = Kazma;
   const rows = document.getElementById("settings-rows");
   const pageNotice = document.getElementById("notice");
 
+  // A size setting reads in KB, MB or GB; its box still takes bytes.
+  const inBytes = (setting) => setting.name.endsWith("_bytes");
+  const amount = (setting, value) => (inBytes(setting) ? size(value) : number(value));
   const shown = (setting, value) => {
     if (value === null || value === undefined) return t("setting_none");
     if (setting.kind === "bool") return t(value ? "true" : "false");
-    return typeof value === "number" ? number(value) : String(value);
+    return typeof value === "number" ? amount(setting, value) : String(value);
   };
 
   // A refused value is explained with what the page knows of the setting, in the page's language.
@@ -18,7 +21,7 @@
     if (err.code !== "invalid_setting") return errorText(err);
     if (setting.kind === "bool") return t("setting_refused_switch");
     if (setting.minimum !== null && setting.maximum !== null) {
-      return t("setting_refused_range", { min: number(setting.minimum), max: number(setting.maximum) });
+      return t("setting_refused_range", { min: amount(setting, setting.minimum), max: amount(setting, setting.maximum) });
     }
     return t("setting_refused");
   }
@@ -42,7 +45,7 @@
         el("code", { dir: "ltr" }, setting.name),
         el("span", { class: "description" }, t(`setting_${setting.name}`)),
         setting.minimum !== null && setting.maximum !== null
-          ? el("span", { class: "muted range" }, t("range", { min: number(setting.minimum), max: number(setting.maximum) }))
+          ? el("span", { class: "muted range" }, t("range", { min: amount(setting, setting.minimum), max: amount(setting, setting.maximum) }))
           : null,
         badges),
       el("td", { class: "running" }, shown(setting, setting.value)),
@@ -70,10 +73,21 @@
     return node;
   }
 
+  // The model Kazma talks to (chosen at start, in config; its key is never shown).
+  function showModel(model) {
+    document.getElementById("model-provider").textContent = t(`model_provider_${model.provider}`);
+    // A name or an address keeps its own direction inside an Arabic page.
+    document.getElementById("model-name").replaceChildren(el("bdi", { dir: "ltr" }, model.name));
+    document.getElementById("model-base-url").replaceChildren(model.base_url ? el("bdi", { dir: "ltr" }, model.base_url) : t("setting_none"));
+    document.getElementById("model-prompt").textContent = model.system_prompt;
+    document.getElementById("model-info").hidden = false;
+  }
+
   (async () => {
     try {
-      const { settings } = await api("GET", "/api/settings");
+      const { settings, model } = await api("GET", "/api/settings");
       rows.replaceChildren(...settings.map(row));
+      if (model) showModel(model);
     } catch (err) {
       notice(pageNotice, errorText(err));
     }
