@@ -269,7 +269,7 @@ async def test_each_message_is_announced_with_its_layout_for_other_scripts(web: 
             slots: [".msg-head", ".msg-versions", ".msg-tools", ".msg-body", ".msg-actions"].every((s) => e.detail.node.querySelector(s)),
         }));
     }""")
-    await page.locator(f'#chat-list [data-thread="{chat}"]').click()
+    await page.locator(f'#chat-list a[data-thread="{chat}"]').click()
     await expect(rows(page, "assistant")).to_have_text(["2+2 = 4"])
     announced = await page.evaluate("window.announced")
     assert [(a["role"], a["chat"], a["inPage"], a["slots"]) for a in announced] == [
