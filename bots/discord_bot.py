@@ -406,7 +406,7 @@ class DiscordAdapter:
 
 def build(gateway: Gateway, settings: Settings) -> DiscordAdapter | None:
     """The Discord bot, when a token is set (KAZMA_DISCORD__TOKEN)."""
-    token = settings.discord.token.get_secret_value().strip()
-    if not token:
+    if not settings.discord.configured:
         return None
+    token = settings.discord.token.get_secret_value().strip()
     return DiscordAdapter(gateway, token, api_base=settings.discord.api_base, gateway_url=settings.discord.gateway_url)

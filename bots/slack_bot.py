@@ -408,6 +408,6 @@ class SlackAdapter:
 
 def build(gateway: Gateway, settings: Settings) -> SlackAdapter | None:
     """The Slack adapter, or None when no bot token is set."""
-    if not settings.slack.bot_token.get_secret_value():
+    if not settings.slack.configured:
         return None
     return SlackAdapter(gateway, settings.slack)

@@ -106,7 +106,7 @@ class TelegramMisconfigured(KazmaError):
 
 
 def build(gateway: Gateway, settings: Settings) -> TelegramAdapter | None:
-    if not settings.telegram.token.get_secret_value():
+    if not settings.telegram.configured:
         return None
     return TelegramAdapter(gateway, settings.telegram)
 
