@@ -241,8 +241,8 @@ def test_every_string_the_pages_use_is_in_the_catalogue_and_every_entry_is_used(
     named_errors = {key for key in asked if key.startswith("errors.")}  # the catalogue's errors, handed to every page
     assert {key.removeprefix("errors.") for key in named_errors} <= ERRORS.keys()
     assert not asked - named_errors - i18n.STRINGS.keys(), asked - named_errors - i18n.STRINGS.keys()
-    # Keys built in the scripts from a prefix: `role_${role}`, "error_" + code, ...
-    families = ("decision_", "error_", "lives_in_", "role_", "setting_")
+    # Keys built in the scripts from a prefix: `role_${role}`, ...
+    families = ("decision_", "lives_in_", "role_", "setting_")
     for family in families:
         assert f"`{family}${{" in source or f'"{family}" +' in source, family
     unused = {

@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
-from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.errors import ERRORS, LISTS
 from kazma_core.stores.types import User
 from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
@@ -73,6 +73,8 @@ def render(request: Request, template: str, page: str, user: User | None, status
         "page": page,
         # The page's sentences, and the errors named by id (filled from an error's parameters).
         "strings": {**catalogue(lang), **{f"errors.{key}": text.get(lang) for key, text in ERRORS.items()}},
+        # How a list parameter of an error reads: each item's template, and what joins them.
+        "lists": {name: [item.get(lang), joiner.get(lang)] for name, (item, joiner) in LISTS.items()},
         "user": {"name": user.name, "role": user.role} if user else None,
     }
     context = {
