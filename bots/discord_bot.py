@@ -26,7 +26,7 @@ import discord
 import yarl
 from discord import app_commands
 
-from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from bots.gateway import APPROVE, CONFIRM, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings
@@ -276,9 +276,11 @@ class DiscordAdapter:
         text: str, *, is_admin: bool, locale: str | None,
     ) -> Incoming:
         if guild_id is None:
-            title = f"Discord: {author.display_name}"
+            title = chat_title("discord_dm", name=author.display_name)
         else:
-            title = f"{guild.name if guild else 'Discord'} #{getattr(channel, 'name', None) or 'channel'}"
+            server = guild.name if guild else chat_title("discord_server")
+            named = getattr(channel, "name", None) or chat_title("discord_channel_unnamed")
+            title = chat_title("discord_channel", server=server, channel=named)
         return Incoming(
             platform="discord", user_id=str(author.id), user_name=author.display_name,
             chat_key=f"{guild_id or 'dm'}:{channel_id}", chat_title=title, text=text,

@@ -45,7 +45,7 @@ from telegram.ext import (
     filters,
 )
 
-from bots.gateway import CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from bots.gateway import CANCEL, CONFIRM, Button, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands.parser import parse
 from commands.registry import group_admin, telegram_menu
 from kazma_core.errors import KazmaError
@@ -370,7 +370,7 @@ class TelegramAdapter:
         group = chat.type in GROUPS
         return Incoming(
             platform="telegram", user_id=str(user.id), user_name=user.full_name, chat_key=_chat_key(chat, thread),
-            chat_title=f"Telegram: {chat.effective_name or user.full_name}", text=text, is_group=group,
+            chat_title=chat_title("telegram", name=chat.effective_name or user.full_name), text=text, is_group=group,
             is_admin=group and changes and await self._is_admin(bot, chat.id, user.id), locale=user.language_code,
         )
 

@@ -298,3 +298,18 @@ def test_no_answer_body_carries_a_message_written_outside_the_catalogue() -> Non
                     if isinstance(key, ast.Constant) and key.value == "message" and _is_words(value):
                         written.append(f"{path}:{node.lineno}")
     assert not written, written
+
+
+def test_the_terminal_footer_labels_its_keys_from_the_catalogue_in_the_persons_language() -> None:
+    """The footer said "New chat", "Approve", "Yes" in English to a person reading Arabic."""
+    from kazma_ui.tui.app import KazmaTui
+    from kazma_ui.tui.widgets.approval_card import ApprovalCard
+    from kazma_ui.tui.widgets.confirm import ConfirmDialog
+
+    for lang in ("en", "ar"):
+        nodes = [KazmaTui("http://127.0.0.1:9", "token", lang=lang), ConfirmDialog("?", lang),
+                 ApprovalCard({"card_id": "c", "tool": "write_file", "args": {}}, lang)]
+        shown = [b.description for node in nodes for bs in node._bindings.key_to_bindings.values() for b in bs if b.show]
+        assert len(shown) >= 6
+        for label in shown:
+            assert label in {text.get(lang) for key, text in ALL.items() if key.startswith("terminal.key_")}, (lang, label)

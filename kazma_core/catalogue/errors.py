@@ -444,6 +444,17 @@ ERRORS.update({
 })
 # -- end of the command line's refusals (h25)
 
+# -- a turn's notes (h25): what the transcript (and the model, in the history) reads when a turn
+# -- ended without its answer. Stored in English with the turn, as the words of the model are.
+ERRORS.update({
+    "turn_interrupted": Text(
+        "Kazma stopped during this turn. Send the message again.", "توقّفت كازما أثناء هذه الدورة. أرسل الرسالة مجددًا."
+    ),
+    "note_no_answer": Text("(No answer: {reason})", "(لا إجابة: {reason})"),
+    "note_tool_not_run": Text("Not done: the turn ended before this tool ran.", "لم يُنفَّذ: انتهت الدورة قبل أن تعمل هذه الأداة."),
+})
+# -- end of a turn's notes (h25)
+
 # How a parameter that is a list reads inside a sentence: each item (a dict's fields, or a
 # word as {value}) filled into the first Text, the items joined by the second.
 LISTS: dict[str, tuple[Text, Text]] = {

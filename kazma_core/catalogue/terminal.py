@@ -53,4 +53,14 @@ TERMINAL: dict[str, Text] = {
         "المفاتيح: Tab للتنقل بين قائمة الدردشات والدردشة وسطر الإدخال؛ Enter لفتح الدردشة المختارة؛ "
         "Ctrl+N لدردشة جديدة؛ على بطاقة الموافقة، a للموافقة وd للرفض؛ Ctrl+Q للخروج.",
     ),
+    # -- the footer's key labels (h25): a binding's description names its entry (kazma_ui.tui.sentences.key_labels)
+    "key_new_chat": Text("New chat", "دردشة جديدة"),
+    "key_approve": Text("Approve", "موافقة"),
+    "key_deny": Text("Deny", "رفض"),
+    "key_yes": Text("Yes", "نعم"),
+    "key_no": Text("No", "لا"),
+    "key_cancel": Text("Cancel", "إلغاء"),
+    "key_palette": Text("palette", "الأوامر"),
+    "key_quit": Text("Quit", "خروج"),
+    # -- end of the footer's key labels (h25)
 }

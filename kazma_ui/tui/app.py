@@ -26,7 +26,7 @@ from kazma_core.errors import KazmaError
 from kazma_core.retry import Backoff
 from kazma_ui.paging import PAGE
 from kazma_ui.tui.client import ApiError, ConnectionLost, KazmaClient, ServerEvent
-from kazma_ui.tui.sentences import say
+from kazma_ui.tui.sentences import key_labels, say
 from kazma_ui.tui.slash import Outcome, SlashRunner
 from kazma_ui.tui.widgets.approval_card import ApprovalCard
 from kazma_ui.tui.widgets.banner import ConnectionBanner
@@ -43,7 +43,7 @@ NEXT_CHAT = ""  # notes for whichever chat is shown next
 
 class KazmaTui(App[None]):
     TITLE = "Kazma"
-    BINDINGS = [Binding("ctrl+n", "new_chat", "New chat")]
+    BINDINGS = [Binding("ctrl+n", "new_chat", "key_new_chat")]
     CSS = """
     #main { height: 1fr; }
     #cards { height: auto; }
@@ -53,6 +53,7 @@ class KazmaTui(App[None]):
         self, url: str, token: str, *, lang: str = "en", retry_first: float = RETRY_FIRST, retry_max: float = RETRY_MAX
     ) -> None:
         super().__init__()
+        key_labels(self, lang)
         self.client = KazmaClient(url, token, lang=lang)
         self.lang = lang
         self.backoff = Backoff(retry_first, retry_max)
