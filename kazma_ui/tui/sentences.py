@@ -8,13 +8,9 @@ from typing import Any
 from textual.dom import DOMNode
 
 from kazma_core.catalogue.terminal import TERMINAL
-from kazma_core.catalogue.text import Text
-
-SENTENCES: dict[str, Text] = TERMINAL
-
 
 def say(key: str, lang: str, **values: Any) -> str:
-    return SENTENCES[key].get(lang, **values)
+    return TERMINAL[key].get(lang, **values)
 
 
 def key_labels(node: DOMNode, lang: str) -> None:
@@ -24,7 +20,7 @@ def key_labels(node: DOMNode, lang: str) -> None:
     for key, bindings in keys.items():
         keys[key] = [
             replace(b, description=say(_TEXTUAL.get(b.description, b.description), lang))
-            if _TEXTUAL.get(b.description, b.description) in SENTENCES else b
+            if _TEXTUAL.get(b.description, b.description) in TERMINAL else b
             for b in bindings
         ]
 
