@@ -44,6 +44,7 @@ test: $(STAMP) | $(CHROMIUM) $(INITDB)
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/capture.py
 
 clean:

@@ -28,7 +28,7 @@ import yarl
 from discord import app_commands
 
 from bots.streaming import DISCORD_EVERY, GrowingAnswer, LiveMessage
-from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from bots.gateway import APPROVE, CONFIRM, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings
@@ -308,9 +308,11 @@ class DiscordAdapter:
         text: str, *, is_admin: bool, locale: str | None,
     ) -> Incoming:
         if guild_id is None:
-            title = f"Discord: {author.display_name}"
+            title = chat_title("discord_dm", name=author.display_name)
         else:
-            title = f"{guild.name if guild else 'Discord'} #{getattr(channel, 'name', None) or 'channel'}"
+            server = guild.name if guild else chat_title("discord_server")
+            named = getattr(channel, "name", None) or chat_title("discord_channel_unnamed")
+            title = chat_title("discord_channel", server=server, channel=named)
         return Incoming(
             platform="discord", place=_place(channel_id), user_id=str(author.id), user_name=author.display_name,
             chat_key=f"{guild_id or 'dm'}:{channel_id}", chat_title=title, text=text,
@@ -472,7 +474,7 @@ def _place(channel_id: int) -> str:
 
 def build(gateway: Gateway, settings: Settings) -> DiscordAdapter | None:
     """The Discord bot, when a token is set (KAZMA_DISCORD__TOKEN)."""
-    token = settings.discord.token.get_secret_value().strip()
-    if not token:
+    if not settings.discord.configured:
         return None
+    token = settings.discord.token.get_secret_value().strip()
     return DiscordAdapter(gateway, token, api_base=settings.discord.api_base, gateway_url=settings.discord.gateway_url)

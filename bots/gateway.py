@@ -130,6 +130,11 @@ async def alongside(main: Awaitable[None], side: Coroutine[Any, Any, None]) -> N
         await asyncio.gather(task, return_exceptions=True)
 
 
+def chat_title(where: str, **values: Any) -> str:
+    """A new chat's title by where it was started (`chat_apps.title_<where>`): stored, so in English."""
+    return CHAT_APPS[f"title_{where}"].get("en", **values)
+
+
 def split_text(text: str, limit: int) -> list[str]:
     """Cut a long answer into pieces a platform accepts, at line ends where possible."""
     pieces: list[str] = []
@@ -169,7 +174,7 @@ class Gateway:
             async with self._creating:
                 chat = await self.core.store.bound_chat(key)
                 if chat is None:
-                    chat = await self.core.chats.create(user, inc.chat_title or f"{inc.platform} chat")
+                    chat = await self.core.chats.create(user, inc.chat_title or chat_title("other", platform=inc.platform))
                     await self.core.store.bind_chat(key, chat.id, inc.is_group)
         grant = None
         if chat.owner_id != user.id and inc.is_group:

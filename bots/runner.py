@@ -22,14 +22,18 @@ from kazma_ui.thread_rewind import RewindService
 
 log = logging.getLogger(__name__)
 
-# module: each has build(gateway, settings) -> Adapter | None (None when not configured)
-ADAPTERS = ("bots.telegram_bot", "bots.discord_bot", "bots.slack_bot")
+# settings section: module with build(gateway, settings) -> Adapter | None (None when not configured).
+# A module (and its platform's SDK, a second or more of imports each) is imported only when its
+# section is configured: most servers run one bot or none.
+ADAPTERS = {"telegram": "bots.telegram_bot", "discord": "bots.discord_bot", "slack": "bots.slack_bot"}
 LEADERSHIP = "chat-apps"
 
 
 def configured(core: Core, rewind: RewindService) -> list[Adapter]:
     adapters: list[Adapter] = []
-    for module_name in ADAPTERS:
+    for section, module_name in ADAPTERS.items():
+        if not getattr(core.settings, section).configured:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as err:

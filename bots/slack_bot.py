@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bots.streaming import SLACK_EVERY, GrowingAnswer, LiveMessage
-from bots.gateway import alongside, APPROVE, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from bots.gateway import alongside, APPROVE, CONFIRM, Button, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings, SlackSettings
@@ -306,7 +306,10 @@ class SlackAdapter:
         await ack()
         channel, channel_name = command["channel_id"], command.get("channel_name")
         is_group = not _is_dm(channel, channel_name)
-        title = "Slack DM" if not is_group else f"Slack #{channel_name}" if channel_name else "Slack channel"
+        title = (
+            chat_title("slack_dm") if not is_group
+            else chat_title("slack_channel_named", channel=channel_name) if channel_name else chat_title("slack_channel")
+        )
         text = f"{command['command']} {command.get('text', '')}".strip()
         # Slack names no thread in a slash command: it is the channel's (in a thread, mention Kazma instead).
         async with self._lock(channel):
@@ -321,12 +324,12 @@ class SlackAdapter:
     async def _on_message(self, event: dict[str, Any], body: dict[str, Any], context: Any) -> None:
         if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
             return  # in channels, Kazma answers mentions only; edits and bots' messages are not questions
-        await self._converse(event, body, context, "Slack DM")
+        await self._converse(event, body, context, chat_title("slack_dm"))
 
     async def _on_mention(self, event: dict[str, Any], body: dict[str, Any], context: Any) -> None:
         if event.get("bot_id"):
             return
-        await self._converse(event, body, context, "Slack thread" if event.get("thread_ts") else "Slack channel")
+        await self._converse(event, body, context, chat_title("slack_thread" if event.get("thread_ts") else "slack_channel"))
 
     async def _converse(self, event: dict[str, Any], body: dict[str, Any], context: Any, title: str) -> None:
         team = body.get("team_id") or event.get("team") or ""  # the workspace, as slash commands name it
@@ -373,7 +376,7 @@ class SlackAdapter:
         async with self._lock(_key(channel, thread_ts)):
             inc = await self._incoming(
                 team, user["id"], user.get("username") or user.get("name", ""), channel, thread_ts, is_group,
-                "Slack DM" if not is_group else "Slack channel", deciding=True,
+                chat_title("slack_dm") if not is_group else chat_title("slack_channel"), deciding=True,
             )
             target = str(shortcut.get("message_ts") or message.get("ts") or "")
             for reply in await self.gateway.on_message_command(inc, action.path, target):
@@ -415,7 +418,7 @@ class SlackAdapter:
         async with self._lock(_key(channel, thread_ts)):
             inc = await self._incoming(
                 team, user["id"], user.get("username") or user.get("name", ""), channel, thread_ts, is_group,
-                "Slack DM" if not is_group else "Slack channel", deciding=True,
+                chat_title("slack_channel" if is_group else "slack_dm"), deciding=True,
             )
             opener = functools.partial(self._open_thread, channel)
             replies = await self.gateway.press(inc, body["actions"][0]["value"], opener)
@@ -471,6 +474,6 @@ class SlackAdapter:
 
 def build(gateway: Gateway, settings: Settings) -> SlackAdapter | None:
     """The Slack adapter, or None when no bot token is set."""
-    if not settings.slack.bot_token.get_secret_value():
+    if not settings.slack.configured:
         return None
     return SlackAdapter(gateway, settings.slack)

@@ -47,7 +47,7 @@ from telegram.ext import (
 )
 
 from bots.streaming import TELEGRAM_EVERY, GrowingAnswer, LiveMessage
-from bots.gateway import alongside, on_message_step, CANCEL, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, split_text
+from bots.gateway import alongside, on_message_step, CANCEL, CONFIRM, Button, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands.parser import parse
 from commands.registry import group_admin, telegram_menu
 from kazma_core.errors import KazmaError
@@ -109,7 +109,7 @@ class TelegramMisconfigured(KazmaError):
 
 
 def build(gateway: Gateway, settings: Settings) -> TelegramAdapter | None:
-    if not settings.telegram.token.get_secret_value():
+    if not settings.telegram.configured:
         return None
     return TelegramAdapter(gateway, settings.telegram)
 
@@ -381,7 +381,7 @@ class TelegramAdapter:
         group = chat.type in GROUPS
         return Incoming(
             platform="telegram", place=_place(chat.id), user_id=str(user.id), user_name=user.full_name, chat_key=_chat_key(chat, thread),
-            chat_title=f"Telegram: {chat.effective_name or user.full_name}", text=text, is_group=group,
+            chat_title=chat_title("telegram", name=chat.effective_name or user.full_name), text=text, is_group=group,
             is_admin=group and changes and await self._is_admin(bot, chat.id, user.id), locale=user.language_code,
         )
 

@@ -108,30 +108,30 @@ class Manifest:
         return orjson.dumps(body, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
     @classmethod
-    def parse(cls, raw: bytes, kind: str, where: str) -> Manifest:
-        """Read a manifest; refuse one that is not of this kind, is damaged, or comes from a newer Kazma."""
+    def parse(cls, raw: bytes, kind: str, archive: str, path: Path) -> Manifest:
+        """Read a manifest; refuse one that is not of this kind, is damaged, or comes from a newer Kazma.
+
+        ``archive`` ("backup" or "bundle") names the refusals' sentences (`errors.<archive>_...`)."""
+        where = {"path": str(path)}
         try:
             body = orjson.loads(raw)
             version = body["format_version"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise ArchiveDamaged(f"{where} is damaged: its manifest cannot be read. Nothing was changed.") from None
+            raise ArchiveDamaged(message_id=f"{archive}_manifest_unreadable", **where) from None
         if body.get("kind") != kind:
-            raise ArchiveDamaged(
-                f"{where} is not a {kind} (its manifest says {body.get('kind')!r}). Nothing was changed."
-            )
+            raise ArchiveDamaged(message_id=f"{archive}_wrong_kind", expected=kind, said=repr(body.get("kind")), **where)
         if not isinstance(version, int) or version < 1:
-            raise ArchiveDamaged(f"{where} is damaged: its format version {version!r} is not valid. Nothing was changed.")
+            raise ArchiveDamaged(message_id=f"{archive}_bad_version", version=repr(version), **where)
         if version > FORMAT_VERSION:
             raise ArchiveTooNew(
-                f"{where} was written by a newer Kazma ({body.get('kazma_version', 'unknown')}, format {version}); "
-                f"this Kazma ({kazma_version()}) reads format {FORMAT_VERSION} or older. "
-                "Upgrade Kazma, then try again. Nothing was changed."
+                message_id=f"{archive}_too_new", theirs=str(body.get("kazma_version", "unknown")), version=version,
+                ours=kazma_version(), readable=FORMAT_VERSION, **where,
             )
         try:
             files = {name: FileEntry(str(e["sha256"]), int(e["bytes"])) for name, e in body["files"].items()}
             return cls(kind, version, str(body["kazma_version"]), str(body["created_at"]), files)
         except (KeyError, TypeError, ValueError, AttributeError):
-            raise ArchiveDamaged(f"{where} is damaged: its manifest lacks a field. Nothing was changed.") from None
+            raise ArchiveDamaged(message_id=f"{archive}_manifest_incomplete", **where) from None
 
 
 async def ensure_databases(settings: Settings) -> None:
@@ -186,19 +186,15 @@ def create_backup(settings: Settings, out_dir: Path, now: float | None = None) -
 
 def verify_backup(path: Path) -> Manifest:
     """The backup's manifest, after every database in it matched its checksum."""
-    where = f"The backup {path}"
     if not (path / MANIFEST).is_file():
-        raise ArchiveDamaged(f"{where} has no {MANIFEST}: it is not a Kazma backup folder, or it is incomplete.")
-    manifest = Manifest.parse((path / MANIFEST).read_bytes(), BACKUP_KIND, where)
+        raise ArchiveDamaged(message_id="backup_no_manifest", path=str(path), manifest=MANIFEST)
+    manifest = Manifest.parse((path / MANIFEST).read_bytes(), BACKUP_KIND, "backup", path)
     for name in databases_in(manifest):
         entry = manifest.files.get(name)
         if entry is None or not (path / name).is_file():
-            raise ArchiveDamaged(f"{where} is damaged: {name} is missing. Nothing was restored; use another backup.")
+            raise ArchiveDamaged(message_id="backup_member_missing", path=str(path), name=name)
         if FileEntry.of(path / name) != entry:
-            raise ArchiveDamaged(
-                f"{where} is damaged: {name} does not match the checksum in its manifest. "
-                "Nothing was restored; use another backup."
-            )
+            raise ArchiveDamaged(message_id="backup_checksum", path=str(path), name=name)
     return manifest
 
 
@@ -207,14 +203,15 @@ def databases_in(manifest: Manifest) -> list[str]:
     return [*DATABASES, *(name for name in LEGACY_DATABASES if name in manifest.files)]
 
 
-def quick_check(path: Path, where: str) -> None:
+def quick_check(path: Path, archive: str, where: Path) -> None:
+    """Refuse a database of the archive (``archive`` "backup" or "bundle", at ``where``) that SQLite finds unsound."""
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
             (result,) = conn.execute("PRAGMA quick_check").fetchone()
     except sqlite3.DatabaseError as err:
         result = str(err)
     if result != "ok":
-        raise ArchiveDamaged(f"{where} is damaged: {path.name} is not a sound SQLite database ({result}). Nothing was changed.")
+        raise ArchiveDamaged(message_id=f"{archive}_unsound_database", path=str(where), name=path.name, result=result)
 
 
 def refuse_live_leases(kazma_db: Path, now: float) -> None:
@@ -237,8 +234,7 @@ def refuse_live(rows: list[Any], now: float) -> None:
     if live:
         chat, holder, purpose, expires = live[0]
         raise KazmaError(
-            f"A {purpose} is still running in chat {chat} (held by {holder}). Let it finish, or wait "
-            f"{max(1, int(expires - now))} s for its lease to expire, then try again. Nothing was changed."
+            message_id="lease_live", purpose=purpose, chat=chat, holder=holder, seconds=max(1, int(expires - now))
         )
 
 
@@ -279,8 +275,8 @@ def restore_backup(path: Path, settings: Settings, now: float | None = None) -> 
         for name in databases_in(manifest):
             shutil.copyfile(path / name, staging / name)
             if FileEntry.of(staging / name) != manifest.files[name]:
-                raise ArchiveDamaged(f"Copying {name} out of {path} changed it (a disk error?). Nothing was restored.")
-            quick_check(staging / name, f"The backup {path}")
+                raise ArchiveDamaged(message_id="backup_copy_changed", name=name, path=str(path))
+            quick_check(staging / name, "backup", path)
             staged[name] = staging / name
         if url:
             load_into_postgres(url, staging, lambda conn: refuse_live(conn.execute(

@@ -121,13 +121,6 @@ class TurnFailed(KazmaError):
     status = 502
 
 
-class TooLarge(KazmaError):
-    """A request body or a stored amount over a limit: the message names the limit and its setting."""
-
-    code = "too_large"
-    status = 413
-
-
 class QuotaExceeded(KazmaError):
     code = "quota_exceeded"
     status = 413

@@ -130,19 +130,15 @@ def _add(tar: tarfile.TarFile, name: str, data: IO[bytes], size: int, at: float)
 def refuse_non_empty(data_dir: Path) -> None:
     for name in DATA_FILES:
         if any((data_dir / f"{name}{extra}").exists() for extra in ("", "-wal")):
-            raise FolderNotEmpty(
-                f"{data_dir} already holds a Kazma ({name}). An import goes into an empty data folder only: "
-                "pass --data-dir with a new folder, or move this one away first. Nothing was changed."
-            )
+            raise FolderNotEmpty(message_id="import_folder_not_empty", data_dir=str(data_dir), name=name)
 
 
 def refuse_non_empty_database(counts: dict[str, int]) -> None:
     filled = sorted(table for table, rows in counts.items() if rows)
     if filled:
         raise DatabaseNotEmpty(
-            f"The database of {SETTING} already holds a Kazma ({counts[filled[0]]} rows in {filled[0]}). An import "
-            f"goes into an empty database only: name a new one, or drop its schemas {APP_SCHEMA}, {STEPS_SCHEMA} "
-            f"and {AUDIT_SCHEMA} first. Nothing was changed."
+            message_id="import_database_not_empty", setting=SETTING, rows=counts[filled[0]], table=filled[0],
+            app_schema=APP_SCHEMA, steps_schema=STEPS_SCHEMA, audit_schema=AUDIT_SCHEMA,
         )
 
 
@@ -159,7 +155,6 @@ def _still_empty(conn: Conn) -> None:
 def import_bundle(file: Path, settings: Settings) -> ImportReport:
     """Load a bundle into an empty data folder (the caller holds DataFolderLock.exclusive), or into
     an empty PostgreSQL database when the settings name one."""
-    where = f"The bundle {file}"
     data_dir = settings.data_dir
     url = database_url(settings)
     if url:
@@ -167,16 +162,16 @@ def import_bundle(file: Path, settings: Settings) -> ImportReport:
     else:
         refuse_non_empty(data_dir)
     if not file.is_file():
-        raise KazmaError(f"There is no file {file}. Give the path of a bundle written by `kazma migrate export`.")
+        raise KazmaError(message_id="bundle_file_missing", file=str(file))
     staging = Path(tempfile.mkdtemp(dir=data_dir, prefix=".import-"))
     try:
         try:
-            manifest = _unpack(file, staging, where)
+            manifest = _unpack(file, staging)
         except READ_ERRORS as err:
-            raise ArchiveDamaged(f"{where} is damaged ({err}). Nothing was imported; export it again.") from None
+            raise ArchiveDamaged(message_id="bundle_unreadable", path=str(file), problem=str(err)) from None
         for name in databases_in(manifest):
-            quick_check(staging / name, where)
-        overrides, dropped = _valid_overrides(staging / SETTINGS_FILE, where)
+            quick_check(staging / name, "bundle", file)
+        overrides, dropped = _valid_overrides(staging / SETTINGS_FILE, file)
         _write_overrides(staging / "kazma.db", overrides, time.time())
         if url:
             load_into_postgres(url, staging, _still_empty)
@@ -191,17 +186,17 @@ def import_bundle(file: Path, settings: Settings) -> ImportReport:
     return ImportReport(manifest, *counts, overrides=overrides, dropped=dropped)
 
 
-def _unpack(file: Path, staging: Path, where: str) -> Manifest:
+def _unpack(file: Path, staging: Path) -> Manifest:
     """Check the manifest first (a newer format is refused before anything else), then each member's sha256."""
     with tarfile.open(file, "r:gz") as tar:
         members = {m.name: m for m in tar.getmembers()}
         if MANIFEST not in members or not members[MANIFEST].isfile():
-            raise ArchiveDamaged(f"{where} has no {MANIFEST}: it is not a Kazma migration bundle. Nothing was imported.")
-        manifest = Manifest.parse(_read(tar, members[MANIFEST]), BUNDLE_KIND, where)
+            raise ArchiveDamaged(message_id="bundle_no_manifest", path=str(file), manifest=MANIFEST)
+        manifest = Manifest.parse(_read(tar, members[MANIFEST]), BUNDLE_KIND, "bundle", file)
         for name in (*MEMBERS, *(n for n in databases_in(manifest) if n not in MEMBERS)):
             member, entry = members.get(name), manifest.files.get(name)
             if member is None or entry is None or not member.isfile():
-                raise ArchiveDamaged(f"{where} is damaged: {name} is missing. Nothing was imported; export it again.")
+                raise ArchiveDamaged(message_id="bundle_member_missing", path=str(file), name=name)
             digest, size = hashlib.sha256(), 0
             with _member(tar, member) as source, (staging / name).open("wb") as out:
                 for chunk in iter(lambda: source.read(1 << 20), b""):
@@ -209,17 +204,14 @@ def _unpack(file: Path, staging: Path, where: str) -> Manifest:
                     size += len(chunk)
                     out.write(chunk)
             if FileEntry(digest.hexdigest(), size) != entry:
-                raise ArchiveDamaged(
-                    f"{where} is damaged: {name} does not match the checksum in its manifest. "
-                    "Nothing was imported; export it again."
-                )
+                raise ArchiveDamaged(message_id="bundle_checksum", path=str(file), name=name)
     return manifest
 
 
 def _member(tar: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
     handle = tar.extractfile(member)
     if handle is None:
-        raise ArchiveDamaged(f"{member.name} in the bundle is not a file. Nothing was imported.")
+        raise ArchiveDamaged(message_id="bundle_member_not_file", name=member.name)
     return handle
 
 
@@ -228,14 +220,14 @@ def _read(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
         return handle.read()
 
 
-def _valid_overrides(path: Path, where: str) -> tuple[dict[str, Any], dict[str, str]]:
+def _valid_overrides(path: Path, file: Path) -> tuple[dict[str, Any], dict[str, str]]:
     """The bundle's overrides this Kazma accepts; the others are left out (named, with why)."""
     try:
         stored = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError:
-        raise ArchiveDamaged(f"{where} is damaged: {SETTINGS_FILE} cannot be read. Nothing was imported.") from None
+        raise ArchiveDamaged(message_id="bundle_settings_unreadable", path=str(file), name=SETTINGS_FILE) from None
     if not isinstance(stored, dict):
-        raise ArchiveDamaged(f"{where} is damaged: {SETTINGS_FILE} is not an object. Nothing was imported.")
+        raise ArchiveDamaged(message_id="bundle_settings_not_object", path=str(file), name=SETTINGS_FILE)
     kept: dict[str, Any] = {}
     dropped: dict[str, str] = {}
     for key, value in stored.items():

@@ -112,11 +112,21 @@ class TelegramSettings(_Section):
     webhook_listen: str = Field(min_length=1)
     webhook_port: int = Field(ge=1, le=65_535)
 
+    @property
+    def configured(self) -> bool:
+        """Whether `kazma serve` runs this bot (its SDK is imported only then)."""
+        return bool(self.token.get_secret_value())
+
 
 class DiscordSettings(_Section):
     token: SecretStr
     api_base: str = Field(min_length=1)
     gateway_url: str = Field(min_length=1)
+
+    @property
+    def configured(self) -> bool:
+        """Whether `kazma serve` runs this bot (its SDK is imported only then)."""
+        return bool(self.token.get_secret_value().strip())
 
 
 class SlackSettings(_Section):
@@ -124,6 +134,11 @@ class SlackSettings(_Section):
     signing_secret: SecretStr
     app_token: SecretStr
     api_url: str = Field(min_length=1)
+
+    @property
+    def configured(self) -> bool:
+        """Whether `kazma serve` runs this bot (its SDK is imported only then)."""
+        return bool(self.bot_token.get_secret_value())
 
 
 class _Overrides(PydanticBaseSettingsSource):

@@ -41,7 +41,7 @@ async def platform_events(request: Request) -> Response:
     """Chat-app requests in HTTP mode, forwarded to the adapter that serves this path."""
     adapter = request.app.state.bots.for_path(request.url.path)
     if adapter is None:
-        raise NotFound("No chat app on this server takes requests here.")
+        raise NotFound(message_id="no_chat_app_here")
     return await adapter.http(request)  # type: ignore[no-any-return]
 
 

@@ -109,10 +109,7 @@ async def _users_add(settings: Settings, name: str, role: str) -> str:
     store = SqlAppStore(app_db(settings))
     try:
         if await store.user_by_name(name) is not None:
-            raise KazmaError(
-                f"There is a user {name!r} already. To give them a new token (and end the old ones): "
-                f"kazma users token {name}"
-            )
+            raise KazmaError(message_id="user_exists", name=name)
         user = await store.add_user(name, role)
         return await store.issue_token(user.id, "api")
     finally:
@@ -131,14 +128,12 @@ async def _users_link(settings: Settings, name: str, identity: str) -> str:
     platform, _, rest = identity.partition(":")
     parts = rest.split(":")
     if platform not in PLATFORMS or not all(parts) or len(parts) != (2 if platform == "slack" else 1):
-        raise KazmaError(
-            f"{identity!r} is not a platform identity: use telegram:<id>, discord:<id> or slack:<team>:<id>."
-        )
+        raise KazmaError(message_id="not_a_platform_identity", identity=identity)
     store = SqlAppStore(app_db(settings))
     try:
         user = await store.user_by_name(name)
         if user is None:
-            raise KazmaError(f"There is no user {name!r}. Create it first: kazma users add {name}")
+            raise KazmaError(message_id="user_missing_add", name=name)
         await store.link_identity(identity, user.id)
         return f"Linked {identity} to {name}."
     finally:
@@ -157,7 +152,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     url = args.url or os.environ.get("KAZMA_URL") or load_settings(data_dir=args.data_dir).base_url
     token = args.token or os.environ.get("KAZMA_TOKEN")
     if not token:
-        raise KazmaError("Give an API token: kazma tui --token TOKEN (or set KAZMA_TOKEN). Create one with: kazma users add NAME")
+        raise KazmaError(message_id="tui_token_missing")
     KazmaTui(url, token).run()
     return 0
 

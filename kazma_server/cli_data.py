@@ -208,7 +208,7 @@ def cmd_backup_restore(args: argparse.Namespace) -> int:
 def cmd_migrate_export(args: argparse.Namespace) -> int:
     file = Path(args.file).expanduser().resolve()
     if file.exists():
-        raise KazmaError(f"{file} already exists. Choose another file name, or remove it first.")
+        raise KazmaError(message_id="file_exists", file=str(file))
     with data_folder(args) as settings, DataFolderLock.shared(settings.data_dir):
         asyncio.run(ensure_databases(settings))
         report = export_bundle(settings, file)

@@ -39,7 +39,7 @@ def register(users: Any) -> None:
 async def _user(store: AppStore, name: str) -> User:
     user = await store.user_by_name(name)
     if user is None:
-        raise KazmaError(f"There is no user {name!r}. `kazma users list` shows who there is.")
+        raise KazmaError(message_id="user_missing_list", name=name)
     return user
 
 
@@ -90,10 +90,7 @@ async def _remove(settings: Settings, name: str, really: bool) -> list[str]:
     try:
         user = await _user(core.store, name)
         if user.role == "owner" and await core.store.count_owners() < 2:
-            raise KazmaError(
-                f"{name} is the only owner of this Kazma. Make another owner first "
-                "(kazma users add NAME --role owner), then remove this one."
-            )
+            raise KazmaError(message_id="only_owner", name=name)
         chats = await core.chats.list(user)
         steps = 0
         for chat in chats:
@@ -105,7 +102,7 @@ async def _remove(settings: Settings, name: str, really: bool) -> list[str]:
             f"{steps} saved step{'s' if steps != 1 else ''}, {human_size(files)} of files, tokens and linked chat apps"
         )
         if not really:
-            raise KazmaError(f"This would remove {what}. The audit trail is kept. Run it again with --yes to do it.")
+            raise KazmaError(message_id="remove_needs_yes", name=name, chats=len(chats), steps=steps, kilobytes=files // 1024)
         for chat in chats:
             await core.chats.delete(user, chat.id)
         await core.store.delete_user(user.id)

@@ -101,7 +101,7 @@ async def test_removing_a_user_takes_their_chats_steps_memories_files_and_keeps_
     assert user_file(settings, "bob", "diary.txt").exists()
 
     asked = await kazma(settings, "users", "remove", "bob")
-    assert asked[0] == 1 and "--yes" in asked[2] and "2 chats" in asked[2]
+    assert asked[0] == 1 and "--yes" in asked[2] and "chats (2)" in asked[2]
     assert await me(bob.http) == 200  # nothing went without --yes
     code, out, err = await kazma(settings, "users", "remove", "bob", "--yes")
     assert code == 0, err

@@ -14,6 +14,7 @@ from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.types import User
 from kazma_core import catalogue
 from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.web import WEB as WEB_SENTENCES
 from kazma_ui.web import i18n
 from kazma_ui.web.settings_api import EDITABLE
 from tests.helpers import error_of, new_chat
@@ -228,7 +229,7 @@ async def test_a_chosen_language_is_remembered_over_the_browsers(server: Running
 
 
 def test_every_string_exists_in_both_languages_with_the_same_placeholders() -> None:
-    for key, (en, ar) in i18n.STRINGS.items():
+    for key, (en, ar) in WEB_SENTENCES.items():
         assert en.strip() and ar.strip(), key
         assert i18n.placeholders(en) == i18n.placeholders(ar), key
         if key not in {"lang_en", "lang_ar", "setting_none"}:
@@ -245,13 +246,13 @@ def test_every_string_the_pages_use_is_in_the_catalogue_and_every_entry_is_used(
     named_states = {key for key in asked if key.startswith("tool_states.")}
     assert named_states <= catalogue.ALL.keys(), named_states - catalogue.ALL.keys()
     named_errors |= named_states
-    assert not asked - named_errors - i18n.STRINGS.keys(), asked - named_errors - i18n.STRINGS.keys()
-    # Keys built in the scripts from a prefix: `role_${role}`, "error_" + code, ...
-    families = ("cost_", "decision_", "error_", "lives_in_", "model_provider_", "role_", "setting_")
+    assert not asked - named_errors - WEB_SENTENCES.keys(), asked - named_errors - WEB_SENTENCES.keys()
+    # Keys built in the scripts from a prefix: `role_${role}`, ...
+    families = ("cost_", "decision_", "lives_in_", "model_provider_", "role_", "setting_")
     for family in families:
         assert f"`{family}${{" in source or f'"{family}" +' in source, family
     unused = {
-        key for key in i18n.STRINGS
+        key for key in WEB_SENTENCES
         if not key.startswith(families) and not re.search(rf"""['"]{re.escape(key)}['"]""", source)
         and re.sub(r"_(zero|one|two|few|many)$", "", key) not in counted  # a counted sentence's plural forms
     }

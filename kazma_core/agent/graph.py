@@ -47,6 +47,7 @@ from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.stops import current_stop
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext, ToolLimits, run_tool
+from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import without_paths
 from kazma_core.messages import append_messages, load_messages
 from kazma_core.stores.types import NOTE_KEY
@@ -239,11 +240,11 @@ def closing_messages(messages: list[AnyMessage], reason: str | None = None, role
         if isinstance(m, AIMessage):
             for call in m.tool_calls:
                 if call.get("id") and call["id"] not in answered:
-                    out.append(ToolMessage("Not done: the turn ended before this tool ran.", tool_call_id=call["id"], status="error"))
+                    out.append(ToolMessage(ERRORS["note_tool_not_run"].en, tool_call_id=call["id"], status="error"))
                     answered.add(call["id"])
     ends_answered = bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
     if reason is not None and (out or not ends_answered):
-        out.append(AIMessage(content=f"(No answer: {reason})", additional_kwargs={NOTE_KEY: {"role": role, "text": reason}}))
+        out.append(AIMessage(content=ERRORS["note_no_answer"].get("en", reason=reason), additional_kwargs={NOTE_KEY: {"role": role, "text": reason}}))
     return out
 
 

@@ -37,6 +37,7 @@ from kazma_core.undo_keep import TURN, UndoKeep
 log = logging.getLogger(__name__)
 
 STOPPED_REASON = ERRORS["turn_stopped"].en
+INTERRUPTED_REASON = ERRORS["turn_interrupted"].en  # the process ended mid-turn (found on the next start)
 CAPTURED_NODES = {"tool_worker"}  # the turn's last step is saved by the supervisor (agent/graph.py)
 PRUNE_EVERY = 10  # turns: the chat step history is cut back to its setting this often
 
@@ -200,7 +201,7 @@ class TurnRunner:
             # A superstep cut short shows as a task (with or without its writes), not always in `next`.
             if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards(chat_id, "pending"):
                 return False
-            await self._close_failed_turn(chat_id, chat.last_turn, "Kazma stopped during this turn. Send the message again.")
+            await self._close_failed_turn(chat_id, chat.last_turn, INTERRUPTED_REASON)
             await self._drop_unshown_step(chat_id, chat.last_turn)
         except StoreUnavailable:
             leave_to_sweep(chat_id)

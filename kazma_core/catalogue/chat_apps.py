@@ -41,4 +41,16 @@ CHAT_APPS: dict[str, Text] = {
     "restore_conversation": Text("Conversation", "المحادثة"),
     "restore_files": Text("Files", "الملفات"),
     "restore_both": Text("Both", "كلاهما"),
+    # -- a new chat's title, by where it was started (h25); stored as the chat's title, in English
+    "title_telegram": Text("Telegram: {name}", "تيليجرام: {name}"),
+    "title_discord_dm": Text("Discord: {name}", "ديسكورد: {name}"),
+    "title_discord_channel": Text("{server} #{channel}", "{server}، القناة #{channel}"),
+    "title_discord_server": Text("Discord", "ديسكورد"),
+    "title_discord_channel_unnamed": Text("channel", "قناة"),
+    "title_slack_dm": Text("Slack DM", "رسالة خاصة على Slack"),
+    "title_slack_channel_named": Text("Slack #{channel}", "Slack، القناة #{channel}"),
+    "title_slack_channel": Text("Slack channel", "قناة على Slack"),
+    "title_slack_thread": Text("Slack thread", "سلسلة على Slack"),
+    "title_other": Text("{platform} chat", "دردشة {platform}"),
+    # -- end of a new chat's title (h25)
 }

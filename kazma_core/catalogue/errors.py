@@ -296,9 +296,237 @@ ERRORS: dict[str, Text] = {
         "لا يستعيد ملفات هذه الدردشة إلا مالكها (فهي في مجلد المالك). "
         "استعد المحادثة وحدها، أو انسخ الدردشة مع ملفاتها إلى مجلدك.",
     ),
+    # -- the web server's own refusals (h25): a route or method it lacks, a body it cannot read,
+    # -- a body over the limit, a field FastAPI's validation refuses (by pydantic's error type), a fault
+    "route_missing": Text(
+        "There is no such route. The API is described at /docs.", "لا يوجد مسار كهذا. الواجهة البرمجية موصوفة في /docs."
+    ),
+    "method_not_allowed": Text(
+        "This route does not take that method. The API is described at /docs.",
+        "لا يأخذ هذا المسار تلك الطريقة. الواجهة البرمجية موصوفة في /docs.",
+    ),
+    "body_unreadable": Text(
+        "The request body could not be read. Send a JSON object.", "تعذّرت قراءة جسم الطلب. أرسل كائن JSON."
+    ),
+    "body_not_json": Text(
+        "The request body is not valid JSON. Send a JSON object.", "جسم الطلب ليس JSON صالحًا. أرسل كائن JSON."
+    ),
+    "length_not_a_number": Text(
+        "The Content-Length header is not a number. Send a valid request.",
+        "ترويسة Content-Length ليست رقمًا. أرسل طلبًا صالحًا.",
+    ),
+    "body_too_large": Text(
+        "A request body may have at most {limit} bytes (setting {setting}); this one has {size} bytes. Send less at a time.",
+        "لجسم الطلب {limit} بايت على الأكثر (الإعداد {setting})؛ وفي هذا {size} بايت. أرسل أقل في كل مرة.",
+    ),
+    "body_too_large_streamed": Text(
+        "A request body may have at most {limit} bytes (setting {setting}); this one is larger than that. Send less at a time.",
+        "لجسم الطلب {limit} بايت على الأكثر (الإعداد {setting})؛ وهذا أكبر من ذلك. أرسل أقل في كل مرة.",
+    ),
+    "field_missing": Text("{field}: it is missing. Add it and send again.", "{field}: هذا الحقل ناقص. أضفه وأرسل مجددًا."),
+    "field_unknown": Text(
+        "{field}: this request takes no such field. Leave it out and send again.",
+        "{field}: لا يأخذ هذا الطلب حقلًا كهذا. احذفه وأرسل مجددًا.",
+    ),
+    "field_not_text": Text("{field}: it must be text. Fix it and send again.", "{field}: يجب أن يكون نصًا. صحّحه وأرسل مجددًا."),
+    "field_not_integer": Text(
+        "{field}: it must be a whole number. Fix it and send again.", "{field}: يجب أن يكون عددًا صحيحًا. صحّحه وأرسل مجددًا."
+    ),
+    "field_not_number": Text("{field}: it must be a number. Fix it and send again.", "{field}: يجب أن يكون رقمًا. صحّحه وأرسل مجددًا."),
+    "field_not_bool": Text(
+        "{field}: it must be true or false. Fix it and send again.", "{field}: يجب أن يكون true أو false. صحّحه وأرسل مجددًا."
+    ),
+    "field_not_object": Text(
+        "{field}: it must be a JSON object. Fix it and send again.", "{field}: يجب أن يكون كائن JSON. صحّحه وأرسل مجددًا."
+    ),
+    "field_not_list": Text("{field}: it must be a list. Fix it and send again.", "{field}: يجب أن يكون قائمة. صحّحه وأرسل مجددًا."),
+    "field_too_short": Text(
+        "{field}: it needs at least {min_length} characters. Fix it and send again.",
+        "{field}: يحتاج إلى {min_length} حرفًا على الأقل. صحّحه وأرسل مجددًا.",
+    ),
+    "field_too_long": Text(
+        "{field}: it may have at most {max_length} characters. Fix it and send again.",
+        "{field}: له {max_length} حرفًا على الأكثر. صحّحه وأرسل مجددًا.",
+    ),
+    "field_too_small": Text(
+        "{field}: it must be at least {least}. Fix it and send again.", "{field}: يجب ألا يقل عن {least}. صحّحه وأرسل مجددًا."
+    ),
+    "field_too_big": Text(
+        "{field}: it must be at most {most}. Fix it and send again.", "{field}: يجب ألا يزيد على {most}. صحّحه وأرسل مجددًا."
+    ),
+    "field_not_above": Text(
+        "{field}: it must be more than {least}. Fix it and send again.", "{field}: يجب أن يزيد على {least}. صحّحه وأرسل مجددًا."
+    ),
+    "field_not_below": Text(
+        "{field}: it must be less than {most}. Fix it and send again.", "{field}: يجب أن يقل عن {most}. صحّحه وأرسل مجددًا."
+    ),
+    "field_not_a_choice": Text(
+        "{field}: it must be one of {choices}. Fix it and send again.", "{field}: يجب أن يكون واحدًا من {choices}. صحّحه وأرسل مجددًا."
+    ),
+    "field_invalid": Text("{field}: it is not valid. Fix it and send again.", "{field}: قيمته غير صالحة. صحّحه وأرسل مجددًا."),
+    "internal_error": Text(
+        "Something went wrong on the server; it is logged. Try again, and tell the owner of this Kazma if it keeps happening.",
+        "حدث خطأ في الخادم وسُجّل. حاول مجددًا، وأخبر مالك كازما هذه إن تكرّر.",
+    ),
+    "no_chat_app_here": Text(
+        "No chat app on this server takes requests here.", "لا يستقبل أي تطبيق دردشة على هذا الخادم طلبات هنا."
+    ),
+    # -- end of the web server's own refusals (h25)
     # an error that names no sentence of its own (a server answering without one): its code and message
     "other": Text("That failed ({code}): {message}", "تعذّر ذلك ({code}): {message}"),
 }
+
+# -- the command line's refusals (h25): users, the terminal's token, backups and migration bundles.
+# An archive's sentences say which kind it is ("The backup PATH", "The bundle PATH"): one entry per
+# kind (`backup_...`, `bundle_...`), each written from the shared sentences below.
+_ARCHIVE_NOUNS = {"backup": ("The backup {path}", "النسخة الاحتياطية {path}"), "bundle": ("The bundle {path}", "حزمة النقل {path}")}
+_ARCHIVE_SENTENCES = {
+    "manifest_unreadable": (
+        "{where} is damaged: its manifest cannot be read. Nothing was changed.", "{where} تالفة: تتعذّر قراءة بيانها. لم يتغيّر شيء."
+    ),
+    "wrong_kind": (
+        "{where} is not a {expected} (its manifest says {said}). Nothing was changed.",
+        "{where} ليست من نوع {expected} (يقول بيانها {said}). لم يتغيّر شيء.",
+    ),
+    "bad_version": (
+        "{where} is damaged: its format version {version} is not valid. Nothing was changed.",
+        "{where} تالفة: رقم صيغتها {version} غير صالح. لم يتغيّر شيء.",
+    ),
+    "too_new": (
+        "{where} was written by a newer Kazma ({theirs}, format {version}); this Kazma ({ours}) reads format {readable} "
+        "or older. Upgrade Kazma, then try again. Nothing was changed.",
+        "{where} كتبتها كازما أحدث ({theirs}، الصيغة {version})؛ وكازما هذه ({ours}) تقرأ الصيغة {readable} أو أقدم. "
+        "حدّث كازما، ثم حاول مجددًا. لم يتغيّر شيء.",
+    ),
+    "manifest_incomplete": (
+        "{where} is damaged: its manifest lacks a field. Nothing was changed.", "{where} تالفة: ينقص بيانَها حقل. لم يتغيّر شيء."
+    ),
+    "unsound_database": (
+        "{where} is damaged: {name} is not a sound SQLite database ({result}). Nothing was changed.",
+        "{where} تالفة: {name} ليست قاعدة بيانات SQLite سليمة ({result}). لم يتغيّر شيء.",
+    ),
+}
+_ONE_ARCHIVE = {
+    "backup_no_manifest": (
+        "{where} has no {manifest}: it is not a Kazma backup folder, or it is incomplete.",
+        "ليس في {where} ملف {manifest}: ليست مجلد نسخة احتياطية لكازما، أو أنها ناقصة.",
+    ),
+    "backup_member_missing": (
+        "{where} is damaged: {name} is missing. Nothing was restored; use another backup.",
+        "{where} تالفة: {name} مفقود. لم يُستعَد شيء؛ استخدم نسخة احتياطية أخرى.",
+    ),
+    "backup_checksum": (
+        "{where} is damaged: {name} does not match the checksum in its manifest. Nothing was restored; use another backup.",
+        "{where} تالفة: لا يطابق {name} البصمة المذكورة في بيانها. لم يُستعَد شيء؛ استخدم نسخة احتياطية أخرى.",
+    ),
+    "bundle_no_manifest": (
+        "{where} has no {manifest}: it is not a Kazma migration bundle. Nothing was imported.",
+        "ليس في {where} ملف {manifest}: ليست حزمة نقل لكازما. لم يُستورَد شيء.",
+    ),
+    "bundle_member_missing": (
+        "{where} is damaged: {name} is missing. Nothing was imported; export it again.",
+        "{where} تالفة: {name} مفقود. لم يُستورَد شيء؛ صدّرها مجددًا.",
+    ),
+    "bundle_checksum": (
+        "{where} is damaged: {name} does not match the checksum in its manifest. Nothing was imported; export it again.",
+        "{where} تالفة: لا يطابق {name} البصمة المذكورة في بيانها. لم يُستورَد شيء؛ صدّرها مجددًا.",
+    ),
+    "bundle_unreadable": (
+        "{where} is damaged ({problem}). Nothing was imported; export it again.",
+        "{where} تالفة ({problem}). لم يُستورَد شيء؛ صدّرها مجددًا.",
+    ),
+    "bundle_settings_unreadable": (
+        "{where} is damaged: {name} cannot be read. Nothing was imported.", "{where} تالفة: تتعذّر قراءة {name}. لم يُستورَد شيء."
+    ),
+    "bundle_settings_not_object": (
+        "{where} is damaged: {name} is not an object. Nothing was imported.", "{where} تالفة: {name} ليس كائنًا. لم يُستورَد شيء."
+    ),
+}
+ERRORS.update({
+    **{
+        f"{kind}_{key}": Text(en.replace("{where}", noun[0]), ar.replace("{where}", noun[1]))
+        for kind, noun in _ARCHIVE_NOUNS.items() for key, (en, ar) in _ARCHIVE_SENTENCES.items()
+    },
+    **{
+        key: Text(en.replace("{where}", _ARCHIVE_NOUNS[key.split("_")[0]][0]), ar.replace("{where}", _ARCHIVE_NOUNS[key.split("_")[0]][1]))
+        for key, (en, ar) in _ONE_ARCHIVE.items()
+    },
+    "bundle_member_not_file": Text(
+        "{name} in the bundle is not a file. Nothing was imported.", "{name} في الحزمة ليس ملفًا. لم يُستورَد شيء."
+    ),
+    "bundle_file_missing": Text(
+        "There is no file {file}. Give the path of a bundle written by `kazma migrate export`.",
+        "لا يوجد ملف {file}. أعطِ مسار حزمة كتبها `kazma migrate export`.",
+    ),
+    "backup_copy_changed": Text(
+        "Copying {name} out of {path} changed it (a disk error?). Nothing was restored.",
+        "غيّر نسخُ {name} من {path} محتواه (خطأ في القرص؟). لم يُستعَد شيء.",
+    ),
+    "lease_live": Text(
+        "A {purpose} is still running in chat {chat} (held by {holder}). Let it finish, or wait {seconds} s for its lease "
+        "to expire, then try again. Nothing was changed.",
+        "ما زالت عملية {purpose} تجري في الدردشة {chat} (يمسكها {holder}). دعها تنتهي، أو انتظر {seconds} ث حتى تنتهي مهلتها، "
+        "ثم حاول مجددًا. لم يتغيّر شيء.",
+    ),
+    "import_folder_not_empty": Text(
+        "{data_dir} already holds a Kazma ({name}). An import goes into an empty data folder only: pass --data-dir with a "
+        "new folder, or move this one away first. Nothing was changed.",
+        "في {data_dir} كازما من قبل ({name}). لا يكون الاستيراد إلا إلى مجلد بيانات فارغ: مرّر --data-dir بمجلد جديد، "
+        "أو انقل هذا المجلد أولًا. لم يتغيّر شيء.",
+    ),
+    "import_database_not_empty": Text(
+        "The database of {setting} already holds a Kazma ({rows} rows in {table}). An import goes into an empty database "
+        "only: name a new one, or drop its schemas {app_schema}, {steps_schema} and {audit_schema} first. Nothing was changed.",
+        "في قاعدة بيانات {setting} كازما من قبل ({rows} صفًا في {table}). لا يكون الاستيراد إلا إلى قاعدة بيانات فارغة: "
+        "سمِّ واحدة جديدة، أو احذف مخططاتها {app_schema} و{steps_schema} و{audit_schema} أولًا. لم يتغيّر شيء.",
+    ),
+    "file_exists": Text(
+        "{file} already exists. Choose another file name, or remove it first.",
+        "{file} موجود من قبل. اختر اسم ملف آخر، أو احذفه أولًا.",
+    ),
+    "user_exists": Text(
+        "There is a user '{name}' already. To give them a new token (and end the old ones): kazma users token {name}",
+        "يوجد مستخدم باسم '{name}' من قبل. لتعطيه رمزًا جديدًا (وتُنهي القديمة): kazma users token {name}",
+    ),
+    "user_missing_add": Text(
+        "There is no user '{name}'. Create it first: kazma users add {name}",
+        "لا يوجد مستخدم باسم '{name}'. أنشئه أولًا: kazma users add {name}",
+    ),
+    "user_missing_list": Text(
+        "There is no user '{name}'. `kazma users list` shows who there is.",
+        "لا يوجد مستخدم باسم '{name}'. يعرض `kazma users list` من هناك.",
+    ),
+    "not_a_platform_identity": Text(
+        "'{identity}' is not a platform identity: use telegram:<id>, discord:<id> or slack:<team>:<id>.",
+        "'{identity}' ليست هوية منصة: استخدم telegram:<id> أو discord:<id> أو slack:<team>:<id>.",
+    ),
+    "tui_token_missing": Text(
+        "Give an API token: kazma tui --token TOKEN (or set KAZMA_TOKEN). Create one with: kazma users add NAME",
+        "أعطِ رمز API: kazma tui --token TOKEN (أو اضبط KAZMA_TOKEN). أنشئ واحدًا بـ: kazma users add NAME",
+    ),
+    "only_owner": Text(
+        "{name} is the only owner of this Kazma. Make another owner first (kazma users add NAME --role owner), then remove this one.",
+        "{name} هو المالك الوحيد لكازما هذه. اجعل مستخدمًا آخر مالكًا أولًا (kazma users add NAME --role owner)، ثم احذف هذا.",
+    ),
+    "remove_needs_yes": Text(
+        "This would remove {name}: their chats ({chats}) with their memories, saved steps ({steps}), {kilobytes} KB of "
+        "files, tokens and linked chat apps. The audit trail is kept. Run it again with --yes to do it.",
+        "سيحذف هذا {name}: دردشاته ({chats}) مع ذكرياتها، وخطواته المحفوظة ({steps})، و{kilobytes} ك.ب من الملفات، والرموز "
+        "وتطبيقات الدردشة المربوطة. يبقى سجل التدقيق. شغّله مجددًا مع --yes لتنفيذه.",
+    ),
+})
+# -- end of the command line's refusals (h25)
+
+# -- a turn's notes (h25): what the transcript (and the model, in the history) reads when a turn
+# -- ended without its answer. Stored in English with the turn, as the words of the model are.
+ERRORS.update({
+    "turn_interrupted": Text(
+        "Kazma stopped during this turn. Send the message again.", "توقّفت كازما أثناء هذه الدورة. أرسل الرسالة مجددًا."
+    ),
+    "note_no_answer": Text("(No answer: {reason})", "(لا إجابة: {reason})"),
+    "note_tool_not_run": Text("Not done: the turn ended before this tool ran.", "لم يُنفَّذ: انتهت الدورة قبل أن تعمل هذه الأداة."),
+})
+# -- end of a turn's notes (h25)
 
 # How a parameter that is a list reads inside a sentence: each item (a dict's fields, or a
 # word as {value}) filled into the first Text, the items joined by the second.
@@ -307,4 +535,5 @@ LISTS: dict[str, tuple[Text, Text]] = {
     "usage": (Text("{value}", "{value}"), Text(" | ", " | ")),
     "missing": (Text("<{value}>", "<{value}>"), Text(" ", " ")),
     "files": (Text("{value}", "{value}"), Text(", ", "، ")),
+    "choices": (Text("“{value}”", "«{value}»"), Text(", ", "، ")),  # a field's choices (h25)
 }

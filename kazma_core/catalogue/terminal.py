@@ -84,4 +84,20 @@ TERMINAL: dict[str, Text] = {
     ),
     # chat management (issue 23): its own module
     **TERMINAL_MANAGE,
+    # -- the footer's key labels (h25): a binding's description names its entry (kazma_ui.tui.sentences.key_labels)
+    "key_new_chat": Text("New chat", "دردشة جديدة"),
+    "key_approve": Text("Approve", "موافقة"),
+    "key_deny": Text("Deny", "رفض"),
+    "key_yes": Text("Yes", "نعم"),
+    "key_no": Text("No", "لا"),
+    "key_cancel": Text("Cancel", "إلغاء"),
+    "key_palette": Text("palette", "الأوامر"),
+    "key_quit": Text("Quit", "خروج"),
+    "key_rename": Text("Rename", "إعادة تسمية"),
+    "key_delete": Text("Delete", "حذف"),
+    "key_whole_chat": Text("Whole chat", "الدردشة كلها"),
+    "key_only_learned": Text("Only what it learned", "ما تعلّمته فقط"),
+    "key_keep_it": Text("Keep it", "أبقها"),
+    "key_fork_here": Text("Fork from here", "تفرّع من هنا"),
+    # -- end of the footer's key labels (h25)
 }

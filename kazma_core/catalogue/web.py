@@ -33,18 +33,6 @@ WEB: dict[str, tuple[str, str]] = {
         "Storage each user may use: conversations, saved steps and files (bytes)",
         "مساحة التخزين المسموحة لكل مستخدم: المحادثات والخطوات المحفوظة والملفات (بايت)",
     ),
-    "error_message_too_long": (
-        "This message is longer than the limit (setting limits.max_message_chars). Shorten it or send it in parts.",
-        "هذه الرسالة أطول من الحدّ (الإعداد limits.max_message_chars). اختصرها أو أرسلها على أجزاء.",
-    ),
-    "error_quota_exceeded": (
-        "Your storage is full (setting limits.user_quota_bytes). Delete chats or files you no longer need, or ask the owner to raise the limit.",
-        "امتلأت مساحة التخزين الخاصة بك (الإعداد limits.user_quota_bytes). احذف دردشات أو ملفات لم تعد تحتاجها، أو اطلب من المالك رفع الحدّ.",
-    ),
-    "error_too_large": (
-        "That is more than the server takes at once (setting limits.max_body_bytes). Send less at a time.",
-        "الطلب أكبر من الحدّ (الإعداد limits.max_body_bytes). أرسل أقل في كل مرة.",
-    ),
     # the frame of every page
     "app_name": ("Kazma", "كازما"),
     "nav_chat": ("Chat", "الدردشة"),
@@ -289,44 +277,8 @@ WEB: dict[str, tuple[str, str]] = {
     "setting_time_travel.auto_maintain": ("Run the daily clean-up", "تشغيل التنظيف اليومي"),
     "setting_time_travel.retention_days": ("The clean-up deletes steps older than this (days)", "يحذف التنظيف الخطوات الأقدم من هذا (أيام)"),
     "setting_history.checkpoints_per_chat": ("Chat step history kept per chat", "تاريخ خطوات الدردشة المحفوظ لكل دردشة"),
-    # refusals: the English sentence is the server's own message; these are the Arabic ones by code
+    # refusals the page words itself: the server out of reach, a setting refused without a sentence of its own
     "error_network": ("Kazma could not be reached. Check that the server runs, then try again.", "تعذّر الوصول إلى كازما. تحقّق من أن الخادم يعمل، ثم حاول مجددًا."),
-    "error_turn_running": (
-        "A turn is running in this chat. Wait for its answer (or stop it in the chat), then try again.",
-        "دورة تجري الآن في هذه الدردشة. انتظر إجابتها (أو أوقفها في الدردشة)، ثم حاول مجددًا.",
-    ),
-    "error_approval_pending": (
-        "An approval is waiting in this chat. Approve or deny it (or let it expire), then try again.",
-        "موافقة تنتظر في هذه الدردشة. وافق عليها أو ارفضها (أو دعها تنتهي صلاحيتها)، ثم حاول مجددًا.",
-    ),
-    "error_snapshot_truncated": (
-        "This step was saved cut. It can be read, but not restored or forked: pick another step.",
-        "حُفظت هذه الخطوة مقصوصة. يمكن قراءتها، لكن لا يمكن استعادتها أو تفريعها: اختر خطوة أخرى.",
-    ),
-    "error_ambiguous_step": (
-        "More than one step matches. Pick the step from the list.",
-        "أكثر من خطوة تطابق. اختر الخطوة من القائمة.",
-    ),
-    "error_invalid_step": ("That is not a step of this chat. Pick the step from the list.", "هذه ليست خطوة من هذه الدردشة. اختر الخطوة من القائمة."),
-    "error_not_found": (
-        "That chat or step is not among yours (it may have been deleted). Reload the page.",
-        "هذه الدردشة أو الخطوة ليست بين ما لك (ربما حُذفت). أعد تحميل الصفحة.",
-    ),
-    "error_store_unavailable": (
-        "The saved steps cannot be read right now. Check the disk and snapshots.db, then try again.",
-        "يتعذّر قراءة الخطوات المحفوظة الآن. تحقّق من القرص ومن ملف snapshots.db، ثم حاول مجددًا.",
-    ),
-    "error_approval_closed": (
-        "This approval was already closed; nothing was done. Send your request again if you still want it.",
-        "هذه الموافقة أُغلقت من قبل؛ لم يُنفَّذ شيء. أرسل طلبك مجددًا إن كنت لا تزال تريده.",
-    ),
-    "error_turn_failed": (
-        "The model could not answer. Check the model settings and that its server is up, then send the message again.",
-        "تعذّر على النموذج أن يجيب. تحقّق من إعدادات النموذج ومن أن خادمه يعمل، ثم أرسل الرسالة مجددًا.",
-    ),
-    "error_unauthorized": ("Your sign-in has ended. Open a new sign-in link.", "انتهى تسجيل دخولك. افتح رابط دخول جديدًا."),
-    "error_forbidden": ("Only the owner can do that.", "لا يفعل هذا إلا المالك."),
-    "error_invalid_input": ("That was not valid. Check it and try again.", "ما أُرسل غير صالح. راجعه وأعد المحاولة."),
     "error_invalid_setting": ("That value is refused: {reason}", "هذه القيمة مرفوضة: {reason}"),
     # files travel too: the restore dialog's choice of what to restore, and its list of files
     "restore_what": ("What to restore", "ما الذي يُستعاد"),

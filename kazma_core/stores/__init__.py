@@ -1,1 +1,1 @@
-"""Stores: an interface per kind of data and a SQLite backend for each (PostgreSQL can follow)."""
+"""Stores: an interface per kind of data, and its SQL written once for both engines (SQLite files or PostgreSQL)."""

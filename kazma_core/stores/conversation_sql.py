@@ -1,4 +1,4 @@
-"""The conversation store on SQLite: LangGraph's checkpoints and the transcript, in kazma.db.
+"""The conversation store: LangGraph's checkpoints and the transcript, in kazma.db (or the schema kazma on PostgreSQL).
 
 Kazma's checkpointer (a LangGraph ``BaseCheckpointSaver``). A checkpoint is kept as its
 small fields (one serialised blob without the conversation) plus references to the

@@ -26,7 +26,7 @@ from kazma_core.errors import KazmaError
 from kazma_core.retry import Backoff
 from kazma_ui.paging import PAGE
 from kazma_ui.tui.client import ApiError, ConnectionLost, KazmaClient, ServerEvent
-from kazma_ui.tui.sentences import say
+from kazma_ui.tui.sentences import key_labels, say
 from kazma_ui.tui.slash import Outcome, SlashRunner
 from kazma_ui.tui.widgets.approval_card import ApprovalCard
 from kazma_ui.tui.widgets.banner import ConnectionBanner
@@ -47,9 +47,9 @@ COMMAND = "command"  # a pending note that is a command's echo (shown as typed),
 class KazmaTui(App[None]):
     TITLE = "Kazma"
     BINDINGS = [
-        Binding("ctrl+n", "new_chat", "New chat"),
-        Binding("f2", "rename_chat", "Rename"),
-        Binding("f8", "delete_chat", "Delete"),
+        Binding("ctrl+n", "new_chat", "key_new_chat"),
+        Binding("f2", "rename_chat", "key_rename"),
+        Binding("f8", "delete_chat", "key_delete"),
     ]
     CSS = """
     #main { height: 1fr; }
@@ -62,6 +62,7 @@ class KazmaTui(App[None]):
         self, url: str, token: str, *, lang: str = "en", retry_first: float = RETRY_FIRST, retry_max: float = RETRY_MAX
     ) -> None:
         super().__init__()
+        key_labels(self, lang)
         self.client = KazmaClient(url, token, lang=lang)
         self.lang = lang
         self.backoff = Backoff(retry_first, retry_max)

@@ -30,6 +30,7 @@ from kazma_core.settings import Settings
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, sessions, settings_api
 from kazma_ui.web.guard import Guard, security_headers
+from kazma_ui.web.refusals import invalid_field, refusal
 
 log = logging.getLogger(__name__)
 FAVICON = pages.STATIC_DIR / "favicon.svg"
@@ -111,39 +112,21 @@ def create_web_app(settings: Settings, serving_lock: DataFolderLock | None = Non
         Starlette raises the error again after this answer). Sent from outside the other middleware, so
         it sets the security headers itself."""
         headers = {name.decode(): value.decode() for name, value in security_headers(request.scope)}
-        return JSONResponse(
-            {"error": "internal_error", "message": "Something went wrong on the server; it is logged. Try again, "
-             "and tell the owner of this Kazma if it keeps happening."},
-            status_code=500, headers=headers,
-        )
+        return refusal("internal_error", "internal_error", 500, headers=headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
         if err.status_code == 400:  # FastAPI could not read the body at all (not UTF-8, not JSON)
-            return JSONResponse(
-                {"error": "invalid_input", "message": "The request body could not be read. Send a JSON object."},
-                status_code=422,
-            )
-        code = {404: "not_found", 405: "method_not_allowed"}.get(err.status_code, "http_error")
-        message = {
-            404: "There is no such route. The API is described at /docs.",
-            405: "This route does not take that method. The API is described at /docs.",
-        }.get(err.status_code, str(err.detail))
-        return JSONResponse({"error": code, "message": message}, status_code=err.status_code, headers=err.headers)
+            return refusal("invalid_input", "body_unreadable", 422)
+        if err.status_code in (404, 405):
+            code = "not_found" if err.status_code == 404 else "method_not_allowed"
+            return refusal(code, "route_missing" if err.status_code == 404 else code, err.status_code, headers=err.headers)
+        return JSONResponse({"error": "http_error", "message": str(err.detail)}, status_code=err.status_code, headers=err.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, err: RequestValidationError) -> JSONResponse:
-        first = err.errors()[0] if err.errors() else {"loc": (), "msg": "invalid request"}
-        if first.get("type") == "json_invalid":
-            return JSONResponse(
-                {"error": "invalid_input", "message": "The request body is not valid JSON. Send a JSON object."},
-                status_code=422,
-            )
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
-        return JSONResponse(
-            {"error": "invalid_input", "message": f"{where}: {first.get('msg', 'invalid')}. Fix it and send again."},
-            status_code=422,
-        )
+        message_id, params = invalid_field(err.errors()[0] if err.errors() else {})
+        return refusal("invalid_input", message_id, 422, **params)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz(request: Request) -> JSONResponse:

@@ -13,6 +13,8 @@ from typing import Any
 import orjson
 from starlette.routing import Match, Mount
 
+from kazma_core.catalogue import error_sentence
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -102,7 +104,7 @@ class Guard:
         declared = _header(scope, b"content-length")
         if declared:
             if not declared.isdigit():
-                await _refuse(send, 400, "invalid_input", "The Content-Length header is not a number. Send a valid request.")
+                await _refuse(send, 400, "invalid_input", "length_not_a_number")
                 return
             if int(declared) > self.limit:
                 await self._too_large(send, int(declared))
@@ -130,12 +132,10 @@ class Guard:
         await self.app(scope, _replay([whole], receive), send)
 
     async def _too_large(self, send: Send, size: int | None) -> None:
-        has = f"has {size} bytes" if size is not None else "is larger than that"
+        sized = {"size": size} if size is not None else {}
         await _refuse(
-            send, 413, "too_large",
-            f"A request body may have at most {self.limit} bytes (setting limits.max_body_bytes); this one {has}. "
-            "Send less at a time.",
-            limit=self.limit, setting="limits.max_body_bytes",
+            send, 413, "too_large", "body_too_large" if sized else "body_too_large_streamed",
+            limit=self.limit, setting="limits.max_body_bytes", **sized,
         )
 
 
@@ -169,8 +169,10 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return next_message
 
 
-async def _refuse(send: Send, status: int, code: str, message: str, **details: Any) -> None:
-    body = orjson.dumps({"error": code, "message": message, **details})
+async def _refuse(send: Send, status: int, code: str, message_id: str, **details: Any) -> None:
+    """A refusal shaped as a KazmaError's: its code, its catalogue sentence and that sentence's parameters."""
+    message = error_sentence(message_id, "en", details)
+    body = orjson.dumps({"error": code, "message": message, "message_id": message_id, **details})
     await send({
         "type": "http.response.start",
         "status": status,

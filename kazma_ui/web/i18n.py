@@ -1,7 +1,7 @@
 """Every sentence of the web pages in English and Arabic, and which of the two a person reads.
 
 The templates and the page scripts take their words from here only (the scripts get the
-person's half of `STRINGS` in the page); the sentences themselves are the web section of the
+person's half of the web section in the page); the sentences themselves are the web section of the
 one catalogue (kazma_core.catalogue.web), so a sentence is translated in one place. Which
 language a browser asks for is read as the chat apps' locales are (commands.i18n.pick_lang).
 `{name}` placeholders are filled by `text` on the server and by `Kazma.t` in the browser.
@@ -17,8 +17,6 @@ from kazma_core.catalogue.web import WEB
 
 DIRECTION = {"en": "ltr", "ar": "rtl"}
 
-STRINGS: dict[str, tuple[str, str]] = WEB
-
 _PLACEHOLDER = re.compile(r"{(\w+)}")
 
 
@@ -29,11 +27,11 @@ def placeholders(template: str) -> set[str]:
 def catalogue(lang: str) -> dict[str, str]:
     """Every string in one language (what a page hands to its scripts)."""
     index = LANGS.index(lang) if lang in LANGS else 0
-    return {key: pair[index] for key, pair in STRINGS.items()}
+    return {key: pair[index] for key, pair in WEB.items()}
 
 
 def text(lang: str, key: str, **values: Any) -> str:
-    template = STRINGS[key][LANGS.index(lang) if lang in LANGS else 0]
+    template = WEB[key][LANGS.index(lang) if lang in LANGS else 0]
     return template.format(**values) if values else template
 
 

@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
-from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.errors import ERRORS, LISTS
 from kazma_core.catalogue.tools import TOOL_LABELS, TOOL_STATES
 from kazma_core.catalogue.steps import WORDS as STEP_WORDS
 from kazma_core.stores.types import User
@@ -82,6 +82,8 @@ def render(request: Request, template: str, page: str, user: User | None, status
             # what a step did, in the step words (the Time Travel page labels its steps with them)
             **{f"steps.{key}": pair[1 if lang == "ar" else 0] for key, pair in STEP_WORDS.items() if key.startswith("did_")},
         },
+        # How a list parameter of an error reads: each item's template, and what joins them.
+        "lists": {name: [item.get(lang), joiner.get(lang)] for name, (item, joiner) in LISTS.items()},
         "user": {"name": user.name, "role": user.role} if user else None,
     }
     context = {

@@ -13,6 +13,7 @@ from kazma_core.errors import KazmaError, NotFound, SettingsError
 from kazma_core.settings import Settings, is_live, setting_names, validate_override
 from kazma_core.stores.types import User
 from kazma_ui.web.auth import current_owner
+from kazma_ui.web.refusals import invalid_field
 from kazma_ui.web.schemas import ErrorBody
 
 EDITABLE: tuple[str, ...] = (
@@ -134,11 +135,8 @@ async def _new_value(request: Request) -> Any:
     try:
         return NewValue.model_validate_json(await request.body()).value
     except ValidationError as err:
-        first = err.errors()[0]
-        if first["type"] == "json_invalid":
-            raise InvalidRequest("The request body is not valid JSON. Send a JSON object such as {\"value\": 10}.") from None
-        where = ".".join(str(p) for p in first["loc"]) or "body"
-        raise InvalidRequest(f"{where}: {first['msg']}. Send a JSON object such as {{\"value\": 10}}.") from None
+        message_id, params = invalid_field(err.errors()[0])
+        raise InvalidRequest(message_id=message_id, **params) from None
 
 
 def _strict(name: str, value: Any) -> None:

@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from commands.render import approval_question
-from kazma_ui.tui.sentences import say
+from kazma_ui.tui.sentences import key_labels, say
 
 ARGS_SHOWN = 200
 
@@ -27,8 +27,8 @@ def describe(card: dict[str, Any], lang: str = "en") -> str:
 
 class ApprovalCard(Static, can_focus=True):
     BINDINGS = [
-        Binding("a", "decide('approve')", "Approve"),
-        Binding("d", "decide('deny')", "Deny"),
+        Binding("a", "decide('approve')", "key_approve"),
+        Binding("d", "decide('deny')", "key_deny"),
     ]
     DEFAULT_CSS = """
     ApprovalCard {
@@ -50,6 +50,7 @@ class ApprovalCard(Static, can_focus=True):
 
     def __init__(self, card: dict[str, Any], lang: str = "en") -> None:
         super().__init__(describe(card, lang), markup=False)
+        key_labels(self, lang)
         self.card_id: str = card["card_id"]
         self.tool: str = card.get("tool", "?")
 

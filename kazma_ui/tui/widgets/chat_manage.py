@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from kazma_ui.tui.sentences import say
+from kazma_ui.tui.sentences import key_labels, say
 
 DIALOG_CSS = """
 {name} {{
@@ -40,13 +40,14 @@ DIALOG_CSS = """
 class RenameDialog(ModalScreen["str | None"]):
     """The chat's new title (None: keep it)."""
 
-    BINDINGS = [Binding("escape", "keep", "Cancel")]
+    BINDINGS = [Binding("escape", "keep", "key_cancel")]
     DEFAULT_CSS = DIALOG_CSS.format(name="RenameDialog")
 
     def __init__(self, title: str, lang: str = "en") -> None:
         super().__init__()
         self.title_now = title
         self.lang = lang
+        key_labels(self, lang)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -69,9 +70,9 @@ class DeleteDialog(ModalScreen["str | None"]):
     """What to delete: "chat" (all of it), "learned" (only what Kazma learned), or None (nothing)."""
 
     BINDINGS = [
-        Binding("c", "choose('chat')", "Whole chat"),
-        Binding("l", "choose('learned')", "Only what it learned"),
-        Binding("escape", "choose(None)", "Keep it"),
+        Binding("c", "choose('chat')", "key_whole_chat"),
+        Binding("l", "choose('learned')", "key_only_learned"),
+        Binding("escape", "choose(None)", "key_keep_it"),
     ]
     DEFAULT_CSS = DIALOG_CSS.format(name="DeleteDialog")
 
@@ -79,6 +80,7 @@ class DeleteDialog(ModalScreen["str | None"]):
         super().__init__()
         self.question = say("delete_question", lang, title=title)
         self.lang = lang
+        key_labels(self, lang)
 
     def compose(self) -> ComposeResult:
         with Vertical():

@@ -8,14 +8,14 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from kazma_ui.tui.sentences import say
+from kazma_ui.tui.sentences import key_labels, say
 
 
 class ConfirmDialog(ModalScreen[bool]):
     BINDINGS = [
-        Binding("y", "answer(True)", "Yes"),
-        Binding("n", "answer(False)", "No"),
-        Binding("escape", "answer(False)", "Cancel"),
+        Binding("y", "answer(True)", "key_yes"),
+        Binding("n", "answer(False)", "key_no"),
+        Binding("escape", "answer(False)", "key_cancel"),
     ]
     DEFAULT_CSS = """
     ConfirmDialog {
@@ -44,6 +44,7 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def __init__(self, question: str, lang: str = "en") -> None:
         super().__init__()
+        key_labels(self, lang)
         self.question = question
         self.lang = lang
 

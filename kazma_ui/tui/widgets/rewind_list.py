@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from kazma_ui.tui.sentences import say
+from kazma_ui.tui.sentences import key_labels, say
 
 RESTORE = "restore"
 FORK = "fork"
@@ -33,8 +33,8 @@ class RewindList(ModalScreen[tuple[str, dict[str, Any]] | None]):
     """Answers (RESTORE or FORK, the chosen prompt's row), or None when left with Escape."""
 
     BINDINGS = [
-        Binding("escape", "leave", "Cancel"),
-        Binding("f", "fork", "Fork from here"),
+        Binding("escape", "leave", "key_cancel"),
+        Binding("f", "fork", "key_fork_here"),
     ]
     DEFAULT_CSS = """
     RewindList { align: center middle; }
@@ -47,6 +47,7 @@ class RewindList(ModalScreen[tuple[str, dict[str, Any]] | None]):
         super().__init__()
         self.prompts = sorted(prompts, key=lambda r: r["id"], reverse=True)  # newest first
         self.lang = lang
+        key_labels(self, lang)
 
     def compose(self) -> ComposeResult:
         with Vertical():

@@ -7,7 +7,11 @@ const Kazma = (() => {
   const numbers = config.lang === "ar" ? "ar-u-nu-latn" : "en";
 
   function t(key, values = {}) {
-    let text = config.strings[key] ?? key;
+    return filled(config.strings[key] ?? key, values);
+  }
+
+  function filled(template, values) {
+    let text = template;
     for (const [name, value] of Object.entries(values)) text = text.replaceAll(`{${name}}`, String(value));
     return text;
   }
@@ -72,17 +76,23 @@ const Kazma = (() => {
   }
 
   // A refusal as a sentence: the server's own in English (its catalogue sentence, filled); in Arabic
-  // the catalogue's sentence it names, filled from its parameters (else the page's for its code).
+  // the catalogue's sentence it names, filled from its parameters (a list one as `config.lists` says).
   function errorText(err) {
     const body = err instanceof ApiError ? err.body : err && err.error ? err : { error: "network", message: t("error_network") };
-    if (config.lang === "en") return body.message;
     const named = body.message_id && `errors.${body.message_id}`;
-    if (named && named in config.strings) return t(named, body);
-    if (body.error === "invalid_setting") return t("error_invalid_setting", { reason: body.message });
-    const key = "error_" + body.error;
-    return key in config.strings ? t(key) : body.message;
+    if (config.lang === "en") return body.message;
+    if (!(named && named in config.strings)) {
+      return body.error === "invalid_setting" ? t("error_invalid_setting", { reason: body.message }) : body.message;
+    }
+    const values = {};
+    for (const [name, value] of Object.entries(body)) {
+      const listed = config.lists[name];
+      values[name] = listed && Array.isArray(value)
+        ? value.map((item) => filled(listed[0], item !== null && typeof item === "object" ? item : { value: item })).join(listed[1])
+        : value;
+    }
+    return t(named, values);
   }
-
   // Builds DOM from text only (never HTML), so nothing a chat says can run in the page.
   function el(tag, attrs = {}, ...children) {
     const node = document.createElement(tag);

@@ -19,14 +19,8 @@
   const PAGE = 100;
   const OLDER_WHEN_PX = 80;
   const stepsPath = (thread) => `/api/replay/snapshots/${encodeURIComponent(thread)}`;
-  // The page's own sentences for what the server words for chat apps (ids, /replay list).
-  const PAGE_ERRORS = new Set(["not_found", "ambiguous_step", "invalid_step", "turn_running", "approval_pending", "snapshot_truncated", "store_unavailable"]);
-  const showError = (err, key) => {
-    const code = err && (err.code || err.error);
-    if (key) notice(nodes.notice, t(key));
-    else if (PAGE_ERRORS.has(code) && `error_${code}` in Kazma.config.strings) notice(nodes.notice, t(`error_${code}`));
-    else notice(nodes.notice, errorText(err));
-  };
+  // A refusal is shown as the error's own sentence (its message_id), unless the page names one of its own.
+  const showError = (err, key) => notice(nodes.notice, key ? t(key) : errorText(err));
   const labelOf = (info) => stepLabel(info.turn_index, info.iteration);
   // What a step did ("used calculator"), in the page's language, from its terms (steps.did_*).
   const didOf = (step) => {
