@@ -11,6 +11,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 
 from kazma_core.catalogue import error_sentence
+from kazma_core.catalogue.errors import ERRORS
 
 
 def refusal(code: str, message_id: str, status: int, headers: dict[str, str] | None = None, **params: Any) -> JSONResponse:
@@ -43,7 +44,8 @@ def invalid_field(error: Any) -> tuple[str, dict[str, Any]]:
         return "body_not_json", {}
     field = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "request"
     ctx = error.get("ctx") or {}
-    message_id = _FIELD_SENTENCES.get(kind, "field_invalid")
+    # A model's own check names its sentence as the error's type (PydanticCustomError(<errors id>, ...)).
+    message_id = _FIELD_SENTENCES.get(kind) or (kind if kind in ERRORS else "field_invalid")
     params: dict[str, Any] = {"field": field}
     if message_id == "field_too_short":
         params["min_length"] = ctx.get("min_length")

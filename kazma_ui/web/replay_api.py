@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from commands.render import comparison
 from kazma_core.catalogue import sentence
@@ -59,7 +60,8 @@ class PointRef(BaseModel):
     @model_validator(mode="after")
     def one_point(self) -> PointRef:
         if (self.snapshot_id is None) == (self.message_id is None):
-            raise ValueError(sentence("errors.step_or_message", "en"))
+            # named by its sentence's id: the refusal says it in the person's language (web/refusals.py)
+            raise PydanticCustomError("step_or_message", sentence("errors.step_or_message", "en"))
         return self
 
     def point(self) -> tuple[str | None, int | None]:  # noqa: D102

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from typing import Any
 
 from textual.message import Message
@@ -62,6 +64,9 @@ class ChatList(ListView):
     def __init__(self, lang: str = "en") -> None:
         super().__init__(id="chats")
         self.lang = lang
+        # One refill at a time: two at once (a rename's answer and its `chat` event) would each
+        # clear the list and then both add their chats, listing each twice.
+        self._filling = asyncio.Lock()
 
     @property
     def items(self) -> list[ChatItem]:
@@ -69,9 +74,10 @@ class ChatList(ListView):
 
     async def show(self, chats: list[dict[str, Any]], current: str | None) -> None:
         titles = {c["thread_id"]: c["title"] for c in chats}
-        await self.clear()
-        await self.extend(ChatItem(c, lineage(c, titles, self.lang)) for c in chats)
-        self.mark(current)
+        async with self._filling:
+            await self.clear()
+            await self.extend(ChatItem(c, lineage(c, titles, self.lang)) for c in chats)
+            self.mark(current)
 
     def mark(self, current: str | None) -> None:
         ids = [item.thread_id for item in self.items]
