@@ -18,7 +18,7 @@ from starlette.background import BackgroundTask
 from kazma_core.agent.activity import answer_rows_tools
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
-from kazma_core.errors import KazmaError
+from kazma_core.errors import InvalidInput, KazmaError
 from kazma_core.stores.types import Chat, Place, User
 from kazma_ui.paging import MAX_PAGE, PAGE
 from kazma_ui.web.auth import current_user, still_signed_in, surface_of
@@ -102,11 +102,13 @@ async def create_chat(request: Request, user: UserDep, body: NewChat | None = No
 @router.get("", response_model=ChatList)
 async def list_chats(
     request: Request, user: UserDep,
-    q: Annotated[str | None, Query(max_length=200, description="Only chats whose title or a message holds these words")] = None,
+    q: Annotated[str, Query(max_length=200, description="Only chats whose title or a message holds these words")] = "",
 ) -> ChatList:
     core = core_of(request)
     places = await core.store.places(user.id)
-    if q is not None and q.strip():  # a search lists each chat that matched, older versions too
+    if len(request.query_params.getlist("q")) > 1:  # one search at a time: `?q=a&q=b` is not "a b"
+        raise InvalidInput(message_id="field_invalid", field="q")
+    if q.strip():  # a search lists each chat that matched, older versions too
         found = await core.chats.search(user, q)
         return ChatList(chats=[chat_out(c, places.get(c.id)).model_copy(update={"found": f}) for c, f in found])
     grouped = await versions_of(request).group_chats(user, await core.chats.list(user))
