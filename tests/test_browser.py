@@ -212,7 +212,7 @@ async def test_restore_shows_its_preview_asks_and_every_open_tab_of_the_chat_rel
     await expect(dialog.locator("h2")).to_have_text(f"Restore this chat to turn 1, step 1 ({target[:8]})?")
     await expect(dialog).to_contain_text("Later turns taken back: 2")
     await expect(dialog).to_contain_text("Restoring rewinds the conversation, not the world. These stay done:")
-    await expect(dialog.locator("li")).to_have_text(["file written: notes.txt"])
+    await expect(dialog.locator(".effects li")).to_have_text(["file written: notes.txt"])
     await shot(page, "time-travel-restore.png")
     await page.click("#confirm-ok")
 

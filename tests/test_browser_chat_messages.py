@@ -261,7 +261,7 @@ async def test_an_approval_card_says_what_will_be_written_where_in_arabic_on_a_p
 
 async def test_each_message_is_announced_with_its_layout_for_other_scripts(web: Web) -> None:
     chat = await web.chat("layout", "calc 2+2")
-    page = await open_page(web, "/", DESK)
+    page = await open_page(web, "/?new", DESK)  # not the last chat: it is opened below
     await page.evaluate("""() => {
         window.announced = [];
         document.addEventListener("kazma:message", (e) => window.announced.push({

@@ -49,7 +49,7 @@ async def test_the_answer_grows_word_by_word_then_shows_its_markdown(web: Web) -
 
 async def test_stop_while_the_answer_comes_keeps_what_was_said_after_a_reload_too(web: Web) -> None:
     for lang, viewport in (("en", DESK), ("ar", PHONE)):
-        page = await open_page(web, f"/?lang={lang}", viewport)
+        page = await open_page(web, f"/?new&lang={lang}", viewport)
         await send(page, QUESTION)
         live = page.locator("#messages .msg.live .msg-body")
         await expect(live).to_contain_text("You said")

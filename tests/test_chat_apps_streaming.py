@@ -34,9 +34,10 @@ def slow_words(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def grew_in_order(texts: list[str], final: str) -> bool:
-    """Each text shown was the start of the final one, each longer than the one before."""
+    """Each text shown was the start of the final one, none shorter than the one before (under load the
+    whole answer can be shown growing once before its final write)."""
     words = [t.removesuffix(GROWING_MARK) for t in texts]
-    return all(final.startswith(w) for w in words) and all(len(a) < len(b) for a, b in zip(words, words[1:]))
+    return all(final.startswith(w) for w in words) and all(len(a) <= len(b) for a, b in zip(words, words[1:]))
 
 
 async def test_telegram_posts_the_answer_once_then_edits_it_as_it_grows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
