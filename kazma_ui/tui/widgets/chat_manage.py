@@ -10,31 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from kazma_ui.tui.sentences import key_labels, say
-
-DIALOG_CSS = """
-{name} {{
-    align: center middle;
-}}
-{name} > Vertical {{
-    width: 80%;
-    max-width: 100;
-    height: auto;
-    border: thick $warning;
-    background: $surface;
-    padding: 1 2;
-}}
-{name} #question {{
-    height: auto;
-    margin-bottom: 1;
-}}
-{name} Horizontal {{
-    height: auto;
-    align: center middle;
-}}
-{name} Button {{
-    margin: 0 2;
-}}
-"""
+from kazma_ui.tui.widgets.confirm import DIALOG_CSS
 
 
 class RenameDialog(ModalScreen["str | None"]):

@@ -10,6 +10,32 @@ from textual.widgets import Button, Static
 
 from kazma_ui.tui.sentences import key_labels, say
 
+# A question over the chat, its buttons under it: every dialog of the terminal looks the same.
+DIALOG_CSS = """
+{name} {{
+    align: center middle;
+}}
+{name} > Vertical {{
+    width: 80%;
+    max-width: 100;
+    height: auto;
+    border: thick $warning;
+    background: $surface;
+    padding: 1 2;
+}}
+{name} #question {{
+    height: auto;
+    margin-bottom: 1;
+}}
+{name} Horizontal {{
+    height: auto;
+    align: center middle;
+}}
+{name} Button {{
+    margin: 0 2;
+}}
+"""
+
 
 class ConfirmDialog(ModalScreen[bool]):
     BINDINGS = [
@@ -17,30 +43,7 @@ class ConfirmDialog(ModalScreen[bool]):
         Binding("n", "answer(False)", "key_no"),
         Binding("escape", "answer(False)", "key_cancel"),
     ]
-    DEFAULT_CSS = """
-    ConfirmDialog {
-        align: center middle;
-    }
-    ConfirmDialog > Vertical {
-        width: 80%;
-        max-width: 100;
-        height: auto;
-        border: thick $warning;
-        background: $surface;
-        padding: 1 2;
-    }
-    ConfirmDialog #question {
-        height: auto;
-        margin-bottom: 1;
-    }
-    ConfirmDialog Horizontal {
-        height: auto;
-        align: center middle;
-    }
-    ConfirmDialog Button {
-        margin: 0 2;
-    }
-    """
+    DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog")
 
     def __init__(self, question: str, lang: str = "en") -> None:
         super().__init__()
