@@ -26,6 +26,7 @@ from kazma_core.leases import chat_lease, leave_to_sweep
 from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
+from kazma_core.stores.backends import database_url
 from kazma_core.stores.snapshots import StepInfo
 from kazma_core.stores.types import NOTE_KEY, Card
 from kazma_core.stores.interfaces import AppStore
@@ -201,8 +202,10 @@ class TurnRunner:
             # A superstep cut short shows as a task (with or without its writes), not always in `next`.
             if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards(chat_id, "pending"):
                 return False
-            await self._close_failed_turn(chat_id, chat.last_turn, INTERRUPTED_REASON)
+            # The unshown step goes first: closed, the turn is no longer the sweep's to look at,
+            # so a step left by a database away at that moment would stay restorable.
             await self._drop_unshown_step(chat_id, chat.last_turn)
+            await self._close_failed_turn(chat_id, chat.last_turn, INTERRUPTED_REASON)
         except StoreUnavailable:
             leave_to_sweep(chat_id)
             raise
@@ -225,16 +228,22 @@ class TurnRunner:
             else:
                 await self.recorder.store.delete_from_turn(chat_id, turn_index)
         except StoreUnavailable:
+            if database_url(self.settings):
+                # The steps share the conversation's database: away for a moment, it stops the
+                # closing too, and the sweep does both again once it is back.
+                raise
+            # A steps file of its own (SQLite) that cannot be used must not hold the chat for ever:
+            # the turn is closed, the step left (its file refuses restores until it reads back whole).
             log.exception("time travel: could not check the last step of chat %s's cut turn", chat_id)
 
-    async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str, role: str = "error") -> None:
+    async def _close_failed_turn(self, chat_id: str, turn_index: int, reason: str, role: str = "error") -> bool:
         """Leave the history a finished turn, so the next message does not replay a broken one.
 
         The note it adds (when the turn has no answer) is the transcript's error row, written
         with the checkpoint that holds it: a turn is never marked failed twice, nor failed
         with its answer saved. A message the cut turn had taken in but not yet saved in a
         checkpoint (its input, a node's output) is kept, so the note follows the person's
-        message and carries its turn."""
+        message and carries its turn. True when it added that note."""
         config = self.config(chat_id)
         noted = False
         # Writes a cut superstep had saved are applied with the first update, and may hold a
@@ -256,6 +265,23 @@ class TurnRunner:
             turn_index = int(snapshot.values.get("turn_index", turn_index))
         if noted:
             self.events.publish(chat_id, "message", {"role": role, "text": reason, "turn_index": turn_index})
+        return noted
+
+    async def _close_stopped(self, chat_id: str, turn_index: int, state: dict[str, Any]) -> TurnResult:
+        """End a turn a Stop broke off at a step boundary. The save of the state it stopped at may
+        have failed (the database away at that moment): like a cut turn's, its last step goes
+        when its answer was not saved, and the turn is closed with a note unless that answer was."""
+        try:
+            await self._drop_unshown_step(chat_id, turn_index)
+            noted = await self._close_failed_turn(chat_id, turn_index, STOPPED_REASON, role="stopped")
+        except StoreUnavailable:
+            leave_to_sweep(chat_id)
+            raise
+        cut = _stopped_answer(state)
+        if cut is not None and not noted:  # stopped while the answer was being said: what was said is kept, marked stopped
+            self.events.publish(chat_id, "message", {"role": "stopped", "text": cut, "turn_index": turn_index})
+            return TurnResult(cut, turn_index, "stopped", [])
+        return TurnResult(STOPPED_REASON, turn_index, "stopped", [])
 
     async def _run(self, chat_id: str, turn_index: int, graph_input: Any) -> TurnResult:
         workspace, limits = await self.quota.turn_scope(chat_id)
@@ -288,22 +314,26 @@ class TurnRunner:
         stoppable = contextlib.ExitStack()  # a resumed turn (an approval answered) can be stopped too
         stoppable.enter_context(self.stops.running(chat_id))
         try:
+            # Closed on the way out, a Stop's break included: LangGraph then finishes the checkpoint
+            # it was writing (a "values" chunk comes before its save) before the turn is closed.
+            # Left to the garbage collector, that save could land after the closing, or fail unseen.
             try:
-                async for mode, chunk in self.graph.astream(
+                async with contextlib.aclosing(self.graph.astream(
                     graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
-                ):
-                    if mode == "updates":
-                        interrupted = interrupted or "__interrupt__" in chunk
-                        node = next((k for k in chunk if k in CAPTURED_NODES), None)
-                        continue
-                    state = chunk
-                    if node is not None:
-                        step = self.recorder.prepare(chat_id, state, last=False)
-                        captures.append(asyncio.create_task(self.recorder.save(step)))
-                        node = None
-                    if self.stops.requested(chat_id):  # a step boundary: the saved state is whole
-                        stopped = True
-                        break
+                )) as stream:
+                    async for mode, chunk in stream:
+                        if mode == "updates":
+                            interrupted = interrupted or "__interrupt__" in chunk
+                            node = next((k for k in chunk if k in CAPTURED_NODES), None)
+                            continue
+                        state = chunk
+                        if node is not None:
+                            step = self.recorder.prepare(chat_id, state, last=False)
+                            captures.append(asyncio.create_task(self.recorder.save(step)))
+                            node = None
+                        if self.stops.requested(chat_id):  # a step boundary: the saved state is whole
+                            stopped = True
+                            break
             finally:
                 deps.activity.close()  # the last pieces go before whatever the turn ends with
                 await asyncio.gather(*captures)
@@ -325,13 +355,7 @@ class TurnRunner:
         finally:
             stoppable.close()
         if stopped and not interrupted:
-            cut = _stopped_answer(state)
-            if cut is not None:  # stopped while the answer was being said: what was said is kept, marked stopped
-                self.events.publish(chat_id, "message", {"role": "stopped", "text": cut, "turn_index": turn_index})
-                return TurnResult(cut, turn_index, "stopped", [])
-            reason = STOPPED_REASON
-            await self._close_failed_turn(chat_id, turn_index, reason, role="stopped")
-            return TurnResult(reason, turn_index, "stopped", [])
+            return await self._close_stopped(chat_id, turn_index, state)
         if interrupted:
             cards = await self.store.cards(chat_id, "pending")
             for card in cards:
