@@ -146,7 +146,7 @@ class LocalEventBus:
     def _missed(self, chat_id: str, last_event_id: str | None) -> list[Event]:
         """The chat's events after `last_event_id`, or a reload when they are not all kept."""
         if last_event_id is None:
-            return []
+            return self._answer_so_far(chat_id)
         seen = self._sequence(last_event_id)
         backlog = self._backlogs.get(chat_id)
         kept_after = backlog.dropped if backlog else self._forgotten
@@ -154,6 +154,27 @@ class LocalEventBus:
             # Some of them are gone (or the id is another bus's): the chat must be read afresh.
             return [Event(f"{self._bus}:{self._last}", "reload", {"reason": "missed"})]
         return [event for n, event in backlog.events if n > seen] if backlog else []
+
+    def _answer_so_far(self, chat_id: str) -> list[Event]:
+        """For a listener new to the chat: the running turn's pieces and tool calls so far, which
+        the transcript it reads does not hold yet, so a page opened mid-answer shows the answer
+        from its first word. None when no turn runs (the last event of a turn, its end or its
+        answer, is the newest), or when the backlog no longer holds where the turn began."""
+        backlog = self._backlogs.get(chat_id)
+        if backlog is None:
+            return []
+        running: list[Event] = []
+        for _, event in reversed(backlog.events):
+            if (event.type == "turn" and not event.data.get("running")) or event.type == "reload" or (
+                event.type == "message" and event.data.get("role") != "user"
+            ):
+                break
+            if event.type in ("delta", "tool"):
+                running.append(event)
+        else:
+            if len(backlog.events) == backlog.events.maxlen:  # its oldest events, the turn's first pieces among them, are gone
+                return []
+        return running[::-1]
 
     def _sequence(self, event_id: str) -> int | None:
         bus, _, n = event_id.partition(":")

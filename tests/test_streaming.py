@@ -120,3 +120,25 @@ async def test_stop_while_the_answer_is_said_keeps_what_was_said_marked_stopped(
     assert (await say(ann.http, chat, "calc 2+2"))["reply"] == "2+2 = 4"
     state = await server.core.turns.graph.aget_state(server.core.turns.config(chat))
     assert state.values["messages"][1].content == said
+
+
+async def test_a_reader_who_opens_the_chat_mid_answer_gets_the_answer_from_its_first_word(
+    server: RunningServer, ann: Person
+) -> None:
+    """Broke: a page opened while an answer was being said showed only the words after it
+    connected (the transcript it read holds no answer until the turn ends)."""
+    chat = await new_chat(ann.http)
+    async with server.client(ann.token) as listener, open_events(listener, chat) as first:
+        started = await ann.http.post(f"/api/chats/{chat}/messages", params={"wait": "false"}, json={"text": LONG})
+        assert started.status_code == 202, started.text
+        await first.until("delta", turn_index=1)
+        await first.until("delta", turn_index=1)  # a few words said already
+        async with server.client(ann.token) as late_http, open_events(late_http, chat) as late:
+            answer = await late.until("message", role="assistant")
+            await late.until("turn", turn_index=1)
+    assert "".join(pieces(late.seen, 1)) == answer.data["text"] == f'You said: "{LONG}". I know no facts yet.'
+    # Opened once the turn ended, a reader is given none of its pieces again (they are in the transcript).
+    async with open_events(ann.http, chat) as after:
+        await say(ann.http, chat, "calc 1+1")
+        await after.until("turn", turn_index=2)
+    assert pieces(after.seen, 1) == []
