@@ -62,6 +62,34 @@ async def test_fork_in_reply_to_a_persons_message_forks_from_just_before_it(bot:
     assert [r.text for r in await bot.core.store.transcript(fork.id)][-1] == 'You said: "hello". I know no facts yet.'
 
 
+async def test_fork_in_reply_to_the_first_message_makes_an_empty_chat_of_its_lineage_as_the_http_route_does(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    hello, _ = await said(bot, ANN, ann, "hello")
+    await said(bot, ANN, ann, "calc 2+3")
+    chat = await bot.chat(ann)
+    asked = await reply(bot, ANN, ann, "/fork", hello)
+    assert asked.text == sentence("commands.confirm_fork_start", "en") and [label for label, _ in asked.buttons()] == [YES, CANCEL]
+    assert len(await bot.core.store.list_chats((await bot.kazma_user(ANN)).id)) == 1  # asked, not done
+    [forked] = await bot.press(ANN, asked, YES)
+    assert forked.text.startswith("Forked from before the first message into a new chat, ")
+    fork = await bot.core.store.get_chat(link_target(forked.text))
+    assert fork is not None and fork.forked_from == {"thread_id": chat.id, "snapshot_id": None, "turn_index": 0, "iteration": None}
+    assert await bot.core.store.transcript(fork.id) == []
+    assert len(await bot.core.store.transcript(chat.id)) == 4  # the source is untouched
+
+
+async def test_replay_or_show_in_reply_to_the_first_message_says_why_not_and_changes_nothing(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    hello, _ = await said(bot, ANN, ann, "hello")
+    await said(bot, ANN, ann, "calc 2+3")
+    # As POST /api/replay/restore refuses it: nothing before the first message to go back to, so nothing to confirm.
+    refused = await reply(bot, ANN, ann, "/replay", hello)
+    assert refused.text == sentence("errors.nothing_before_first", "en") and refused.buttons() == []
+    shown = await reply(bot, ANN, ann, "/replay show", hello)
+    assert shown.text == sentence("errors.message_first", "en")
+    assert len(await bot.core.store.transcript((await bot.chat(ann)).id)) == 4
+
+
 async def test_replay_show_in_reply_shows_that_messages_step_and_changes_nothing(bot: Bot) -> None:
     ann = private_chat(ANN)
     _, first = await said(bot, ANN, ann, "hello")
