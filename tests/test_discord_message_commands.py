@@ -11,6 +11,7 @@ from tests.fakes.discord_server import ALICE, BOB, GENERAL, Sent
 from tests.test_discord_bot import Bot, bot, fake, kazma, restore_discord_globals  # noqa: F401  (fixtures)
 
 from commands import registry
+from kazma_core.catalogue import sentence
 from kazma_ui.thread_rewind import RewindService
 
 FORK, REWIND = "Fork from here", "Rewind to here"
@@ -64,6 +65,22 @@ async def test_fork_from_here_on_a_persons_message_forks_from_just_before_it(bot
     assert fork.forked_from is not None and fork.forked_from["snapshot_id"] == end_of_first
     assert [r.text for r in await bot.core.store.transcript(fork.id)] == ["hello", 'You said: "hello". I know no facts yet.']
     assert "it continues in the thread" in forked.content
+
+
+async def test_on_the_first_message_fork_makes_an_empty_chat_of_its_lineage_and_rewind_says_why_not(bot: Bot) -> None:
+    hello, _ = await said(bot, ALICE, "hello")
+    await said(bot, ALICE, "calc 2+3")
+    chat = await bot.chat()
+    refused = await on_message(bot, ALICE, REWIND, hello)
+    assert refused.ephemeral and refused.content == sentence("errors.nothing_before_first", "en") and not refused.buttons
+    asked = await on_message(bot, ALICE, FORK, hello)
+    assert asked.content == sentence("commands.confirm_fork_start", "en") and set(asked.buttons) == {"Yes, do it", "Cancel"}
+    [forked] = [s for s in await bot.click(ALICE, asked, "Yes, do it") if s.kind == "followup"]
+    [(thread_id, _)] = bot.fake.threads.items()
+    fork = await bot.chat(thread_id)
+    assert fork.forked_from == {"thread_id": chat.id, "snapshot_id": None, "turn_index": 0, "iteration": None}
+    assert await bot.core.store.transcript(fork.id) == [] and len(await bot.core.store.transcript(chat.id)) == 4
+    assert forked.content.startswith("Forked from before the first message into a new chat, ")
 
 
 async def test_a_message_kazma_never_linked_is_refused_with_a_sentence(bot: Bot) -> None:

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from bots.slack_manifest import manifest
 from commands import registry
+from kazma_core.catalogue import sentence
 from kazma_ui.thread_rewind import RewindService
 from tests.test_slack_bot import ANN, BOB, DM, TEAM, Slack, buttons_of, slack, text_of  # noqa: F401  (slack: the fixture)
 
@@ -75,6 +76,23 @@ async def test_fork_from_here_on_a_persons_message_asks_to_fork_from_just_before
     second, _ = await said(slack, ANN, "calc 2+3")
     (asked,) = await slack.answers(await shortcut(slack, ANN, "fork_from_here", second, by_bot=False))
     assert text_of(asked).startswith("Fork turn 1, step ") and set(buttons_of(asked)) == {"Yes, do it", "Cancel"}
+
+
+async def test_on_the_first_message_fork_makes_an_empty_chat_of_its_lineage_and_rewind_says_why_not(slack: Slack) -> None:
+    hello, _ = await said(slack, ANN, "hello")
+    await said(slack, ANN, "calc 2+3")
+    core = slack.server.core
+    chat = await core.store.bound_chat(f"slack:{DM}")
+    assert chat is not None
+    (refused,) = await slack.answers(await shortcut(slack, ANN, "rewind_to_here", hello, by_bot=False))
+    assert text_of(refused) == sentence("errors.nothing_before_first", "en") and buttons_of(refused) == {}
+    (asked,) = await slack.answers(await shortcut(slack, ANN, "fork_from_here", hello, by_bot=False))
+    assert text_of(asked) == sentence("commands.confirm_fork_start", "en")
+    _, forked = await slack.answers(await slack.press(ANN, buttons_of(asked)["Yes, do it"]), 2)
+    assert text_of(forked).startswith("Forked from before the first message into a new chat, ")
+    [thread] = [c for c in await core.store.list_chats(chat.owner_id) if c.id != chat.id]
+    assert thread.forked_from == {"thread_id": chat.id, "snapshot_id": None, "turn_index": 0, "iteration": None}
+    assert await core.store.transcript(thread.id) == [] and len(await core.store.transcript(chat.id)) == 4
 
 
 async def test_a_shortcut_on_a_message_kazma_never_linked_is_refused_with_a_sentence(slack: Slack) -> None:
