@@ -105,3 +105,22 @@ async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_t
     await rewind.undo(user, "web", chat.id)
     back = await bot.fake.until(lambda: bot.fake.edits[1:] or None)
     assert [(e.message_id, e.content) for e in back] == [(second.message_id, second.content)]
+
+
+async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_back_by_an_undo(bot: Bot) -> None:
+    await said(bot, ALICE, "hello")
+    _, card = await said(bot, ALICE, "write a.txt: hi")
+    await bot.fake.click(ALICE, card, "Approve")
+    # The answer is posted in the channel, not as the click's follow-up: a follow-up can be edited only
+    # through the interaction's token, for 15 minutes; a channel message whenever a restore comes.
+    [answer] = await bot.fake.until(lambda: bot.fake.in_channel(GENERAL)[2:] or None)
+    assert answer.content == "Wrote 2 bytes to a.txt."
+    chat, user = await bot.chat(), await bot.user(ALICE)
+    end_of_first = [s.id for s in await bot.core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
+    rewind = RewindService(bot.core)
+    await rewind.restore(user, "web", chat.id, end_of_first)
+    [edit] = await bot.fake.until(lambda: bot.fake.edits or None)
+    assert (edit.message_id, edit.content) == (answer.message_id, REWOUND)
+    await rewind.undo(user, "web", chat.id)
+    back = await bot.fake.until(lambda: bot.fake.edits[1:] or None)
+    assert [(e.message_id, e.content) for e in back] == [(answer.message_id, "Wrote 2 bytes to a.txt.")]
