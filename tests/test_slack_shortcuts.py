@@ -120,3 +120,26 @@ async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_t
     await rewind.undo(user, "web", chat.id)
     back = await slack.fake.wait_for(lambda: slack.fake.updates[1:] or None)
     assert [(u["ts"], u["text"]) for u in back] == [(second, said_then)]
+
+
+async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_back_by_an_undo(slack: Slack) -> None:
+    await said(slack, ANN, "hello")
+    _, card_ts = await said(slack, ANN, "write notes.txt: ship it")
+    card = slack.fake.posts()[-1]
+    message = {"type": "message", "ts": card_ts, "text": card["text"], "bot_id": "B0KAZMABOT"}
+    (done,) = await slack.answers(await slack.press(ANN, buttons_of(card)["Approve"], DM, ephemeral=False, message=message))
+    # The answer takes the card's place, in the bot's own message: chat.update can still edit it.
+    assert done["replace_original"] is True and "Wrote 7 bytes to notes.txt" in text_of(done)
+    answered = slack.fake.messages[(DM, card_ts)]["text"]
+    core = slack.server.core
+    chat = await core.store.bound_chat(f"slack:{DM}")
+    user = await core.store.user_for_identity(f"slack:{TEAM}:{ANN}")
+    assert chat is not None and user is not None
+    end_of_first = [s.id for s in await core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
+    rewind = RewindService(core)
+    await rewind.restore(user, "web", chat.id, end_of_first)
+    [update] = await slack.fake.wait_for(lambda: slack.fake.updates or None)
+    assert (update["channel"], update["ts"], update["text"]) == (DM, card_ts, REWOUND)
+    await rewind.undo(user, "web", chat.id)
+    back = await slack.fake.wait_for(lambda: slack.fake.updates[1:] or None)
+    assert [(u["ts"], u["text"]) for u in back] == [(card_ts, answered)]
