@@ -39,7 +39,8 @@ async def test_the_message_commands_are_synced_from_the_registry_as_type_3(bot: 
 
 async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_turn(bot: Bot) -> None:
     _, first = await said(bot, ALICE, "hello")
-    await said(bot, ALICE, "remember: tea is good")
+    _, second = await said(bot, ALICE, "remember: tea is good")
+    said_then = second.content
     chat = await bot.chat()
     end_of_first = [s.id for s in await bot.core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
     asked = await on_message(bot, ALICE, REWIND, first.message_id)
@@ -49,6 +50,12 @@ async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_
     done = await bot.click(ALICE, asked, "Yes, do it")
     assert any(s.content.startswith("Restored this chat to turn 1, step ") for s in done)
     assert [r.text for r in await bot.core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    # The answer it took back says so, and /replay undo puts its text back.
+    [edit] = await bot.fake.until(lambda: bot.fake.edits or None)
+    assert (edit.message_id, edit.content) == (second.message_id, REWOUND)
+    await bot.slash(ALICE, "replay", "undo")
+    back = await bot.fake.until(lambda: bot.fake.edits[1:] or None)
+    assert [(e.message_id, e.content) for e in back] == [(second.message_id, said_then)]
 
 
 async def test_fork_from_here_on_a_persons_message_forks_from_just_before_it(bot: Bot) -> None:

@@ -57,7 +57,8 @@ def test_the_manifest_declares_the_message_shortcuts_the_app_listens_for() -> No
 
 async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_turn(slack: Slack) -> None:
     _, first = await said(slack, ANN, "hello")
-    await said(slack, ANN, "remember: tea is good")
+    _, second = await said(slack, ANN, "remember: tea is good")
+    said_then = slack.fake.messages[(DM, second)]["text"]
     url = await shortcut(slack, ANN, "rewind_to_here", first, by_bot=True)
     (asked,) = await slack.answers(url)
     assert asked["response_type"] == "ephemeral" and text_of(asked).startswith("Restore this chat to turn 1, step ")
@@ -69,6 +70,12 @@ async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_
     assert gone == {"delete_original": True} and done["response_type"] == "in_channel"
     assert text_of(done).startswith("Restored this chat to turn 1, step ")
     assert [r.text for r in await core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    # The answer it took back says so, and /replay undo puts its text back.
+    [update] = await slack.fake.wait_for(lambda: slack.fake.updates or None)
+    assert (update["ts"], update["text"]) == (second, REWOUND)
+    await slack.command(ANN, "undo")
+    back = await slack.fake.wait_for(lambda: slack.fake.updates[1:] or None)
+    assert [(u["ts"], u["text"]) for u in back] == [(second, said_then)]
 
 
 async def test_fork_from_here_on_a_persons_message_asks_to_fork_from_just_before_it(slack: Slack) -> None:
