@@ -103,15 +103,21 @@ REWOUND = "⏪ Rewound: a restore took this answer back. /replay undo brings it 
 async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_text_back(bot: Bot) -> None:
     await said(bot, ALICE, "hello")
     _, second = await said(bot, ALICE, "calc 2+3")
+    await restored_on_the_web_then_undone(bot, second.message_id, second.content)
+
+
+async def restored_on_the_web_then_undone(bot: Bot, message_id: int, said_then: str) -> None:
+    """Alice's channel chat restored to the end of its first turn on the web: the bot's message
+    `message_id` is marked rewound; undone, it says `said_then` again."""
     chat, user = await bot.chat(), await bot.user(ALICE)
     end_of_first = [s.id for s in await bot.core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
     rewind = RewindService(bot.core)
     await rewind.restore(user, "web", chat.id, end_of_first)
     [edit] = await bot.fake.until(lambda: bot.fake.edits or None)
-    assert (edit.message_id, edit.content) == (second.message_id, REWOUND)
+    assert (edit.message_id, edit.content) == (message_id, REWOUND)
     await rewind.undo(user, "web", chat.id)
     back = await bot.fake.until(lambda: bot.fake.edits[1:] or None)
-    assert [(e.message_id, e.content) for e in back] == [(second.message_id, second.content)]
+    assert [(e.message_id, e.content) for e in back] == [(message_id, said_then)]
 
 
 async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_back_by_an_undo(bot: Bot) -> None:
@@ -122,12 +128,4 @@ async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_
     # through the interaction's token, for 15 minutes; a channel message whenever a restore comes.
     [answer] = await bot.fake.until(lambda: bot.fake.in_channel(GENERAL)[2:] or None)
     assert answer.content == "Wrote 2 bytes to a.txt."
-    chat, user = await bot.chat(), await bot.user(ALICE)
-    end_of_first = [s.id for s in await bot.core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
-    rewind = RewindService(bot.core)
-    await rewind.restore(user, "web", chat.id, end_of_first)
-    [edit] = await bot.fake.until(lambda: bot.fake.edits or None)
-    assert (edit.message_id, edit.content) == (answer.message_id, REWOUND)
-    await rewind.undo(user, "web", chat.id)
-    back = await bot.fake.until(lambda: bot.fake.edits[1:] or None)
-    assert [(e.message_id, e.content) for e in back] == [(answer.message_id, "Wrote 2 bytes to a.txt.")]
+    await restored_on_the_web_then_undone(bot, answer.message_id, answer.content)

@@ -114,7 +114,12 @@ REWOUND = "⏪ Rewound: a restore took this answer back. /replay undo brings it 
 async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_text_back(slack: Slack) -> None:
     await said(slack, ANN, "hello")
     _, second = await said(slack, ANN, "calc 2+3")
-    said_then = text_of(slack.fake.posts()[-1])
+    await restored_on_the_web_then_undone(slack, second, text_of(slack.fake.posts()[-1]))
+
+
+async def restored_on_the_web_then_undone(slack: Slack, ts: str, said_then: str) -> None:
+    """Ann's DM restored to the end of its first turn on the web: the bot's message `ts` is marked
+    rewound; undone, it says `said_then` again."""
     core = slack.server.core
     chat = await core.store.bound_chat(f"slack:{DM}")
     user = await core.store.user_for_identity(f"slack:{TEAM}:{ANN}")
@@ -123,10 +128,10 @@ async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_t
     rewind = RewindService(core)
     await rewind.restore(user, "web", chat.id, end_of_first)
     [update] = await slack.fake.wait_for(lambda: slack.fake.updates or None)
-    assert (update["channel"], update["ts"], update["text"]) == (DM, second, REWOUND)
+    assert (update["channel"], update["ts"], update["text"]) == (DM, ts, REWOUND)
     await rewind.undo(user, "web", chat.id)
     back = await slack.fake.wait_for(lambda: slack.fake.updates[1:] or None)
-    assert [(u["ts"], u["text"]) for u in back] == [(second, said_then)]
+    assert [(u["ts"], u["text"]) for u in back] == [(ts, said_then)]
 
 
 async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_back_by_an_undo(slack: Slack) -> None:
@@ -137,16 +142,4 @@ async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_
     (done,) = await slack.answers(await slack.press(ANN, buttons_of(card)["Approve"], DM, ephemeral=False, message=message))
     # The answer takes the card's place, in the bot's own message: chat.update can still edit it.
     assert done["replace_original"] is True and "Wrote 7 bytes to notes.txt" in text_of(done)
-    answered = slack.fake.messages[(DM, card_ts)]["text"]
-    core = slack.server.core
-    chat = await core.store.bound_chat(f"slack:{DM}")
-    user = await core.store.user_for_identity(f"slack:{TEAM}:{ANN}")
-    assert chat is not None and user is not None
-    end_of_first = [s.id for s in await core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
-    rewind = RewindService(core)
-    await rewind.restore(user, "web", chat.id, end_of_first)
-    [update] = await slack.fake.wait_for(lambda: slack.fake.updates or None)
-    assert (update["channel"], update["ts"], update["text"]) == (DM, card_ts, REWOUND)
-    await rewind.undo(user, "web", chat.id)
-    back = await slack.fake.wait_for(lambda: slack.fake.updates[1:] or None)
-    assert [(u["ts"], u["text"]) for u in back] == [(card_ts, answered)]
+    await restored_on_the_web_then_undone(slack, card_ts, slack.fake.messages[(DM, card_ts)]["text"])
