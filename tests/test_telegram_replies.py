@@ -84,6 +84,15 @@ async def test_fork_in_reply_to_the_first_message_makes_an_empty_chat_of_its_lin
     assert len(await bot.core.store.transcript(chat.id)) == 4  # the source is untouched
 
 
+async def test_an_arabic_speakers_fork_from_the_first_message_is_asked_and_told_in_arabic(bot: Bot) -> None:
+    lina = private_chat(LINA)
+    hello, _ = await said(bot, LINA, lina, "hello")
+    asked = await reply(bot, LINA, lina, "/fork here", hello)
+    assert asked.text == sentence("commands.confirm_fork_start", "ar") and ARABIC.search(asked.text)
+    [forked] = await bot.press(LINA, asked, asked.buttons()[0][0])
+    assert forked.text.startswith("فُرّعت " + sentence("commands.start_label", "ar") + " إلى دردشة جديدة")
+
+
 async def test_replay_or_show_in_reply_to_the_first_message_says_why_not_and_changes_nothing(bot: Bot) -> None:
     ann = private_chat(ANN)
     hello, _ = await said(bot, ANN, ann, "hello")
