@@ -184,6 +184,16 @@ def _live(channel: discord.abc.Messageable) -> LiveMessage:
     return LiveMessage(post, edit, MESSAGE_LIMIT, DISCORD_EVERY)
 
 
+async def _send(channel: discord.abc.Messageable, pieces: list[tuple[str, discord.ui.View | None]]) -> list[tuple[str, str]]:
+    """Post a reply's pieces in a channel: (id, text) of each message, to link them to the reply's row."""
+    posted = []
+    for text, view in pieces:
+        extra: dict[str, Any] = {"view": view} if view else {}
+        sent = await _patiently(functools.partial(channel.send, text, **extra))
+        posted.append((str(sent.id), text))
+    return posted
+
+
 def _administers(permissions: discord.Permissions | None) -> bool:
     return permissions is not None and (permissions.administrator or permissions.manage_guild)
 
@@ -373,10 +383,7 @@ class DiscordAdapter:
                     await growing.finish(pieces[0][0])
                     posted.append((str(growing.handle.id), pieces[0][0]))
                     pieces, growing = pieces[1:], GrowingAnswer(growing.live)
-                for text, view in pieces:
-                    extra: dict[str, Any] = {"view": view} if view else {}
-                    sent = await _patiently(functools.partial(message.channel.send, text, **extra))
-                    posted.append((str(sent.id), text))
+                posted += await _send(message.channel, pieces)
                 await self.gateway.posted(incoming.place, reply, posted)
 
     async def on_message_command(self, interaction: discord.Interaction, path: str, message: discord.Message) -> None:
@@ -457,6 +464,13 @@ class DiscordAdapter:
             else:
                 await interaction.response.edit_message(view=None)
         for reply in replies:
+            if reply.row_id is not None and self.client is not None and interaction.channel_id is not None:
+                # A turn's answer (after an approval): a message of the channel, which the bot may edit at any
+                # time, where a follow-up is edited only through the interaction's token, for 15 minutes; so a
+                # restore marks it "rewound" and an undo puts its text back, however much later.
+                channel = self.client.get_partial_messageable(interaction.channel_id)
+                await self.gateway.posted(_place(interaction.channel_id), reply, await _send(channel, _pieces(reply)))
+                continue
             for text, view in _pieces(reply):
                 extra: dict[str, Any] = {"view": view} if view else {}
                 if interaction.response.is_done():

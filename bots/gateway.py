@@ -23,13 +23,13 @@ from commands.i18n import pick_lang, t
 from commands.parser import BUILDERS, Command, Fork, ReplayList, Usage, parse
 from commands.render import approval_question
 from commands.service_target import ServiceTarget
-from commands.target import CommandContext
+from commands.target import CommandContext, message_address
 from kazma_core.catalogue import sentence
 from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.agent.activity import stopped_words
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
-from kazma_core.errors import InvalidInput, KazmaError, NotFound
+from kazma_core.errors import KazmaError
 from kazma_core.stores.message_links import MessageLink, MessageLinks
 from kazma_core.stores.types import Chat, User
 from kazma_ui.step_views import value_text
@@ -218,22 +218,11 @@ class Gateway:
         # A message Kazma did not see, or one of another chat (another thread's fork): nothing to act on.
         if link is None or link.chat_id != chat.id:
             return [Reply(LABELS[lang]["message_unknown"], "error", {"error": "not_found"}, ephemeral=True)]
-        try:
-            step = await self._message_step(user, inc, chat, grant, link.row_id)
-        except KazmaError as err:
-            return [self._from_result(error_result(err, lang), lang)]
-        command = BUILDERS[path](step, "here") if path == "fork" and here else BUILDERS[path](step)
+        # The command on that message's point (after an answer: the end of its turn; before a person's
+        # message: the end of the turn before; before the first message: a fork is an empty chat).
+        at = message_address(link.row_id)
+        command = BUILDERS[path](at, "here") if path == "fork" and here else BUILDERS[path](at)
         return [self._from_result(await execute(command, self._context(inc, user, chat, grant, lang, False)), lang)]
-
-    async def _message_step(self, user: User, inc: Incoming, chat: Chat, grant: GroupGrant | None, row_id: int) -> str:
-        """The step a transcript row stands for (after an answer: the end of its turn; before a person's
-        message: the end of the turn before), by the rewind layer's one rule."""
-        point = await self.rewind.message_point(user, inc.platform, chat.id, row_id, grant)
-        if not point.kept:  # said for a chat app: there is no edit or regenerate here
-            raise NotFound(message_id="message_step_gone_here", turn=point.turn_index)
-        if point.step is None:  # before the chat's first message: no step to name
-            raise InvalidInput(message_id="message_first")
-        return point.step.id
 
     @property
     def links(self) -> MessageLinks:

@@ -422,16 +422,26 @@ class SlackAdapter:
             )
             opener = functools.partial(self._open_thread, channel)
             replies = await self.gateway.press(inc, body["actions"][0]["value"], opener)
-            await self._answer_press(respond, replies, bool(container.get("is_ephemeral")), thread_ts)
+            card = None if container.get("is_ephemeral") else str(container.get("message_ts") or message.get("ts") or "") or None
+            await self._answer_press(respond, replies, card, inc.place, thread_ts)
 
-    async def _answer_press(self, respond: Any, replies: list[Reply], was_ephemeral: bool, thread_ts: str | None) -> None:
-        first = True
+    async def _answer_press(
+        self, respond: Any, replies: list[Reply], card: str | None, place: str, thread_ts: str | None
+    ) -> None:
+        """The answers to a button, through its response URL; `card`: the ts of the pressed message when it
+        is in the channel (None when it was shown to the person alone)."""
+        first, was_ephemeral = True, card is None
         for reply in replies:
             for part in messages(reply):
                 kind = "ephemeral" if reply.ephemeral else "in_channel"
                 if first and reply.ephemeral == was_ephemeral:
                     # The answer takes the place of the card whose button was pressed.
                     await self._respond(respond, part, response_type=kind, replace_original=True, thread_ts=thread_ts)
+                    if card is not None:
+                        # A turn's answer (after an approval) now reads in the bot's own message: chat.update
+                        # can mark it when a restore takes it back. Linked by that first message, as a long
+                        # answer posted in place is.
+                        await self.gateway.posted(place, reply, [(card, reply.text)])
                 elif first and was_ephemeral:
                     # A private question answered for everyone: the question goes, the answer is posted.
                     await self._respond(respond, {}, delete_original=True)

@@ -65,7 +65,7 @@ class RestoreQuestion(Question):
 
 
 class ForkQuestion(Question):
-    step: StepView = wire("snapshot")
+    step: StepView | None = wire("snapshot")  # None: from before the chat's first message, a new empty chat
 
 
 class ClearQuestion(Question):

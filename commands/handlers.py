@@ -125,6 +125,8 @@ async def clear(cmd: ReplayClear, ctx: CommandContext) -> CommandResult:
 
 async def ask_fork(cmd: Fork, ctx: CommandContext) -> CommandResult:
     step = await ctx.target.preview_fork(cmd.step)
+    if step is None:  # a message's point before the chat's first message: a new empty chat, asked by that message
+        return CommandResult("confirm", t("confirm_fork_start", ctx.lang), ForkQuestion(confirm=cmd.text(), step=None), ephemeral=True)
     text = t("confirm_fork", ctx.lang, label=render.label(step, ctx.lang), short_id=render.short_id(step.step_id))
     question = ForkQuestion(confirm=replace(cmd, step=step.step_id).text(), step=step)
     return CommandResult("confirm", text, question, ephemeral=True)
@@ -136,6 +138,8 @@ async def fork(cmd: Fork, ctx: CommandContext) -> CommandResult:
     origin = done.forked_from
     if origin is not None and origin.turn_index is not None and origin.iteration is not None:
         where = step_label(origin.turn_index, origin.iteration, ctx.lang)
+    elif origin is not None and origin.step_id is None:  # from before the first message: no step
+        where = t("start_label", ctx.lang)
     else:
         where = render.short_id(cmd.step)
     text = t("forked", ctx.lang, label=where, title=done.title, link=link)

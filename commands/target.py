@@ -8,6 +8,7 @@ results, so one handler per command serves every surface.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,6 +23,23 @@ from kazma_ui.rewind_results import (
     StepView,
     Undone,
 )
+
+
+# A transcript message given where a step is ("#42"): a chat app's reply or message command acts on
+# that message's point (kazma_ui/message_point.py), which `ServiceTarget` resolves. Never a step
+# address (those are hex), and only this chat's messages are found.
+MESSAGE = re.compile(r"#([1-9][0-9]{0,17})")
+
+
+def message_address(row_id: int) -> str:
+    """A transcript row as a command's step argument."""
+    return f"#{row_id}"
+
+
+def message_of(address: str) -> int | None:
+    """The transcript row a step argument names, or None when it is a step address."""
+    found = MESSAGE.fullmatch(address.strip())
+    return int(found.group(1)) if found else None
 
 
 class Target(Protocol):
@@ -50,8 +68,9 @@ class Target(Protocol):
 
     async def undo(self) -> Undone: ...
 
-    async def preview_fork(self, address: str) -> StepView:
-        """The step a fork would branch; refused, as the fork would be, when it is saved cut."""
+    async def preview_fork(self, address: str) -> StepView | None:
+        """The step a fork would branch; refused, as the fork would be, when it is saved cut.
+        None: a message's point before the chat's first message, where the fork is a new empty chat."""
         ...
 
     async def fork(self, address: str) -> Forked: ...

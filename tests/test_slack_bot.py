@@ -89,13 +89,14 @@ class Slack:
 
     async def press(self, user: str, value: str, channel: str = DM, ephemeral: bool = True, message: dict[str, Any] | None = None) -> str:
         """A button of a message; the response URL its answers go to."""
-        url = self.fake.response_url()
+        ts = message["ts"] if message is not None else "1700000001.000001"
+        url = self.fake.response_url(None if ephemeral else (channel, ts))
         payload: dict[str, Any] = {
             "type": "block_actions", "team": {"id": TEAM, "domain": "kazma"},
             "user": {"id": user, "username": self.fake.users[user].name, "team_id": TEAM},
             "api_app_id": "A0KAZMA01", "trigger_id": uuid.uuid4().hex, "response_url": url,
             "channel": {"id": channel, "name": "directmessage" if channel.startswith("D") else "general"},
-            "container": {"type": "message", "message_ts": "1700000001.000001", "channel_id": channel, "is_ephemeral": ephemeral},
+            "container": {"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": ephemeral},
             "actions": [{"type": "button", "action_id": "kazma:0", "block_id": "b", "value": value, "action_ts": str(time.time())}],
         }
         if message is not None:

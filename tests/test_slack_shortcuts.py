@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from bots.slack_manifest import manifest
 from commands import registry
+from kazma_core.catalogue import sentence
 from kazma_ui.thread_rewind import RewindService
 from tests.test_slack_bot import ANN, BOB, DM, TEAM, Slack, buttons_of, slack, text_of  # noqa: F401  (slack: the fixture)
 
@@ -56,7 +57,8 @@ def test_the_manifest_declares_the_message_shortcuts_the_app_listens_for() -> No
 
 async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_turn(slack: Slack) -> None:
     _, first = await said(slack, ANN, "hello")
-    await said(slack, ANN, "remember: tea is good")
+    _, second = await said(slack, ANN, "remember: tea is good")
+    said_then = slack.fake.messages[(DM, second)]["text"]
     url = await shortcut(slack, ANN, "rewind_to_here", first, by_bot=True)
     (asked,) = await slack.answers(url)
     assert asked["response_type"] == "ephemeral" and text_of(asked).startswith("Restore this chat to turn 1, step ")
@@ -68,6 +70,12 @@ async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_
     assert gone == {"delete_original": True} and done["response_type"] == "in_channel"
     assert text_of(done).startswith("Restored this chat to turn 1, step ")
     assert [r.text for r in await core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    # The answer it took back says so, and /replay undo puts its text back.
+    [update] = await slack.fake.wait_for(lambda: slack.fake.updates or None)
+    assert (update["ts"], update["text"]) == (second, REWOUND)
+    await slack.command(ANN, "undo")
+    back = await slack.fake.wait_for(lambda: slack.fake.updates[1:] or None)
+    assert [(u["ts"], u["text"]) for u in back] == [(second, said_then)]
 
 
 async def test_fork_from_here_on_a_persons_message_asks_to_fork_from_just_before_it(slack: Slack) -> None:
@@ -75,6 +83,23 @@ async def test_fork_from_here_on_a_persons_message_asks_to_fork_from_just_before
     second, _ = await said(slack, ANN, "calc 2+3")
     (asked,) = await slack.answers(await shortcut(slack, ANN, "fork_from_here", second, by_bot=False))
     assert text_of(asked).startswith("Fork turn 1, step ") and set(buttons_of(asked)) == {"Yes, do it", "Cancel"}
+
+
+async def test_on_the_first_message_fork_makes_an_empty_chat_of_its_lineage_and_rewind_says_why_not(slack: Slack) -> None:
+    hello, _ = await said(slack, ANN, "hello")
+    await said(slack, ANN, "calc 2+3")
+    core = slack.server.core
+    chat = await core.store.bound_chat(f"slack:{DM}")
+    assert chat is not None
+    (refused,) = await slack.answers(await shortcut(slack, ANN, "rewind_to_here", hello, by_bot=False))
+    assert text_of(refused) == sentence("errors.nothing_before_first", "en") and buttons_of(refused) == {}
+    (asked,) = await slack.answers(await shortcut(slack, ANN, "fork_from_here", hello, by_bot=False))
+    assert text_of(asked) == sentence("commands.confirm_fork_start", "en")
+    _, forked = await slack.answers(await slack.press(ANN, buttons_of(asked)["Yes, do it"]), 2)
+    assert text_of(forked).startswith("Forked from before the first message into a new chat, ")
+    [thread] = [c for c in await core.store.list_chats(chat.owner_id) if c.id != chat.id]
+    assert thread.forked_from == {"thread_id": chat.id, "snapshot_id": None, "turn_index": 0, "iteration": None}
+    assert await core.store.transcript(thread.id) == [] and len(await core.store.transcript(chat.id)) == 4
 
 
 async def test_a_shortcut_on_a_message_kazma_never_linked_is_refused_with_a_sentence(slack: Slack) -> None:
@@ -89,7 +114,12 @@ REWOUND = "⏪ Rewound: a restore took this answer back. /replay undo brings it 
 async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_text_back(slack: Slack) -> None:
     await said(slack, ANN, "hello")
     _, second = await said(slack, ANN, "calc 2+3")
-    said_then = text_of(slack.fake.posts()[-1])
+    await restored_on_the_web_then_undone(slack, second, text_of(slack.fake.posts()[-1]))
+
+
+async def restored_on_the_web_then_undone(slack: Slack, ts: str, said_then: str) -> None:
+    """Ann's DM restored to the end of its first turn on the web: the bot's message `ts` is marked
+    rewound; undone, it says `said_then` again."""
     core = slack.server.core
     chat = await core.store.bound_chat(f"slack:{DM}")
     user = await core.store.user_for_identity(f"slack:{TEAM}:{ANN}")
@@ -98,7 +128,18 @@ async def test_a_restore_marks_the_answers_it_took_back_and_an_undo_puts_their_t
     rewind = RewindService(core)
     await rewind.restore(user, "web", chat.id, end_of_first)
     [update] = await slack.fake.wait_for(lambda: slack.fake.updates or None)
-    assert (update["channel"], update["ts"], update["text"]) == (DM, second, REWOUND)
+    assert (update["channel"], update["ts"], update["text"]) == (DM, ts, REWOUND)
     await rewind.undo(user, "web", chat.id)
     back = await slack.fake.wait_for(lambda: slack.fake.updates[1:] or None)
-    assert [(u["ts"], u["text"]) for u in back] == [(second, said_then)]
+    assert [(u["ts"], u["text"]) for u in back] == [(ts, said_then)]
+
+
+async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_back_by_an_undo(slack: Slack) -> None:
+    await said(slack, ANN, "hello")
+    _, card_ts = await said(slack, ANN, "write notes.txt: ship it")
+    card = slack.fake.posts()[-1]
+    message = {"type": "message", "ts": card_ts, "text": card["text"], "bot_id": "B0KAZMABOT"}
+    (done,) = await slack.answers(await slack.press(ANN, buttons_of(card)["Approve"], DM, ephemeral=False, message=message))
+    # The answer takes the card's place, in the bot's own message: chat.update can still edit it.
+    assert done["replace_original"] is True and "Wrote 7 bytes to notes.txt" in text_of(done)
+    await restored_on_the_web_then_undone(slack, card_ts, slack.fake.messages[(DM, card_ts)]["text"])

@@ -37,7 +37,8 @@ async def reply(bot: Bot, user: dict[str, Any], chat: dict[str, Any], text: str,
 async def test_replay_in_reply_to_an_answer_asks_then_restores_to_the_end_of_its_turn(bot: Bot) -> None:
     ann = private_chat(ANN)
     _, first = await said(bot, ANN, ann, "hello")
-    await said(bot, ANN, ann, "remember: tea is good")
+    _, second = await said(bot, ANN, ann, "remember: tea is good")
+    said_then = second.text
     end_of_first = (await bot.step_ids(ann, 1))[-1]
     asked = await reply(bot, ANN, ann, "/replay", first)
     assert asked.text.startswith("Restore this chat to turn 1, step ") and f"({end_of_first[:8]})?" in asked.text
@@ -47,6 +48,11 @@ async def test_replay_in_reply_to_an_answer_asks_then_restores_to_the_end_of_its
     [done] = await bot.press(ANN, asked, YES)
     assert done.text.startswith("Restored this chat to turn 1, step ")
     assert [r.text for r in await bot.core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    # The answer it took back says so, and /replay undo puts its text back.
+    await bot.fake.wait_for(lambda: second.text == REWOUND or None)
+    await bot.say(ANN, ann, "/replay undo")
+    await bot.fake.wait_for(lambda: second.text == said_then or None)
+    assert [e.message["message_id"] for e in bot.fake.edits] == [second.message["message_id"]] * 2
 
 
 async def test_fork_in_reply_to_a_persons_message_forks_from_just_before_it(bot: Bot) -> None:
@@ -60,6 +66,57 @@ async def test_fork_in_reply_to_a_persons_message_forks_from_just_before_it(bot:
     fork = await bot.core.store.get_chat(link_target(forked.text))
     assert fork is not None and fork.forked_from is not None and fork.forked_from["snapshot_id"] == end_of_first
     assert [r.text for r in await bot.core.store.transcript(fork.id)][-1] == 'You said: "hello". I know no facts yet.'
+
+
+async def test_fork_in_reply_to_the_first_message_makes_an_empty_chat_of_its_lineage_as_the_http_route_does(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    hello, _ = await said(bot, ANN, ann, "hello")
+    await said(bot, ANN, ann, "calc 2+3")
+    chat = await bot.chat(ann)
+    asked = await reply(bot, ANN, ann, "/fork", hello)
+    assert asked.text == sentence("commands.confirm_fork_start", "en") and [label for label, _ in asked.buttons()] == [YES, CANCEL]
+    assert len(await bot.core.store.list_chats((await bot.kazma_user(ANN)).id)) == 1  # asked, not done
+    [forked] = await bot.press(ANN, asked, YES)
+    assert forked.text.startswith("Forked from before the first message into a new chat, ")
+    fork = await bot.core.store.get_chat(link_target(forked.text))
+    assert fork is not None and fork.forked_from == {"thread_id": chat.id, "snapshot_id": None, "turn_index": 0, "iteration": None}
+    assert await bot.core.store.transcript(fork.id) == []
+    assert len(await bot.core.store.transcript(chat.id)) == 4  # the source is untouched
+
+
+async def test_an_arabic_speakers_fork_from_the_first_message_is_asked_and_told_in_arabic(bot: Bot) -> None:
+    lina = private_chat(LINA)
+    hello, _ = await said(bot, LINA, lina, "hello")
+    asked = await reply(bot, LINA, lina, "/fork here", hello)
+    assert asked.text == sentence("commands.confirm_fork_start", "ar") and ARABIC.search(asked.text)
+    [forked] = await bot.press(LINA, asked, asked.buttons()[0][0])
+    assert forked.text.startswith("فُرّعت " + sentence("commands.start_label", "ar") + " إلى دردشة جديدة")
+
+
+async def test_replay_or_show_in_reply_to_the_first_message_says_why_not_and_changes_nothing(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    hello, _ = await said(bot, ANN, ann, "hello")
+    await said(bot, ANN, ann, "calc 2+3")
+    # As POST /api/replay/restore refuses it: nothing before the first message to go back to, so nothing to confirm.
+    refused = await reply(bot, ANN, ann, "/replay", hello)
+    assert refused.text == sentence("errors.nothing_before_first", "en") and refused.buttons() == []
+    shown = await reply(bot, ANN, ann, "/replay show", hello)
+    assert shown.text == sentence("errors.message_first", "en")
+    assert len(await bot.core.store.transcript((await bot.chat(ann)).id)) == 4
+
+
+async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_back_by_an_undo(bot: Bot) -> None:
+    ann = private_chat(ANN)
+    await said(bot, ANN, ann, "hello")
+    _, card = await said(bot, ANN, ann, "write a.txt: hi")
+    [answer] = await bot.press(ANN, card, "Approve")
+    assert answer.text == "Wrote 2 bytes to a.txt."
+    chat, user = await bot.chat(ann), await bot.kazma_user(ANN)
+    rewind = RewindService(bot.core)
+    await rewind.restore(user, "web", chat.id, (await bot.step_ids(ann, 1))[-1])
+    await bot.fake.wait_for(lambda: answer.text == REWOUND or None)
+    await rewind.undo(user, "web", chat.id)
+    await bot.fake.wait_for(lambda: answer.text == "Wrote 2 bytes to a.txt." or None)
 
 
 async def test_replay_show_in_reply_shows_that_messages_step_and_changes_nothing(bot: Bot) -> None:

@@ -101,6 +101,12 @@ COMMANDS: dict[str, Text] = {
         "Fork {label} ({short_id}) into a new chat, owned by you? The original is not touched.",
         "هل تفرّع {label} ({short_id}) إلى دردشة جديدة تملكها أنت؟ الأصل لا يُمسّ.",
     ),
+    "confirm_fork_start": Text(
+        "Fork from before this chat’s first message: a new, empty chat owned by you, that remembers where it came from? "
+        "The original is not touched.",
+        "هل تفرّع من قبل أول رسالة في هذه الدردشة: دردشة جديدة فارغة تملكها أنت، تذكر من أين جاءت؟ الأصل لا يُمسّ.",
+    ),
+    "start_label": Text("from before the first message", "من قبل الرسالة الأولى"),
     "forked": Text(
         "Forked {label} into a new chat, “{title}”. Open it: {link}",
         "فُرّعت {label} إلى دردشة جديدة، «{title}». افتحها: {link}",

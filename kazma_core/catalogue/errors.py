@@ -254,8 +254,9 @@ ERRORS: dict[str, Text] = {
         "اختر رسالة لاحقة، أو اعرض الخطوات المحفوظة بـ ‎/replay list‎.",
     ),
     "message_first": Text(
-        "That is the chat's first message: there is no saved step before it. Start a new chat instead, or pick a later message.",
-        "تلك أول رسالة في الدردشة: لا خطوة محفوظة قبلها. ابدأ دردشة جديدة بدلًا من ذلك، أو اختر رسالة لاحقة.",
+        "That is the chat's first message: before it the chat was empty, so there is no step to show. "
+        "Pick a later message, or fork from this one for an empty chat.",
+        "تلك أول رسالة في الدردشة: كانت الدردشة قبلها فارغة، فلا خطوة لعرضها. اختر رسالة لاحقة، أو فرّع منها لدردشة فارغة.",
     ),
     "nothing_before_first": Text(
         "There is nothing before the first message to go back to. Fork from it for an empty chat, or start a new chat.",

@@ -11,7 +11,9 @@ as Discord does; people can then post and run slash commands in it (`channel=thr
 `fail_next(path_part, status, body)` answers the next request of that path with any error.
 `PATCH /channels/{id}/messages/{id}` edits a message the bot posted as Discord does: it
 answers the whole message with the new content and an `edited_timestamp`; 404 Unknown
-Message (10008) for a message it does not know, 403 (50005) for someone else's, 400 Invalid
+Message (10008) for a message it does not know or an ephemeral one (only the interaction's token
+reaches those; a non-ephemeral interaction answer is edited there like any of the bot's messages,
+as discord/discord-api-docs#3090 reports), 403 (50005) for someone else's, 400 Invalid
 Form Body (50035) past 2,000 characters. `in_channel` then reads the new content and
 `edits` keeps each edit in order. Edits carry Discord's rate-limit headers, a bucket of
 `edit_limit` (5) edits per `edit_window` (5 s) per channel, and past it a 429, so
@@ -367,6 +369,8 @@ class FakeDiscord:
             return _json({"message": "Unknown Message", "code": 10008}, 404)
         if message["author"]["id"] != str(BOT_ID):
             return _json({"message": "Cannot edit a message authored by another user", "code": 50005}, 403)
+        if message["flags"] & EPHEMERAL:  # only the interaction's token reaches an ephemeral message
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
         now = time.monotonic()
         start, used = self._edit_bucket.get(channel, (now, 0))
         if now - start >= self.edit_window:

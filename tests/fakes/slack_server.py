@@ -15,7 +15,10 @@
   `ratelimited` with `Retry-After: 0`, as Slack does.
 - `fail_next(method_or_url_id, status, body)`: the next call answers an error of any shape
   (a proxy's HTML 502, a 500), for a Web API method or a response URL's id.
-- `POST /respond/{id}`: a response URL; each body is recorded in `responses`.
+- `POST /respond/{id}`: a response URL; each body is recorded in `responses`. A URL made for a
+  message of the channel (`response_url((channel, ts))`, as a button's is) does to it what Slack
+  does: `replace_original` puts the new text and blocks in that message (same ts, still the bot's,
+  so chat.update still edits it), `delete_original` deletes it.
 - `GET /link/`: the Socket Mode websocket. It says hello; `send_envelope` pushes an
   envelope to the connected app, whose acknowledgements land in `acks`.
 
@@ -79,6 +82,7 @@ class FakeSlack:
     updates_limited: int = 0  # chat.update calls answered 429 by `update_interval`
     _update_interval: float = 0.0
     _last_write: dict[str, float] = field(default_factory=dict)  # channel -> monotonic time of its last post or update
+    _url_messages: dict[str, tuple[str, str]] = field(default_factory=dict)  # response URL id -> (channel, ts) it answers
     _socket: web.WebSocketResponse | None = None
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -92,8 +96,12 @@ class FakeSlack:
         self.users[user_id] = SlackUser(user_id, self.team_id, name, **kwargs)
         return self.users[user_id]
 
-    def response_url(self) -> str:
-        return f"{self.url}/respond/{uuid.uuid4().hex[:12]}"
+    def response_url(self, message: tuple[str, str] | None = None) -> str:
+        """A response URL; for a button of a message of the channel, `message` is its (channel, ts)."""
+        ident = uuid.uuid4().hex[:12]
+        if message is not None:
+            self._url_messages[ident] = message
+        return f"{self.url}/respond/{ident}"
 
     def rate_limit(self, method: str, times: int = 1) -> None:
         self._limited[method] = self._limited.get(method, 0) + times
@@ -242,6 +250,14 @@ class FakeSlack:
         failing = self._failing(ident)
         if failing is not None:
             return failing
+        original = self._url_messages.get(ident)
+        if original in self.messages and body.get("delete_original"):
+            del self.messages[original]
+        elif original in self.messages and body.get("replace_original"):
+            message = self.messages[original]
+            message["text"] = body.get("text", "")
+            message.pop("blocks", None)
+            message.update({"blocks": body["blocks"]} if body.get("blocks") else {})
         await self._record(lambda: self.responses.append((ident, body)))
         return web.Response(text="ok")
 
