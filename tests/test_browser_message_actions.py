@@ -19,6 +19,17 @@ def message(page: Page, role: str, n: int = 0) -> Locator:
     return page.locator(f'#messages article.msg[data-role="{role}"]').nth(n)
 
 
+async def arabic_phone(web: Web, chat: str) -> Page:
+    """The chat in Arabic on a phone (a touch screen), signed in through the login link."""
+    context = await web.browser.new_context(locale="ar", viewport=PHONE, has_touch=True, is_mobile=True)  # type: ignore[arg-type]
+    context.set_default_timeout(STEP_MS)
+    page = await context.new_page()
+    web.watch(page)
+    await page.goto(await login_url(web.server, web.user))
+    await page.goto(f"{web.server.url}/?thread={chat}&lang=ar")
+    return page
+
+
 async def opacity(node: Locator) -> str:
     return await node.locator(".msg-actions").evaluate("(n) => getComputedStyle(n).opacity")  # type: ignore[no-any-return]
 
@@ -106,12 +117,7 @@ async def test_rewind_to_here_shows_what_it_takes_back_asks_and_can_be_undone(we
 
 async def test_on_a_phone_a_long_press_shows_the_actions_in_arabic(web: Web) -> None:
     chat = await web.chat("tea", "remember: tea", "hello")
-    context = await web.browser.new_context(locale="ar", viewport=PHONE, has_touch=True, is_mobile=True)  # type: ignore[arg-type]
-    context.set_default_timeout(STEP_MS)
-    page = await context.new_page()
-    web.watch(page)
-    await page.goto(await login_url(web.server, web.user))
-    await page.goto(f"{web.server.url}/?thread={chat}&lang=ar")
+    page = await arabic_phone(web, chat)
     answer = message(page, "assistant", 1)
     await expect(answer.locator(".msg-action")).to_have_text(["نسخ", "إعادة التوليد", "الرجوع إلى هنا", "التفريع من هنا"])
     assert await opacity(answer) == "0"
@@ -187,12 +193,7 @@ async def test_on_a_phone_in_arabic_the_editor_and_the_regenerate_question_say_w
     first = (await web.http.get(f"/api/chats/{chat}/messages")).json()["messages"][2]["id"]
     made = await web.http.post(f"/api/chats/{chat}/messages/{first}/edit", json={"text": "hi"})
     version = made.json()["thread_id"]
-    context = await web.browser.new_context(locale="ar", viewport=PHONE, has_touch=True, is_mobile=True)  # type: ignore[arg-type]
-    context.set_default_timeout(STEP_MS)
-    page = await context.new_page()
-    web.watch(page)
-    await page.goto(await login_url(web.server, web.user))
-    await page.goto(f"{web.server.url}/?thread={version}&lang=ar")
+    page = await arabic_phone(web, version)
     question = message(page, "user", 1)
     await expect(question.locator(".versions-at")).to_have_text("2/2")
     await question.locator(".msg-body").dispatch_event("pointerdown", {"pointerType": "touch"})

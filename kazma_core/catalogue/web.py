@@ -229,8 +229,10 @@ WEB: dict[str, tuple[str, str]] = {
         "الدردشة الجديدة لك وتبدأ من هذه الخطوة؛ والأصل لا يُمسّ. تُفتح حين تؤكد.",
     ),
     "compare_intro": (
-        "Pick two steps to see what differs: the first from this chat, the second from it or from a fork of it or the chat it was forked from.",
-        "اختر خطوتين لترى ما يختلف: الأولى من هذه الدردشة، والثانية منها أو من تفريع لها أو من الدردشة التي فُرّعت منها.",
+        "Pick two steps to see what differs: the first from this chat, the second from it, from another version of it, "
+        "from a fork of it or the chat it was forked from.",
+        "اختر خطوتين لترى ما يختلف: الأولى من هذه الدردشة، والثانية منها أو من نسخة أخرى منها أو من تفريع لها "
+        "أو من الدردشة التي فُرّعت منها.",
     ),
     "compare_a": ("First step", "الخطوة الأولى"),
     "compare_b": ("Second step", "الخطوة الثانية"),
