@@ -271,6 +271,14 @@ async def test_the_branches_panel_and_a_version_picker_show_a_conversations_vers
     await expect(changed.first).to_contain_text("hello")
     await shot(page, "time-travel-versions-compare.png")
 
+    # The fork of the first version (not itself a version) is shown in its place among them.
+    await page.click("#tab-steps")
+    await tree.locator(f'a[data-thread="{fork}"]').click()
+    await expect(page.locator("#thread-select")).to_have_value(fork)
+    await expect(page.locator("#version-picker")).to_be_hidden()
+    await expect(tree.locator(f'li[data-thread="{chat}"] a[data-thread="{fork}"]')).to_have_attribute("aria-current", "page")
+    await expect(tree.locator(":scope > li")).to_have_count(3)
+
 
 async def test_the_versions_show_on_a_phone_in_arabic(web: Web) -> None:
     chat, edit, regen = await versions_of(web)

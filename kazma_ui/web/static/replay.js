@@ -124,12 +124,18 @@
   }
 
   // -- versions: the chats Edit and Regenerate made of one conversation ------------------------------
+  // The open chat's conversation; for a fork of a version the list does not show (an older one),
+  // the conversation it was forked from, so that the fork has its place among them.
   async function loadVersions() {
     const thread = state.thread;
     let chats = [];
+    const read = async (id) => (await api("GET", `/api/chats/${encodeURIComponent(id)}/versions`)).chats;
     if (thread) {
       try {
-        chats = (await api("GET", `/api/chats/${encodeURIComponent(thread)}/versions`)).chats;
+        chats = await read(thread);
+        const listed = state.chats.find((c) => c.thread_id === thread);
+        const from = listed && listed.forked_from && listed.forked_from.thread_id;
+        if (!chats.length && from && !state.chats.some((c) => c.thread_id === from)) chats = await read(from);
       } catch (err) {
         showError(err);
       }
@@ -156,7 +162,7 @@
   }
 
   function renderVersionPicker() {
-    const many = state.versions.length > 1;
+    const many = state.versions.length > 1 && state.versions.some((c) => c.thread_id === state.thread);
     nodes.versionPicker.hidden = !many;
     nodes.versionSelect.replaceChildren(...(many ? state.versions : []).map((chat) =>
       el("option", { value: chat.thread_id }, versionLabel(chat.thread_id))));
