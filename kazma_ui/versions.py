@@ -199,6 +199,18 @@ class Versions:
             out.append(TurnVersions(turn_index=turn, versions=shown, current=order.index(mine)))
         return out
 
+    async def conversation_chats(self, user: User, chat_id: str) -> list[tuple[Chat, Version | None]]:
+        """The chats of this chat's conversation the person has, oldest first: its first chat (no
+        version row) and each version; none when the conversation has no versions."""
+        await self.rewind._access(user, chat_id, None, READ)
+        links = await self.rewind.rows.conversation_versions(chat_id)
+        if not links:
+            return []
+        chats = {c.id: c for c in await self.core.chats.list(user)}
+        key = links[0].conversation
+        first: list[tuple[Chat, Version | None]] = [(chats[key], None)] if key in chats else []
+        return first + [(chats[v.chat_id], v) for v in links if v.chat_id in chats]
+
     async def group_chats(self, user: User, chats: list[Chat]) -> list[tuple[Chat, int]]:
         """A person's chats with the versions of one conversation once: the newest of them, and how
         many there are (1 for a chat no edit made). In the order of `chats` (newest first)."""

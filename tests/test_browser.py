@@ -203,8 +203,9 @@ async def test_restore_shows_its_preview_asks_and_every_open_tab_of_the_chat_rel
     await page.click(f'button[data-snapshot="{target}"]')
     detail = page.locator("#step-detail")
     await expect(detail.locator("h2")).to_have_text(f"turn 1, step 1 {target[:8]}")
-    await expect(detail.locator('[data-role="user"] .text')).to_have_text(["remember: tea"])
     await expect(detail.locator('[data-role="assistant"] .text').last).to_have_text("Remembered: tea")
+    await detail.locator(".fold-toggle").click()  # the conversation before the step, folded until asked for
+    await expect(detail.locator('[data-role="user"] .text')).to_have_text(["remember: tea"])
     await shot(page, "time-travel.png")
 
     await page.click("#restore-button")

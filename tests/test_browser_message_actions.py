@@ -8,7 +8,8 @@ import re
 
 from playwright.async_api import Locator, Page, expect
 
-from tests.test_browser import STEP_MS, Web, rows, web  # noqa: F401  (web is a fixture)
+from tests.test_browser import STEP_MS, Web, rows, shot, web  # noqa: F401  (web is a fixture)
+from tests.test_browser_chat_page import view_shot
 from tests.web_session import login_url
 
 PHONE = {"width": 390, "height": 844}
@@ -16,6 +17,17 @@ PHONE = {"width": 390, "height": 844}
 
 def message(page: Page, role: str, n: int = 0) -> Locator:
     return page.locator(f'#messages article.msg[data-role="{role}"]').nth(n)
+
+
+async def arabic_phone(web: Web, chat: str) -> Page:
+    """The chat in Arabic on a phone (a touch screen), signed in through the login link."""
+    context = await web.browser.new_context(locale="ar", viewport=PHONE, has_touch=True, is_mobile=True)  # type: ignore[arg-type]
+    context.set_default_timeout(STEP_MS)
+    page = await context.new_page()
+    web.watch(page)
+    await page.goto(await login_url(web.server, web.user))
+    await page.goto(f"{web.server.url}/?thread={chat}&lang=ar")
+    return page
 
 
 async def opacity(node: Locator) -> str:
@@ -35,6 +47,8 @@ async def test_hovering_a_message_shows_its_actions_and_an_edit_makes_a_version_
 
     await question.hover()
     await question.locator('[data-action="edit"]').click()
+    # The editor says what sending makes before anything happens.
+    await expect(question.locator(".msg-edit-note")).to_contain_text("the original stays as version 1/2")
     await question.locator("textarea").fill("hi there")
     await question.locator(".msg-save").click()
     await page.wait_for_url(re.compile(r"/\?thread=(?!" + chat + r")\w+$"))
@@ -55,9 +69,13 @@ async def test_hovering_a_message_shows_its_actions_and_an_edit_makes_a_version_
     await page.wait_for_url(re.compile(version + "$"))
     await expect(rows(page, "user").last).to_have_text("hi there")
 
-    # Regenerate on the answer: a third version of turn 2.
+    # Regenerate on the answer asks first, then makes a third version of turn 2.
     await message(page, "assistant", 1).hover()
     await message(page, "assistant", 1).locator('[data-action="regenerate"]').click()
+    dialog = page.locator("#confirm-dialog")
+    await expect(dialog.locator("h2")).to_have_text("Regenerate this answer?")
+    await expect(dialog).to_contain_text("a new version of the conversation (3/3). The current answer stays as version 2/3")
+    await page.click("#confirm-ok")
     await page.wait_for_url(re.compile(r"/\?thread=(?!" + version + r")\w+$"))
     await expect(message(page, "user", 1).locator(".versions-at")).to_have_text("3/3")
     await expect(rows(page, "user").last).to_have_text("hi there")
@@ -99,12 +117,7 @@ async def test_rewind_to_here_shows_what_it_takes_back_asks_and_can_be_undone(we
 
 async def test_on_a_phone_a_long_press_shows_the_actions_in_arabic(web: Web) -> None:
     chat = await web.chat("tea", "remember: tea", "hello")
-    context = await web.browser.new_context(locale="ar", viewport=PHONE, has_touch=True, is_mobile=True)  # type: ignore[arg-type]
-    context.set_default_timeout(STEP_MS)
-    page = await context.new_page()
-    web.watch(page)
-    await page.goto(await login_url(web.server, web.user))
-    await page.goto(f"{web.server.url}/?thread={chat}&lang=ar")
+    page = await arabic_phone(web, chat)
     answer = message(page, "assistant", 1)
     await expect(answer.locator(".msg-action")).to_have_text(["نسخ", "إعادة التوليد", "الرجوع إلى هنا", "التفريع من هنا"])
     assert await opacity(answer) == "0"
@@ -129,3 +142,78 @@ async def test_the_time_travel_page_labels_each_step_by_what_it_did_in_english_a
         await page.locator(".step-button").first.click()
         await expect(page.locator("#step-did")).to_have_text(used)
         await page.context.close()
+
+
+async def test_edit_is_an_inline_editor_esc_cancels_ctrl_enter_sends_and_regenerate_can_be_declined(web: Web) -> None:
+    hostile = '<img src=x id="pwned"> **bold**'
+    chat = await web.chat("keys", "remember: tea", hostile)
+    page = await web.page(f"/?thread={chat}")
+    question = message(page, "user", 1)
+    await expect(question.locator(".msg-body")).to_have_text(hostile)  # a person's message is its text
+    await question.hover()
+    await question.locator('[data-action="edit"]').click()
+    box = question.locator("textarea")
+    await expect(box).to_be_focused()
+    await expect(box).to_have_value(hostile)  # the old text, as text
+    await expect(page.locator("#pwned")).to_have_count(0)
+    await expect(question.locator(".msg-edit-note")).to_have_text(
+        "Sending makes a new version of the conversation from here (2/2); the original stays as version 1/2, "
+        "one click away with ‹ ›. Ctrl+Enter sends, Esc cancels."
+    )
+    await expect(question.locator(".msg-body")).to_be_hidden()
+    await shot(page, "message-edit-inline.png")
+    # Escape cancels: the message as it was, nothing made.
+    await box.fill("changed my mind")
+    await box.press("Escape")
+    await expect(question.locator("textarea")).to_have_count(0)
+    await expect(question.locator(".msg-body")).to_have_text(hostile)
+    assert page.url.endswith(chat)
+
+    # Regenerate declined: nothing happens.
+    answer = message(page, "assistant", 1)
+    await answer.hover()
+    await answer.locator('[data-action="regenerate"]').click()
+    await page.click("#confirm-cancel")
+    assert page.url.endswith(chat)
+    assert [c["versions"] for c in (await web.http.get("/api/chats")).json()["chats"]] == [1]
+
+    # Ctrl+Enter sends the edit as a new version.
+    await question.hover()
+    await question.locator('[data-action="edit"]').click()
+    await question.locator("textarea").fill("hello")
+    await question.locator("textarea").press("Control+Enter")
+    await page.wait_for_url(re.compile(r"/\?thread=(?!" + chat + r")\w+$"))
+    await expect(rows(page, "user")).to_have_text(["remember: tea", "hello"])
+    await expect(message(page, "user", 1).locator(".versions-at")).to_have_text("2/2")
+    assert not web.errors, web.errors
+
+
+async def test_on_a_phone_in_arabic_the_editor_and_the_regenerate_question_say_what_they_make(web: Web) -> None:
+    chat = await web.chat("tea", "remember: tea", "hello")
+    first = (await web.http.get(f"/api/chats/{chat}/messages")).json()["messages"][2]["id"]
+    made = await web.http.post(f"/api/chats/{chat}/messages/{first}/edit", json={"text": "hi"})
+    version = made.json()["thread_id"]
+    page = await arabic_phone(web, version)
+    question = message(page, "user", 1)
+    await expect(question.locator(".versions-at")).to_have_text("2/2")
+    await question.locator(".msg-body").dispatch_event("pointerdown", {"pointerType": "touch"})
+    await question.locator('[data-action="edit"]').click()
+    # A third version of turn 2; the one shown now (2 of 2) stays as 2/3.
+    await expect(question.locator(".msg-edit-note")).to_contain_text("(3/3)؛ وتبقى الأصلية النسخة 2/3")
+    await expect(question.locator(".msg-save")).to_have_text("أرسل كنسخة جديدة")
+    editor = await question.locator(".msg-edit").bounding_box()
+    assert editor and editor["x"] >= 0 and editor["x"] + editor["width"] <= PHONE["width"], editor  # fits the phone
+    await view_shot(page, "message-edit-phone-ar.png")
+    await question.locator(".msg-cancel").click()
+
+    answer = message(page, "assistant", 1)
+    await answer.locator(".msg-body").dispatch_event("pointerdown", {"pointerType": "touch"})
+    await answer.locator('[data-action="regenerate"]').click()
+    dialog = page.locator("#confirm-dialog")
+    await expect(dialog.locator("h2")).to_have_text("هل تعيد توليد هذه الإجابة؟")
+    await expect(dialog).to_contain_text("(3/3)")
+    await view_shot(page, "message-regenerate-phone-ar.png")
+    await page.click("#confirm-ok")
+    await page.wait_for_url(re.compile(r"/\?thread=(?!" + version + r")\w+&?"))
+    await expect(message(page, "user", 1).locator(".versions-at")).to_have_text("3/3")
+    await page.context.close()

@@ -146,21 +146,145 @@ async def test_compare_shows_the_two_steps_side_by_side_in_words_with_exact_coun
         await page.context.close()
 
 
-async def test_a_long_step_opens_on_its_newest_page_marks_what_it_added_and_scrolling_up_brings_the_rest(web: Web) -> None:
+async def test_a_long_step_opens_on_what_it_added_with_the_earlier_conversation_folded_behind_one_control(web: Web) -> None:
     chat = await web.chat("long step", *(f"calc {n}+0" for n in range(1, 56)))  # 4 messages a turn: 220
     page = await open_page(web, f"/replay?thread={chat}", DESK)
     await page.locator(".step-button").last.click()
     await expect(page.locator("#step-detail h2")).to_contain_text("turn 55, step 1")
     saved = page.locator("#saved-messages .message")
-    await expect(saved).to_have_count(100)  # the newest page only
+    # The step added the turn's answer (the question and the tool's call and result came with the
+    # step before): that alone is shown, marked, with the 219 messages before it folded.
+    await expect(saved).to_have_count(1)
+    await expect(saved).to_contain_text("55+0 = 55")
+    await expect(page.locator("#saved-messages .message.added")).to_contain_text("new in this step")
+    fold = page.locator("#saved-messages .fold-toggle")
+    await expect(fold).to_have_text("Show the 219 earlier messages")
+    await expect(fold).to_have_attribute("aria-expanded", "false")
+    await expect(page.locator("#saved-messages .older-note")).to_have_count(0)
+    await view_shot(page, "time-travel-step-folded.png")
+
+    # Opened: the newest page of them, just above the control; older ones come as today, a page at a time.
+    await fold.click()
+    await expect(fold).to_have_text("Hide the earlier messages")
+    await expect(fold).to_have_attribute("aria-expanded", "true")
+    await expect(fold).to_be_focused()
+    await expect(saved).to_have_count(100)
+    await expect(page.locator("#saved-messages .message.added")).to_have_count(1)
     await expect(saved.last).to_contain_text("55+0 = 55")
     await expect(page.locator("#saved-messages .older-note")).to_have_text("120 earlier messages: scroll up to read them.")
-    # The step added the turn's answer; the question and the tool's call and result came with the step before.
-    await expect(page.locator("#saved-messages .message.added")).to_have_count(1)
-    await expect(page.locator("#saved-messages .message.added")).to_contain_text("new in this step")
-    await view_shot(page, "time-travel-long-step.png")
+    await expect(page.locator('#saved-messages [data-role="user"] .text').last).to_be_in_viewport()  # the question of turn 55
+    await view_shot(page, "time-travel-step-unfolded.png")
     for shown in (200, 220):
         await page.evaluate("document.getElementById('saved-messages').scrollTop = 0")
         await expect(saved).to_have_count(shown)
     await expect(page.locator("#saved-messages .older-note")).to_have_count(0)
     await expect(page.locator('#saved-messages [data-role="user"] .text').first).to_have_text("calc 1+0")
+    # Folded again from the keyboard.
+    await fold.press("Enter")
+    await expect(saved).to_have_count(1)
+    await expect(fold).to_have_text("Show the 219 earlier messages")
+
+
+async def test_the_first_step_folds_nothing_and_a_step_is_folded_in_arabic(web: Web) -> None:
+    chat = await web.chat("short", "calc 1+1", "calc 2+2")
+    steps = (await web.steps(chat))["snapshots"]
+    last = (await web.http.get(f"/api/replay/snapshots/{chat}/{steps[-1]['snapshot_id']}")).json()
+    earlier, count = last["added_from"], last["snapshot"]["message_count"]
+    assert 3 <= earlier <= 10  # Arabic counts 3 to 10 in the plural ("رسائل")
+    page = await open_page(web, f"/replay?thread={chat}&lang=ar", PHONE)
+    await page.locator(".step-button").first.click()
+    first = page.locator("#saved-messages .message")
+    await expect(first.first).to_be_visible()
+    assert await first.count() == await page.locator("#saved-messages .message.added").count()  # all of it is new
+    await expect(page.locator("#saved-messages .fold-toggle")).to_have_count(0)
+    await page.locator(".step-button").last.click()
+    await expect(page.locator("#saved-messages .fold-toggle")).to_have_text(f"اعرض {earlier} رسائل سابقة")
+    await expect(page.locator("#saved-messages .message")).to_have_count(count - earlier)
+    await expect(page.locator("#saved-messages .message.added")).to_contain_text("جديدة في هذه الخطوة")
+    await page.locator("#step-detail").scroll_into_view_if_needed()
+    await view_shot(page, "time-travel-step-folded-phone-ar.png")
+    await page.locator("#saved-messages .fold-toggle").click()
+    await expect(page.locator("#saved-messages .message")).to_have_count(count)
+    await expect(page.locator("#saved-messages .fold-toggle")).to_have_text("أخفِ الرسائل السابقة")
+
+
+async def versions_of(web: Web) -> tuple[str, str, str]:
+    """A conversation of three versions: the first chat, an edit of its turn 2, a regenerate of that."""
+    chat = await web.chat("tea", "remember: tea is good", "hello")
+    messages = (await web.http.get(f"/api/chats/{chat}/messages")).json()["messages"]
+    edit = (await web.http.post(f"/api/chats/{chat}/messages/{messages[2]['id']}/edit", json={"text": "hi there"})).json()["thread_id"]
+    answer = (await web.http.get(f"/api/chats/{edit}/messages")).json()["messages"][-1]["id"]
+    regen = (await web.http.post(f"/api/chats/{edit}/messages/{answer}/regenerate")).json()["thread_id"]
+    return chat, edit, regen
+
+
+async def test_the_branches_panel_and_a_version_picker_show_a_conversations_versions_and_compare_across_them(web: Web) -> None:
+    chat, edit, regen = await versions_of(web)
+    fork_step = last_step_of_turn(await web.steps(chat), 2)
+    fork = (await web.http.post("/api/replay/fork", json={"thread_id": chat, "snapshot_id": fork_step})).json()["thread_id"]
+    page = await open_page(web, f"/replay?thread={regen}", DESK)
+    # The list of chats shows the conversation once (its newest version) and the fork.
+    await expect(page.locator("#thread-select")).to_have_value(regen)
+    tree = page.locator("#branch-tree")
+    await expect(page.locator("#branches")).to_be_visible()
+    await expect(page.locator("#branches-intro")).to_contain_text("The versions of this conversation (made by Edit and Regenerate)")
+    # Each version side by side, the fork of the first under it.
+    await expect(tree.locator(":scope > li")).to_have_count(3)
+    await expect(tree.locator(":scope > li > .branch-meta")).to_have_text([
+        re.compile(r"^Version 1 of 3 · \d+ steps$"),
+        re.compile(r"^Version 2 of 3 · changed at turn 2 · \d+ steps$"),
+        re.compile(r"^Version 3 of 3 · changed at turn 2 · \d+ steps$"),
+    ])
+    await expect(tree.locator(f'li[data-thread="{chat}"] li[data-thread="{fork}"] > .branch-meta')).to_contain_text("from turn 2, step")
+    await expect(tree.locator(f'a[data-thread="{regen}"]')).to_have_attribute("aria-current", "page")
+    await expect(page.locator("#version-select option")).to_have_text([
+        "Version 1 of 3", "Version 2 of 3 · changed at turn 2", "Version 3 of 3 · changed at turn 2",
+    ])
+    await expect(page.locator("#version-select")).to_have_value(regen)
+    await shot(page, "time-travel-versions.png")
+
+    # Picking the first version shows its steps (its turn 2 asked "hello"); the list still names the conversation.
+    await page.select_option("#version-select", chat)
+    await expect(page.locator('.turn[data-turn="2"] .questions')).to_have_text("hello")
+    await expect(page.locator("#thread-select")).to_have_value(regen)
+    await expect(tree.locator(f'a[data-thread="{chat}"]')).to_have_attribute("aria-current", "page")
+    assert page.url.endswith(f"/replay?thread={chat}")
+    # And a branch opens the version it names.
+    await tree.locator(f'a[data-thread="{edit}"]').click()
+    await expect(page.locator("#version-select")).to_have_value(edit)
+    await expect(page.locator('.turn[data-turn="2"] .questions')).to_have_text("hi there")
+
+    # Compare: a step of this version against one of another version.
+    await page.click("#tab-compare")
+    await expect(page.locator("#compare-b-thread option")).to_contain_text([
+        "tea · Version 1 of 3", "tea · Version 2 of 3 · changed at turn 2 (this chat)", "tea · Version 3 of 3 · changed at turn 2",
+    ])
+    mine = (await web.steps(edit))["snapshots"][-1]["snapshot_id"]
+    await page.select_option("#compare-a", mine)
+    await page.select_option("#compare-b-thread", chat)
+    theirs = (await web.steps(chat))["snapshots"][-1]["snapshot_id"]
+    await expect(page.locator(f'#compare-b option[value="{theirs}"]')).to_have_count(1)
+    await page.select_option("#compare-b", theirs)
+    await page.click("#compare-run")
+    changed = page.locator('.side-by-side tr[data-kind="changed"]')
+    await expect(changed.first).to_contain_text("hi there")
+    await expect(changed.first).to_contain_text("hello")
+    await shot(page, "time-travel-versions-compare.png")
+
+    # The fork of the first version (not itself a version) is shown in its place among them.
+    await page.click("#tab-steps")
+    await tree.locator(f'a[data-thread="{fork}"]').click()
+    await expect(page.locator("#thread-select")).to_have_value(fork)
+    await expect(page.locator("#version-picker")).to_be_hidden()
+    await expect(tree.locator(f'li[data-thread="{chat}"] a[data-thread="{fork}"]')).to_have_attribute("aria-current", "page")
+    await expect(tree.locator(":scope > li")).to_have_count(3)
+
+
+async def test_the_versions_show_on_a_phone_in_arabic(web: Web) -> None:
+    chat, edit, regen = await versions_of(web)
+    page = await open_page(web, f"/replay?thread={edit}&lang=ar", PHONE)
+    await expect(page.locator("#branch-tree > li > .branch-meta").nth(1)).to_contain_text("النسخة 2 من 3 · تغيّرت عند الدورة 2")
+    await expect(page.locator("#version-select")).to_have_value(edit)
+    box = await page.locator("#version-select").bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+    await shot(page, "time-travel-versions-phone-ar.png")

@@ -79,19 +79,24 @@ async def test_versions_are_one_entry_in_the_chat_list_opening_the_newest(ann: P
 
 async def test_the_versions_route_tells_each_turns_versions_and_which_one_is_open(ann: Person) -> None:
     chat, messages = await tea_chat(ann.http)
-    assert ok(await ann.http.get(f"/api/chats/{chat}/versions")) == {"turns": []}
+    assert ok(await ann.http.get(f"/api/chats/{chat}/versions")) == {"turns": [], "chats": []}
     edit = ok(await ann.http.post(f"/api/chats/{chat}/messages/{messages[2]['id']}/edit", json={"text": "one"}), 201)["thread_id"]
     regen = ok(await ann.http.post(f"/api/chats/{chat}/messages/{messages[3]['id']}/regenerate"), 201)["thread_id"]
     mine = ok(await ann.http.get(f"/api/chats/{chat}/versions"))
-    assert mine == {"turns": [{"turn_index": 2, "versions": [chat, edit, regen], "current": 0}]}
+    assert mine["turns"] == [{"turn_index": 2, "versions": [chat, edit, regen], "current": 0}]
     theirs = ok(await ann.http.get(f"/api/chats/{regen}/versions"))
-    assert theirs == {"turns": [{"turn_index": 2, "versions": [chat, edit, regen], "current": 2}]}
+    assert theirs["turns"] == [{"turn_index": 2, "versions": [chat, edit, regen], "current": 2}]
+    # Every chat of the conversation, oldest first, each with where it was made from.
+    assert [(c["thread_id"], c["version_of"], c["turn_index"], c["title"]) for c in theirs["chats"]] == [
+        (chat, None, None, "tea"), (edit, chat, 2, "tea"), (regen, chat, 2, "tea"),
+    ]
+    assert theirs["chats"] == mine["chats"]
     # An edit of the first message makes turn 1 differ; turn 2's versions are those sharing turn 1.
     regen_first = (await rows(ann.http, regen))[0]["id"]
     first = ok(await ann.http.post(f"/api/chats/{regen}/messages/{regen_first}/edit", json={"text": "hello"}), 201)["thread_id"]
-    assert ok(await ann.http.get(f"/api/chats/{first}/versions")) == {
-        "turns": [{"turn_index": 1, "versions": [regen, first], "current": 1}]
-    }
+    assert ok(await ann.http.get(f"/api/chats/{first}/versions"))["turns"] == [
+        {"turn_index": 1, "versions": [regen, first], "current": 1}
+    ]
     assert ok(await ann.http.get(f"/api/chats/{edit}/versions"))["turns"] == [
         {"turn_index": 1, "versions": [edit, first], "current": 0},
         {"turn_index": 2, "versions": [chat, edit, regen], "current": 1},

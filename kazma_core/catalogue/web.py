@@ -182,6 +182,22 @@ WEB: dict[str, tuple[str, str]] = {
         "{count} earlier messages: scroll up to read them.", "{count} رسائل أقدم: مرّر إلى الأعلى لقراءتها.",
     ),
     "step_added": ("new in this step", "جديدة في هذه الخطوة"),
+    # a step's view opens on what it added; the conversation before it is folded behind one control
+    "step_fold_show": ("Show the {count} earlier messages", "اعرض {count} رسالة سابقة"),
+    "step_fold_show_one": ("Show the earlier message", "اعرض الرسالة السابقة"),
+    "step_fold_show_two": ("Show the 2 earlier messages", "اعرض الرسالتين السابقتين"),
+    "step_fold_show_few": ("Show the {count} earlier messages", "اعرض {count} رسائل سابقة"),
+    "step_fold_hide": ("Hide the earlier messages", "أخفِ الرسائل السابقة"),
+    "step_added_none": ("This step added no messages.", "لم تُضف هذه الخطوة أي رسالة."),
+    # a conversation's versions (made by Edit and Regenerate) on the Time Travel page
+    "version_pick": ("Version", "النسخة"),
+    "version_changed_at": ("changed at turn {turn}", "تغيّرت عند الدورة {turn}"),
+    "branches_intro_versions": (
+        "The versions of this conversation (made by Edit and Regenerate), the chats forked from them and theirs. "
+        "Pick one to see its steps; Compare takes a step of any of them.",
+        "نسخ هذه المحادثة (التي صنعها التعديل وإعادة التوليد)، والدردشات المفرَّعة منها وما تفرّع منها. "
+        "اختر واحدة لترى خطواتها؛ وتقبل المقارنةُ خطوةً من أيٍّ منها.",
+    ),
     "restore_here": ("Restore here", "الاستعادة هنا"),
     "fork": ("Fork", "تفريع"),
     "tool_call": ("calls {call}", "تستدعي {call}"),
@@ -213,8 +229,10 @@ WEB: dict[str, tuple[str, str]] = {
         "الدردشة الجديدة لك وتبدأ من هذه الخطوة؛ والأصل لا يُمسّ. تُفتح حين تؤكد.",
     ),
     "compare_intro": (
-        "Pick two steps to see what differs: the first from this chat, the second from it or from a fork of it or the chat it was forked from.",
-        "اختر خطوتين لترى ما يختلف: الأولى من هذه الدردشة، والثانية منها أو من تفريع لها أو من الدردشة التي فُرّعت منها.",
+        "Pick two steps to see what differs: the first from this chat, the second from it, from another version of it, "
+        "from a fork of it or the chat it was forked from.",
+        "اختر خطوتين لترى ما يختلف: الأولى من هذه الدردشة، والثانية منها أو من نسخة أخرى منها أو من تفريع لها "
+        "أو من الدردشة التي فُرّعت منها.",
     ),
     "compare_a": ("First step", "الخطوة الأولى"),
     "compare_b": ("Second step", "الخطوة الثانية"),
@@ -325,6 +343,19 @@ WEB: dict[str, tuple[str, str]] = {
     "msg_save_edit": ("Send as a new version", "أرسل كنسخة جديدة"),
     "msg_cancel_edit": ("Cancel", "إلغاء"),
     "msg_edit_label": ("Edited message", "الرسالة المعدّلة"),
+    "msg_edit_note": (
+        "Sending makes a new version of the conversation from here ({new}/{m}); the original stays as version {n}/{m}, "
+        "one click away with ‹ ›. Ctrl+Enter sends, Esc cancels.",
+        "يصنع الإرسال نسخة جديدة من المحادثة من هنا ({new}/{m})؛ وتبقى الأصلية النسخة {n}/{m}، "
+        "على بعد نقرة بـ ‹ ›. يرسل Ctrl+Enter، ويلغي Esc.",
+    ),
+    "confirm_regenerate_title": ("Regenerate this answer?", "هل تعيد توليد هذه الإجابة؟"),
+    "confirm_regenerate": (
+        "Kazma answers the same question again in a new version of the conversation ({new}/{m}). The current answer "
+        "stays as version {n}/{m}, one click away with ‹ ›; nothing is deleted.",
+        "تجيب كازما عن السؤال نفسه من جديد في نسخة جديدة من المحادثة ({new}/{m}). وتبقى الإجابة الحالية النسخة "
+        "{n}/{m}، على بعد نقرة بـ ‹ ›؛ ولا يُحذف شيء.",
+    ),
     "msg_not_kept": (
         "The saved step of this point is no longer kept: Rewind and Fork are not offered here. Edit or Regenerate still work.",
         "لم تعد الخطوة المحفوظة لهذه النقطة محفوظة: لا يُعرض الرجوع والتفريع هنا. يبقى التعديل وإعادة التوليد متاحين.",

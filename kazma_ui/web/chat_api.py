@@ -42,6 +42,7 @@ from kazma_ui.web.schemas import (
     TranscriptMessage,
     TurnOut,
     TurnVersionsOut,
+    VersionChat,
     VersionList,
     VersionOut,
 )
@@ -211,9 +212,19 @@ async def regenerate_answer(request: Request, thread_id: str, message_id: int, u
 
 @router.get("/{thread_id}/versions", response_model=VersionList)
 async def list_versions(request: Request, thread_id: str, user: UserDep) -> VersionList:
-    """Each turn where versions of this conversation differ: a chat holding each, and which this is."""
-    turns = await versions_of(request).turn_versions(user, thread_id)
-    return VersionList(turns=[TurnVersionsOut(turn_index=t.turn_index, versions=t.versions, current=t.current) for t in turns])
+    """Each turn where versions of this conversation differ: a chat holding each, and which this is;
+    and every chat of the conversation, oldest first, each with where it was made from."""
+    versions = versions_of(request)
+    turns = await versions.turn_versions(user, thread_id)
+    places = await core_of(request).store.places(user.id)
+    chats = [
+        VersionChat(**chat_out(c, places.get(c.id)).model_dump(), version_of=v.version_of if v else None,
+                    turn_index=v.turn_index if v else None)
+        for c, v in await versions.conversation_chats(user, thread_id)
+    ]
+    return VersionList(
+        turns=[TurnVersionsOut(turn_index=t.turn_index, versions=t.versions, current=t.current) for t in turns], chats=chats,
+    )
 
 
 @router.get("/{thread_id}/approvals", response_model=ApprovalList)

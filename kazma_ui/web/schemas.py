@@ -99,8 +99,18 @@ class TurnVersionsOut(BaseModel):
     current: int  # the position in `versions` of the chat asked about
 
 
+class VersionChat(ChatOut):
+    """One chat of a conversation's versions: which chat it was made from and anew from which turn
+    (both null for the conversation's first chat)."""
+
+    version_of: str | None = None
+    turn_index: int | None = None
+
+
 class VersionList(BaseModel):
     turns: list[TurnVersionsOut]
+    # Every version of the conversation you have, oldest first (empty when it has one version).
+    chats: list[VersionChat] = []
 
 
 class Accepted(BaseModel):

@@ -6,13 +6,16 @@
 "use strict";
 
 (() => {
-  const { t, tc, api, el, errorText, notice, number, confirmBox, offerUndo } = Kazma;
+  const { t, api, el, errorText, notice, number, confirmBox, offerUndo } = Kazma;
   const LONG_PRESS_MS = 500;
   const chatPath = (id) => `/api/chats/${encodeURIComponent(id)}`;
   const noticeNode = () => document.getElementById("notice");
   // One read of the chat's points (where rewinding to each message goes) and versions per batch
   // of announced messages: chat.js redraws the whole transcript at once.
   let batch = null;
+  // The chat's turns with versions (GET .../versions), as last read: what an edit or a regenerate
+  // says it will make ("version 3/3; the original stays 2/3").
+  let known = { chat: null, turns: [] };
   // The message being edited, kept across redraws of the transcript (chat.js redraws it whole).
   let editing = null;
 
@@ -91,7 +94,15 @@
     }
   }
 
-  // Edit in place: the message's body becomes a box with its text; sending makes a new version.
+  // Where a new version of this message's turn goes: the one shown now stays n/m, the new one is m/m.
+  function versionPlace(chat, row) {
+    const turn = known.chat === chat ? known.turns.find((v) => v.turn_index === row.turn_index) : null;
+    const m = (turn ? turn.versions.length : 1) + 1;
+    return { n: number(turn ? turn.current + 1 : 1), m: number(m), new: number(m) };
+  }
+
+  // Edit in place: the message's body becomes a box with its text, saying what sending makes;
+  // Ctrl/Cmd+Enter sends, Escape cancels.
   function startEdit(node, chat, row, value = row.text) {
     const body = node.querySelector(".msg-body");
     if (!body || node.querySelector(".msg-edit")) return;
@@ -101,10 +112,23 @@
     box.addEventListener("input", () => { if (editing && editing.id === row.id) editing.value = box.value; });
     const save = el("button", { type: "submit", class: "primary msg-save" }, t("msg_save_edit"));
     const cancel = el("button", { type: "button", class: "msg-cancel" }, t("msg_cancel_edit"));
-    const form = el("form", { class: "msg-edit" }, box, el("div", { class: "buttons" }, save, cancel));
+    const note = el("p", { class: "msg-edit-note" }, t("msg_edit_note", versionPlace(chat, row)));
+    const form = el("form", { class: "msg-edit" }, box, note, el("div", { class: "buttons" }, save, cancel));
     body.hidden = true;
     body.after(form);
-    cancel.addEventListener("click", () => { editing = null; form.remove(); body.hidden = false; });
+    const stop = () => { editing = null; form.remove(); body.hidden = false; };
+    cancel.addEventListener("click", stop);
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation(); // not the page's Escape (which stops a running turn)
+        stop();
+        node.querySelector('[data-action="edit"]')?.focus();
+      } else if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const text = box.value.trim();
@@ -115,6 +139,17 @@
       save.disabled = cancel.disabled = false;
     });
     box.focus();
+  }
+
+  // Regenerate asks first, saying what it makes and that the answer shown now stays reachable.
+  async function regenerate(chat, row) {
+    notice(noticeNode(), "");
+    const sure = await confirmBox({
+      title: t("confirm_regenerate_title"),
+      body: [el("p", {}, t("confirm_regenerate", versionPlace(chat, row)))],
+      confirmLabel: t("msg_regenerate"),
+    });
+    if (sure) await makeVersion(chat, row, "regenerate");
   }
 
   async function copy(button, row) {
@@ -142,7 +177,7 @@
     if (!slot) return;
     const buttons = [actionButton("copy", t("msg_copy"), (b) => copy(b, row))];
     if (row.role === "user") buttons.push(actionButton("edit", t("msg_edit"), () => startEdit(node, chat, row)));
-    if (row.role === "assistant") buttons.push(actionButton("regenerate", t("msg_regenerate"), () => makeVersion(chat, row, "regenerate")));
+    if (row.role === "assistant") buttons.push(actionButton("regenerate", t("msg_regenerate"), () => regenerate(chat, row)));
     if (point && point.kept) {
       if (!point.empty) buttons.push(actionButton("rewind", t("msg_rewind"), () => rewind(chat, row, point)));
       buttons.push(actionButton("fork", t("msg_fork"), () => fork(chat, row, point)));
@@ -179,6 +214,7 @@
     } catch (err) {
       points = [];
     }
+    known = { chat, turns };
     const byId = new Map(points.map((p) => [p.message_id, p]));
     // Filled after chat.js scrolled: what the person sees stays put against the newest message.
     const box = document.getElementById("transcript");
@@ -242,5 +278,4 @@
     }
     batch.items.push({ node, row });
   });
-  void tc;
 })();

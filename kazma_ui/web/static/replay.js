@@ -12,9 +12,14 @@
     compareForm: $("compare-form"), compareA: $("compare-a"), compareB: $("compare-b"), compareRun: $("compare-run"),
     compareBThread: $("compare-b-thread"),
     compareResult: $("compare-result"), compareDiff: $("compare-diff"),
-    branches: $("branches"), branchTree: $("branch-tree"),
+    branches: $("branches"), branchTree: $("branch-tree"), branchesIntro: $("branches-intro"),
+    versionPicker: $("version-picker"), versionSelect: $("version-select"),
   };
-  const state = { thread: null, listing: null, open: null, chats: [], steps: new Map(), source: null, timer: null, saved: null };
+  // `versions`: every chat of the open chat's conversation, oldest first (GET /api/chats/{id}/versions:
+  // `chats`; empty when it has one version); the list of chats shows each conversation once.
+  const state = {
+    thread: null, listing: null, open: null, chats: [], versions: [], steps: new Map(), source: null, timer: null, saved: null,
+  };
   // A long step opens on its newest messages; older ones come a page at a time as the person scrolls up.
   const PAGE = 100;
   const OLDER_WHEN_PX = 80;
@@ -41,10 +46,11 @@
     nodes.noChats.hidden = chats.chats.length > 0;
     nodes.select.replaceChildren(...chats.chats.map((chat) =>
       el("option", { value: chat.thread_id }, tc("chat_option", steps.get(chat.thread_id) || 0, { title: chat.title }))));
-    if (state.thread) nodes.select.value = state.thread;
+    if (state.thread) nodes.select.value = listedAs(state.thread);
     renderBranches();
     const asked = new URLSearchParams(location.search).get("thread");
-    const known = (id) => chats.chats.some((chat) => chat.thread_id === id);
+    // An older version is not in the list of chats, but its steps are the person's to read.
+    const known = (id) => chats.chats.some((chat) => chat.thread_id === id) || steps.has(id);
     const first = threads.threads.find((th) => known(th.thread_id));
     return known(asked) ? asked : first ? first.thread_id : chats.chats.length ? chats.chats[0].thread_id : asked;
   }
@@ -53,8 +59,9 @@
     state.thread = thread;
     state.open = null;
     follow(thread);
+    await loadVersions();
     renderBranches();
-    nodes.select.value = thread || "";
+    nodes.select.value = listedAs(thread) || "";
     nodes.openChat.hidden = !thread;
     if (thread) {
       nodes.openChat.href = `/?thread=${encodeURIComponent(thread)}`;
@@ -94,6 +101,8 @@
     state.timer = setTimeout(async () => {
       try {
         await loadChats();
+        await loadVersions();
+        renderBranches();
         await loadSteps();
         if (state.open && !state.listing.snapshots.some((s) => s.snapshot_id === state.open)) {
           state.open = null;
@@ -114,17 +123,79 @@
     await loadSteps();
   }
 
-  // -- the branch tree: the chat, its forks and theirs, each with the step it came from -------------------
+  // -- versions: the chats Edit and Regenerate made of one conversation ------------------------------
+  // The open chat's conversation; for a fork of a version the list does not show (an older one),
+  // the conversation it was forked from, so that the fork has its place among them.
+  async function loadVersions() {
+    const thread = state.thread;
+    let chats = [];
+    const read = async (id) => (await api("GET", `/api/chats/${encodeURIComponent(id)}/versions`)).chats;
+    if (thread) {
+      try {
+        chats = await read(thread);
+        const listed = state.chats.find((c) => c.thread_id === thread);
+        const from = listed && listed.forked_from && listed.forked_from.thread_id;
+        if (!chats.length && from && !state.chats.some((c) => c.thread_id === from)) chats = await read(from);
+      } catch (err) {
+        showError(err);
+      }
+    }
+    if (thread !== state.thread) return;
+    state.versions = chats;
+    renderVersionPicker();
+  }
+
+  // "version 2 of 3 · changed at turn 4" for a chat of the open conversation's versions, else null.
+  function versionLabel(id) {
+    const at = state.versions.findIndex((c) => c.thread_id === id);
+    if (at < 0 || state.versions.length < 2) return null;
+    const chat = state.versions[at];
+    const label = t("versions_switch", { n: number(at + 1), m: number(state.versions.length) });
+    return chat.version_of ? `${label} · ${t("version_changed_at", { turn: number(chat.turn_index) })}` : label;
+  }
+
+  // The entry of the list of chats that stands for this chat (its conversation's newest version).
+  function listedAs(id) {
+    if (state.chats.some((c) => c.thread_id === id)) return id;
+    const listed = state.versions.find((v) => state.chats.some((c) => c.thread_id === v.thread_id));
+    return listed ? listed.thread_id : id;
+  }
+
+  function renderVersionPicker() {
+    const many = state.versions.length > 1 && state.versions.some((c) => c.thread_id === state.thread);
+    nodes.versionPicker.hidden = !many;
+    nodes.versionSelect.replaceChildren(...(many ? state.versions : []).map((chat) =>
+      el("option", { value: chat.thread_id }, versionLabel(chat.thread_id))));
+    if (many) nodes.versionSelect.value = state.thread;
+  }
+  nodes.versionSelect.addEventListener("change", () => pick(nodes.versionSelect.value).catch(showError));
+
+  // Every chat the page knows: the open conversation's versions (oldest first), then the list's chats.
+  function allChats() {
+    const versions = new Set(state.versions.map((c) => c.thread_id));
+    return state.versions.concat(state.chats.filter((c) => !versions.has(c.thread_id)));
+  }
+
+  // -- the branch tree: the chat's versions side by side, the forks of each and theirs, with the step each came from --
   function renderBranches() {
-    const byId = new Map(state.chats.map((c) => [c.thread_id, c]));
+    const all = allChats();
+    const byId = new Map(all.map((c) => [c.thread_id, c]));
+    const versions = new Set(state.versions.map((c) => c.thread_id));
+    const first = state.versions[0];
+    // A version sits beside the conversation's first chat (under what that was forked from, if
+    // anything), not under the version it was made from.
+    const parentOf = (chat) => {
+      const from = versions.has(chat.thread_id) ? first.forked_from : chat.forked_from;
+      return from && byId.has(from.thread_id) ? from.thread_id : null;
+    };
     let root = byId.get(state.thread);
     if (!root) { nodes.branches.hidden = true; return; }
     const seen = new Set();
-    while (root.forked_from && byId.has(root.forked_from.thread_id) && !seen.has(root.thread_id)) {
-      seen.add(root.thread_id);
-      root = byId.get(root.forked_from.thread_id);
+    for (let up = parentOf(root); up && !seen.has(up); up = parentOf(root)) {
+      seen.add(up);
+      root = byId.get(up);
     }
-    const children = (id) => state.chats.filter((c) => c.forked_from && c.forked_from.thread_id === id);
+    const children = (id) => all.filter((c) => parentOf(c) === id);
     const node = (chat, depth) => {
       const from = chat.forked_from;
       const here = chat.thread_id === state.thread;
@@ -134,17 +205,20 @@
       }, el("bdi", { class: "branch-title" }, chat.title));
       link.addEventListener("click", (event) => { event.preventDefault(); pick(chat.thread_id).catch(showError); });
       const meta = [tc("branch_steps", state.steps.get(chat.thread_id) || 0)];
-      if (from && from.turn_index !== null && from.turn_index !== undefined && depth > 0) {
+      const version = versionLabel(chat.thread_id);
+      if (version) meta.unshift(version);
+      else if (from && from.turn_index !== null && from.turn_index !== undefined && depth > 0) {
         meta.unshift(t("branch_from", { label: stepLabel(from.turn_index, from.iteration) }));
       }
       const kids = depth < 20 ? children(chat.thread_id) : [];
-      return el("li", { class: "branch", "data-thread": chat.thread_id }, link,
+      return el("li", { class: `branch${version ? " version" : ""}`, "data-thread": chat.thread_id }, link,
         el("span", { class: "branch-meta muted" }, meta.join(" · ")),
         kids.length ? el("ul", {}, kids.map((kid) => node(kid, depth + 1))) : null);
     };
-    const tree = node(root, 0);
-    nodes.branches.hidden = !children(root.thread_id).length;
-    nodes.branchTree.replaceChildren(tree);
+    const top = versions.has(root.thread_id) ? state.versions : [root];
+    nodes.branches.hidden = top.length < 2 && !children(root.thread_id).length;
+    nodes.branchesIntro.textContent = t(state.versions.length > 1 ? "branches_intro_versions" : "branches_intro");
+    nodes.branchTree.replaceChildren(...top.map((chat) => node(chat, 0)));
   }
 
   // -- the steps, turn by turn ---------------------------------------------------------------------
@@ -239,33 +313,64 @@
     return el("li", { class: `message ${message.role}${added ? " added" : ""}`, "data-role": message.role }, parts);
   }
 
-  // The step's messages read so far (a page, then older ones above it), in their scroll box.
+  // The control between the conversation before the step and what the step added: folded, the
+  // earlier messages are behind it ("Show the 74 earlier messages"); open, it folds them again.
+  function foldToggle(saved) {
+    const toggle = el("button", { type: "button", class: "fold-toggle", "aria-expanded": String(!saved.folded), "aria-controls": "saved-messages" },
+      saved.folded ? tc("step_fold_show", saved.addedFrom) : t("step_fold_hide"));
+    toggle.addEventListener("click", () => {
+      saved.folded = !saved.folded;
+      renderSaved(saved.folded ? "end" : "fold");
+      saved.list.querySelector(".fold-toggle").focus({ preventScroll: true });
+      setTimeout(fillSaved);
+    });
+    return el("li", { class: "fold" }, toggle);
+  }
+
+  // The step's messages read so far (a page, then older ones above it), in their scroll box; what
+  // came before the step is folded until the person opens it.
   function savedItems(saved) {
-    const items = saved.messages.map((m, i) => savedMessage(m, saved.first + i >= saved.addedFrom));
-    if (saved.first > 0) items.unshift(el("li", { class: "older-note muted" }, t("step_older", { count: number(saved.first) })));
+    const items = [];
+    const from = saved.folded ? saved.addedFrom : 0;
+    if (!saved.folded && saved.first > 0) items.push(el("li", { class: "older-note muted" }, t("step_older", { count: number(saved.first) })));
+    saved.messages.forEach((m, i) => {
+      const at = saved.first + i;
+      if (at < from) return;
+      if (saved.addedFrom > 0 && at === Math.max(saved.addedFrom, saved.first)) items.push(foldToggle(saved));
+      items.push(savedMessage(m, at >= saved.addedFrom));
+    });
+    const added = saved.first + saved.messages.length > saved.addedFrom;
+    if (!added && saved.addedFrom > 0) items.push(foldToggle(saved), el("li", { class: "added-none muted" }, t("step_added_none")));
     return items;
   }
 
-  function renderSaved(keepPlace = false) {
+  // `place`: "end" shows the newest messages, "keep" keeps what the person was reading where it was
+  // (older ones were put above it), "fold" puts the opened fold's control at the box's bottom, the
+  // earlier messages just above it.
+  function renderSaved(place = "end") {
     const saved = state.saved;
     const box = saved.box;
     const fromBottom = box.scrollHeight - box.scrollTop;
     saved.list.replaceChildren(...savedItems(saved));
-    box.scrollTop = keepPlace ? box.scrollHeight - fromBottom : box.scrollHeight;
+    box.scrollTop = place === "keep" ? box.scrollHeight - fromBottom : box.scrollHeight;
+    const toggle = saved.list.querySelector(".fold");
+    if (place === "fold" && toggle) box.scrollTop += toggle.getBoundingClientRect().bottom - box.getBoundingClientRect().bottom;
   }
 
   // The page before the oldest message shown, when the person has scrolled up to it (or the
-  // box is not full enough to scroll).
+  // box is not full enough to scroll); while folded, only what the step added.
   async function loadOlderSaved() {
     const saved = state.saved;
-    if (!saved || saved.first <= 0 || saved.loading) return;
+    const until = saved && saved.folded ? saved.addedFrom : 0;
+    if (!saved || saved.first <= until || saved.loading) return;
     saved.loading = true;
     try {
-      const older = await api("GET", `${stepsPath(state.thread)}/${encodeURIComponent(saved.id)}?before=${saved.first}&limit=${PAGE}`);
+      const limit = Math.min(PAGE, saved.first - until);
+      const older = await api("GET", `${stepsPath(state.thread)}/${encodeURIComponent(saved.id)}?before=${saved.first}&limit=${limit}`);
       if (state.saved !== saved) return;
       saved.messages = older.messages.concat(saved.messages);
       saved.first = older.first;
-      renderSaved(true);
+      renderSaved("keep");
       setTimeout(fillSaved);
     } catch (err) {
       if (state.saved === saved) await stepGone(err);
@@ -276,7 +381,7 @@
 
   function fillSaved() {
     const saved = state.saved;
-    if (saved && saved.first > 0 && saved.box.scrollHeight <= saved.box.clientHeight + OLDER_WHEN_PX) loadOlderSaved();
+    if (saved && saved.box.scrollHeight <= saved.box.clientHeight + OLDER_WHEN_PX) loadOlderSaved();
   }
 
   function clip(text, limit = 3000) {
@@ -309,7 +414,7 @@
     );
     state.saved = {
       id: info.snapshot_id, messages: detail.messages, first: detail.first || 0,
-      addedFrom: detail.added_from || 0, list, box, loading: false,
+      addedFrom: detail.added_from || 0, folded: true, list, box, loading: false,
     };
     renderSaved();
     setTimeout(fillSaved);
@@ -408,13 +513,14 @@
   // -- comparing two steps --------------------------------------------------------------------------
   // The chats a step of this one can be compared with: those of its lineage (its source, its forks).
   function lineage() {
-    const byId = new Map(state.chats.map((chat) => [chat.thread_id, chat]));
+    const chats = allChats();
+    const byId = new Map(chats.map((chat) => [chat.thread_id, chat]));
     const root = (id) => {
       for (let i = 0; i < 100 && byId.get(id) && byId.get(id).forked_from; i += 1) id = byId.get(id).forked_from.thread_id;
       return id;
     };
     const mine = root(state.thread);
-    return state.chats.filter((chat) => chat.thread_id === state.thread || root(chat.thread_id) === mine);
+    return chats.filter((chat) => chat.thread_id === state.thread || root(chat.thread_id) === mine);
   }
 
   const stepOptions = (snapshots) => snapshots.map((info) =>
@@ -438,8 +544,9 @@
   function renderCompareChoices() {
     const options = () => stepOptions(state.listing.snapshots);
     if (nodes.compareBThread) {
+      const name = (chat) => [chat.title, versionLabel(chat.thread_id)].filter(Boolean).join(" · ");
       nodes.compareBThread.replaceChildren(...lineage().map((chat) => el("option", { value: chat.thread_id },
-        chat.thread_id === state.thread ? t("compare_this_chat", { title: chat.title }) : chat.title)));
+        chat.thread_id === state.thread ? t("compare_this_chat", { title: name(chat) }) : name(chat))));
       nodes.compareBThread.value = state.thread || "";
     }
     nodes.compareA.replaceChildren(...options());
