@@ -30,7 +30,7 @@ PARAMETERS = re.compile(r"{(\w+)")
 
 def test_every_sentence_of_every_surface_is_in_both_languages_with_the_same_placeholders() -> None:
     sections = {key.split(".")[0] for key in ALL}
-    assert sections == {"web", "commands", "terminal", "chat_apps", "steps", "roles", "errors", "help", "tools", "tool_states", "sizes"}
+    assert sections == {"web", "commands", "terminal", "chat_apps", "steps", "roles", "errors", "help", "tools", "tool_states", "sizes", "cli"}
     for key, text in ALL.items():
         assert text.en.strip() and text.ar.strip(), key
         assert set(PARAMETERS.findall(text.en)) == set(PARAMETERS.findall(text.ar)), key
