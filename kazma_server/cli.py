@@ -18,7 +18,7 @@ from kazma_core.stores.engine import DatabaseError, NewerSchema
 from kazma_core.users import first_sign_in
 from kazma_server import cli_data, cli_users
 from kazma_server.cli_users import users
-from kazma_server.cli_words import refused, say
+from kazma_server.cli_words import cli_lang, refused, say
 
 SHUTDOWN_GRACE = 3
 
@@ -160,8 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as err:
         print(f"kazma: {refused(err)}", file=sys.stderr)
         return 2
-    except (DatabaseError, NewerSchema) as err:
+    except DatabaseError as err:
         # The database named by the settings cannot be used: one line that says which and why.
+        print(f"kazma: {err.line(cli_lang())}", file=sys.stderr)
+        return 2
+    except NewerSchema as err:
         print(f"kazma: {err}", file=sys.stderr)
         return 2
     except KazmaError as err:

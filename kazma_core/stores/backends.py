@@ -24,7 +24,6 @@ from kazma_core.stores.postgres import DatabaseUnreachable, PostgresDB
 from kazma_core.stores.sqlite import SqliteDB
 
 log = logging.getLogger(__name__)
-NEEDED = "fix it (a damaged file: put back your latest backup, `kazma backup restore PATH`), then start again."
 APP_SCHEMA = "kazma"
 STEPS_SCHEMA = "kazma_steps"
 AUDIT_SCHEMA = "kazma_audit"
@@ -129,7 +128,7 @@ async def ensure_ready(settings: Settings, *, serving: bool = False) -> list[Dat
             raise
         except DatabaseError as err:
             if needed and serving:
-                raise DatabaseError(err.label, f"{err.reason}. Kazma cannot start without it: {NEEDED}") from err
+                raise DatabaseError(err.label, reason_id=err.reason_id, needed=True, **err.params) from err
             if not serving:
                 raise
             log.warning("%s; Kazma starts without it (its requests answer 503, /healthz names it)", err)

@@ -31,14 +31,29 @@ Row = Any  # sqlite3.Row, or postgres.Row: by position and by column name
 class DatabaseError(StoreUnavailable):
     """A store's database cannot be used right now (a file unreadable, a disk gone, a server away).
 
-    ``message`` is for the person whose request needed it; ``str(err)`` (the database and the
-    engine's reason) is for the operator's log and for a command's one line."""
+    ``message`` is for the person whose request needed it; ``line(lang)`` (the database and why)
+    is for a command's one line, ``str(err)`` that line in English for the operator's log. Why is
+    either a catalogue sentence (``reason_id`` and its parameters) or the engine's own few words
+    (``words``: the driver's text, what a probe found)."""
 
-    def __init__(self, label: str, reason: str) -> None:
+    def __init__(
+        self, label: str, words: str | None = None, /, *, reason_id: str | None = None, needed: bool = False, **params: Any
+    ) -> None:
         super().__init__(sentence("errors.store_down", "en"), message_id="store_down")
         self.label = label
-        self.reason = reason
-        self.args = (f"{label}: {reason}",)
+        self.reason_id = reason_id or "db_problem"
+        self.params = params if reason_id else {"problem": words}
+        self.needed = needed  # kazma.db at start: nothing can run without it
+        self.reason = self.said("en")
+        self.args = (self.line("en"),)
+
+    def said(self, lang: str) -> str:
+        """Why it cannot be used, in this language (with what to do when the start needs it)."""
+        why = sentence(f"errors.{self.reason_id}", lang, **self.params)
+        return sentence("errors.db_needed", lang, reason=why) if self.needed else why
+
+    def line(self, lang: str) -> str:
+        return f"{self.label}: {self.said(lang)}"
 
 
 class Cursor(Protocol):

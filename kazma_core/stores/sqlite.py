@@ -168,7 +168,7 @@ class SqliteDB:
         if self._conn is None:
             if self._seen and not self.path.exists():
                 # Made an empty one here, the store would answer as if its data never was.
-                raise DatabaseError(self.label, "the file is missing")
+                raise DatabaseError(self.label, reason_id="db_file_missing")
             conn = open_sqlite(self.path, secure_delete=self._secure_delete)
             try:
                 migrate(conn, self._migrations, self.label)
