@@ -22,7 +22,7 @@ from kazma_core.settings import Settings, load_settings
 from kazma_core.stores import pg_copy
 from kazma_core.stores.backends import APP_SCHEMA, AUDIT_SCHEMA, STEPS_SCHEMA, database_url, opened
 from kazma_core.stores.postgres import SETTING, check_url, redact
-from kazma_server.cli_words import cli_lang, count, say
+from kazma_server.cli_words import cli_lang, count, refused, say
 
 T = TypeVar("T")
 
@@ -215,6 +215,6 @@ def cmd_migrate_import(args: argparse.Namespace) -> int:
         audit_rows=count("audit_rows", report.audit_rows), overrides=count("overrides", len(report.overrides)),
     ))
     for why in report.dropped.values():
-        print(say("setting_left_out", why=why))
+        print(say("setting_left_out", why=refused(why)))
     print(say("steps_stay"))
     return 0

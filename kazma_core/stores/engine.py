@@ -80,6 +80,9 @@ class Database(Protocol):
 
     dialect: str  # "sqlite" | "postgresql"
     label: str  # how an operator knows it: "kazma.db", "PostgreSQL schema kazma"
+    # Found wrong, it leaves the other stores usable (SQLite's files of their own), so an alert can
+    # be stored in kazma.db; not so for schemas of one PostgreSQL server.
+    alone: bool
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         """Run fn with a connection (reads; a write here commits on its own)."""
@@ -97,6 +100,11 @@ class Database(Protocol):
         """Read the database afresh, beside the store's own connection: None when it reads back
         and answers (within a few seconds), else what is wrong, in a few words. While a probe
         finds it wrong, the store's requests are refused with DatabaseError too."""
+        ...
+
+    def found_wrong(self, role: str, problem: str) -> str:
+        """What the operator reads (the log, the alert) when a probe finds it wrong: which, what the
+        probe found, and what to do; role is the store's, "chats", "steps" or "audit"."""
         ...
 
     async def close(self) -> None: ...

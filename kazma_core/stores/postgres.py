@@ -214,6 +214,7 @@ class PostgresDB:
     """One store's schema in a PostgreSQL database, served by CONNECTIONS worker threads, a chat's in order."""
 
     dialect = "postgresql"
+    alone = False
 
     def __init__(
         self, url: str, schema: str, migrations: Sequence[str], *, pool_timeout: float = CONNECT_SECONDS,
@@ -336,6 +337,12 @@ class PostgresDB:
         problem = await asyncio.to_thread(self._probe)
         self._away = problem
         return problem
+
+    def found_wrong(self, role: str, problem: str) -> str:
+        return (
+            f"{self.label} cannot be used ({problem}). Requests that need it answer 503 until the PostgreSQL server "
+            f"of {SETTING} answers again; Kazma goes on by itself then, with nothing to restart."
+        )
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         return await self._submit(fn, False, fence.held_chat())
