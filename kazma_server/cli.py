@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kazma: {err.line(cli_lang())}", file=sys.stderr)
         return 2
     except NewerSchema as err:
-        print(f"kazma: {err}", file=sys.stderr)
+        print(f"kazma: {err.line(cli_lang())}", file=sys.stderr)
         return 2
     except KazmaError as err:
         print(f"kazma: {refused(err)}", file=sys.stderr)

@@ -641,6 +641,16 @@ ERRORS.update({
         "Kazma cannot use the PostgreSQL server of {setting} {url}: {reason}",
         "لا تستطيع كازما استعمال خادم PostgreSQL في {setting} {url}: {reason}",
     ),
+    "newer_schema": Text(
+        "{where} is at schema version {found}, made by a newer Kazma (this one knows {known}). "
+        "Run that newer Kazma, or restore a backup made by this version.",
+        "{where} في إصدار المخطط {found}، صنعته كازما أحدث (هذه تعرف حتى {known}). "
+        "شغّل كازما الأحدث تلك، أو استعد نسخة احتياطية صنعها هذا الإصدار.",
+    ),
+    "newer_file": Text("{label}", "الملف {label}"),
+    "newer_pg_schema": Text(
+        "PostgreSQL schema {schema} of the database {setting} names", "مخطط PostgreSQL ‏{schema} في قاعدة البيانات التي يسمّيها {setting}",
+    ),
     # a chat app that cannot start (the server's log says it, and the bot is tried again)
     "slack_no_mode": Text(
         "Slack needs KAZMA_SLACK__SIGNING_SECRET for HTTP mode, or KAZMA_SLACK__APP_TOKEN for Socket Mode.",

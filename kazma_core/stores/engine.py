@@ -118,8 +118,12 @@ def octets(db: Database, column: str) -> str:
 class NewerSchema(RuntimeError):
     """The database was made by a newer Kazma: this one would not know its tables."""
 
-    def __init__(self, label: str, found: int, known: int) -> None:
-        super().__init__(
-            f"{label} is at schema version {found}, made by a newer Kazma (this one knows {known}). "
-            "Run that newer Kazma, or restore a backup made by this version."
-        )
+    def __init__(self, found: int, known: int, *, where_id: str, **where: Any) -> None:
+        # where_id names the database: errors.newer_file (a SQLite file) or errors.newer_pg_schema
+        self.where_id, self.where, self.found, self.known = where_id, where, found, known
+        super().__init__(self.line("en"))
+
+    def line(self, lang: str) -> str:
+        """One line for a command, in its language."""
+        where = sentence(f"errors.{self.where_id}", lang, **self.where)
+        return sentence("errors.newer_schema", lang, where=where, found=self.found, known=self.known)

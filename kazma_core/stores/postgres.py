@@ -413,7 +413,7 @@ def migrate(conn: psycopg.Connection[Any], schema: str, migrations: Sequence[str
         row = conn.execute(sql.SQL("SELECT version FROM {}.kazma_version").format(name)).fetchone()
         version = int(row[0]) if row else 0
         if version > len(migrations):
-            raise NewerSchema(f"PostgreSQL schema {schema} of the database {SETTING} names", version, len(migrations))
+            raise NewerSchema(version, len(migrations), where_id="newer_pg_schema", schema=schema, setting=SETTING)
         if version == len(migrations):
             return
         conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(name))

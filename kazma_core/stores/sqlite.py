@@ -59,7 +59,7 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], label: st
     """Apply the numbered migrations this file has not seen yet (PRAGMA user_version)."""
     (version,) = conn.execute("PRAGMA user_version").fetchone()
     if version > len(migrations):
-        raise NewerSchema(label, version, len(migrations))
+        raise NewerSchema(version, len(migrations), where_id="newer_file", label=label)
     for number, script in enumerate(migrations[version:], start=version + 1):
         conn.execute("BEGIN IMMEDIATE")
         try:
