@@ -17,7 +17,7 @@ from kazma_core.stores.backends import database_url, ensure_ready, opened
 from kazma_core.stores.engine import DatabaseError, NewerSchema
 from kazma_core.users import first_sign_in
 from kazma_server import cli_data, cli_users
-from kazma_server.cli_users import users
+from kazma_server.cli_users import administer
 from kazma_server.cli_words import cli_lang, refused, say
 
 SHUTDOWN_GRACE = 3
@@ -82,14 +82,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_users_add(args: argparse.Namespace) -> int:
-    token = users(args, lambda admin: admin.add(args.name, args.role))
+    token = administer(args, lambda admin: admin.add(args.name, args.role))
     print(say("api_token", name=args.name))
     print(token)
     return 0
 
 
 def cmd_users_link(args: argparse.Namespace) -> int:
-    users(args, lambda admin: admin.link(args.name, args.identity))
+    administer(args, lambda admin: admin.link(args.name, args.identity))
     print(say("linked", identity=args.identity, name=args.name))
     return 0
 

@@ -33,7 +33,7 @@ def register(users: Any, shared: argparse.ArgumentParser) -> None:
     remove.set_defaults(func=cmd_users_remove)
 
 
-def users(args: argparse.Namespace, work: Callable[[UserAdmin], Awaitable[T]]) -> T:
+def administer(args: argparse.Namespace, work: Callable[[UserAdmin], Awaitable[T]]) -> T:
     """`work` done by the core's user administration, on the deployment of the command's --data-dir."""
 
     async def run() -> T:
@@ -48,7 +48,7 @@ def users(args: argparse.Namespace, work: Callable[[UserAdmin], Awaitable[T]]) -
 
 
 def cmd_users_list(args: argparse.Namespace) -> int:
-    found = users(args, lambda admin: admin.usage())
+    found = administer(args, lambda admin: admin.usage())
     if not found:
         print(say("no_users"))
         return 0
@@ -61,14 +61,14 @@ def cmd_users_list(args: argparse.Namespace) -> int:
 
 
 def cmd_users_token(args: argparse.Namespace) -> int:
-    revoked, token = users(args, lambda admin: admin.new_token(args.name))
+    revoked, token = administer(args, lambda admin: admin.new_token(args.name))
     print(say("new_token", name=args.name, ended=count("ended_tokens", revoked)))
     print(token)
     return 0
 
 
 def cmd_users_remove(args: argparse.Namespace) -> int:
-    gone = users(args, lambda admin: admin.remove(args.name, args.yes))
+    gone = administer(args, lambda admin: admin.remove(args.name, args.yes))
     print(say(
         "removed", name=args.name, chats=count("chats", gone.chats), steps=count("saved_steps", gone.steps),
         files=human_size(gone.file_bytes, cli_lang()),
