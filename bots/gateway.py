@@ -32,6 +32,7 @@ from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.message_links import MessageLink, MessageLinks
 from kazma_core.stores.types import Chat, User
+from kazma_core.users import platform_identity
 from kazma_ui.step_views import value_text
 from kazma_ui.thread_rewind import GroupGrant, RewindService
 
@@ -62,7 +63,7 @@ class Incoming:
     @property
     def identity(self) -> str:
         """The key `kazma users link` uses: telegram:<id>, discord:<id>, slack:<team>:<id>."""
-        return f"{self.platform}:{self.team}:{self.user_id}" if self.platform == "slack" else f"{self.platform}:{self.user_id}"
+        return platform_identity(self.platform, self.user_id, self.team)
 
 
 @dataclass(frozen=True)

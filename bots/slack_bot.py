@@ -183,9 +183,7 @@ class SlackAdapter:
     # -- lifecycle -------------------------------------------------------------------------
     async def run(self) -> None:
         if not self.app_token and not self.signing_secret:
-            raise SlackUnavailable(
-                "Slack needs KAZMA_SLACK__SIGNING_SECRET for HTTP mode, or KAZMA_SLACK__APP_TOKEN for Socket Mode."
-            )
+            raise SlackUnavailable(message_id="slack_no_mode")
         await self._call("auth.test", "KAZMA_SLACK__BOT_TOKEN")
         if self.app_token:
             await self._connect_socket()
@@ -202,7 +200,7 @@ class SlackAdapter:
         try:
             await asyncio.wait_for(self._socket.connect_async(), SOCKET_CONNECT_SECONDS)
         except TimeoutError as err:
-            raise SlackUnavailable(f"Slack's Socket Mode websocket did not open within {SOCKET_CONNECT_SECONDS:.0f} s.") from err
+            raise SlackUnavailable(message_id="slack_socket_slow", seconds=f"{SOCKET_CONNECT_SECONDS:.0f}") from err
 
     async def _watch(self) -> None:
         """Serve until cancelled, or raise once the Socket Mode connection stays down."""
@@ -211,7 +209,7 @@ class SlackAdapter:
             await asyncio.sleep(SOCKET_CHECK_SECONDS)
             down = 0 if await self._socket.client.is_connected() else down + 1
             if down >= SOCKET_CHECKS_DOWN:
-                raise SlackUnavailable("Slack's Socket Mode connection was lost and did not come back.")
+                raise SlackUnavailable(message_id="slack_socket_lost")
 
     async def _call(self, method: str, setting: str) -> Any:
         """auth.test or apps.connections.open, with a failure told as what to fix."""
@@ -220,9 +218,9 @@ class SlackAdapter:
                 return await self.client.auth_test()
             return (await self.client.apps_connections_open(app_token=self.app_token))["url"]
         except SlackApiError as err:
-            raise SlackUnavailable(f"Slack refused {method} ({err.response.get('error')}): check {setting}.") from err
+            raise SlackUnavailable(message_id="slack_refused", method=method, error=err.response.get("error"), setting=setting) from err
         except (aiohttp.ClientError, OSError) as err:
-            raise SlackUnavailable(f"Slack cannot be reached at {self.api_url} ({type(err).__name__}: {err}).") from err
+            raise SlackUnavailable(message_id="slack_unreachable", url=self.api_url, error=f"{type(err).__name__}: {err}") from err
 
     async def close(self) -> None:
         if self._socket is not None:

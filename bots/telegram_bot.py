@@ -152,7 +152,7 @@ class TelegramAdapter:
             await app.start()
             updater = app.updater
             if updater is None:
-                raise TelegramMisconfigured("The Telegram application was built without an updater.")
+                raise TelegramMisconfigured(message_id="telegram_no_updater")
             if s.mode == "webhook":
                 await updater.start_webhook(
                     listen=s.webhook_listen, port=s.webhook_port, url_path=urlsplit(s.webhook_url).path or "/",
@@ -166,10 +166,7 @@ class TelegramAdapter:
         except InvalidToken:
             raise self._rejected() from None
         except TelegramError as err:
-            raise TelegramUnavailable(
-                f"Telegram at {s.base_url} could not be used: {self._redact(str(err))}. "
-                "Check the network and KAZMA_TELEGRAM__BASE_URL."
-            ) from None
+            raise TelegramUnavailable(message_id="telegram_unreachable", url=s.base_url, error=self._redact(str(err))) from None
         self.serving.set()
         log.info("telegram bot @%s is serving (%s)", app.bot.username, s.mode)
 
@@ -186,9 +183,7 @@ class TelegramAdapter:
                 log.info("telegram: the token check did not get through (%s)", self._redact(str(err)))
 
     def _rejected(self) -> TelegramUnavailable:
-        return TelegramUnavailable(
-            f"Telegram rejected the bot token at {self.settings.base_url}. Check KAZMA_TELEGRAM__TOKEN (from @BotFather)."
-        )
+        return TelegramUnavailable(message_id="telegram_token_rejected", url=self.settings.base_url)
 
     async def close(self) -> None:
         self.serving.clear()
@@ -213,15 +208,12 @@ class TelegramAdapter:
         logging.getLogger("httpx").removeFilter(self._hide_token)
 
     async def http(self, request: Any) -> Any:
-        raise TelegramMisconfigured("The Telegram bot takes no requests through the web server.")
+        raise TelegramMisconfigured(message_id="telegram_no_http")
 
     def _check_settings(self) -> None:
         s = self.settings
         if s.mode == "webhook" and not (s.webhook_secret.get_secret_value() and s.webhook_url):
-            raise TelegramMisconfigured(
-                "Telegram webhook mode needs KAZMA_TELEGRAM__WEBHOOK_URL (the public https address) and "
-                "KAZMA_TELEGRAM__WEBHOOK_SECRET (so nobody else can post updates); set both, or use polling."
-            )
+            raise TelegramMisconfigured(message_id="telegram_webhook_settings")
 
     def _application(self) -> Application[Any, Any, Any, Any, Any, Any]:
         base = self.settings.base_url

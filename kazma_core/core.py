@@ -16,18 +16,14 @@ from kazma_core.errors import StoreUnavailable, TurnRunning
 from kazma_core.leases import chat_lease, holder_is_dead
 from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.settings import Settings, ensure_data_dir
-from kazma_core.stores.app_sql import SqlAppStore
-from kazma_core.stores.audit_sql import SqlAuditStore
 from kazma_core.stores.interfaces import AppStore, AuditStore, ConversationStore
-from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.snapshots import SnapshotStore
-from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import UndoKeep
 from kazma_core.rewind_finish import RewindFinisher
-from kazma_core.stores.backends import APP_SCHEMA, app_db, audit_db, database_url, steps_db
+from kazma_core.stores.backends import Stores
 from kazma_core.events_relay import RelayedBus, shared_bus
 
 log = logging.getLogger(__name__)
@@ -62,13 +58,8 @@ class Core:
     @classmethod
     async def open(cls, settings: Settings) -> Core:
         prepare_data_dir(settings)
-        store = SqlAppStore(app_db(settings))
-        await store.count_users()  # creates and migrates kazma.db now, not on first use
-        # On PostgreSQL the steps share the database with the leases: their writes are fenced there too.
-        leases = f"{APP_SCHEMA}.leases" if database_url(settings) else None
-        snapshots = SqlSnapshotStore(steps_db(settings), leases=leases)
-        conversation = SqlConversationStore(store.db)  # the same database: a turn and its rows commit together
-        audit = SqlAuditStore(audit_db(settings))
+        stores = await Stores.open(settings)
+        store, snapshots, conversation, audit = stores.app, stores.snapshots, stores.conversation, stores.audit
         events = shared_bus(settings, LocalEventBus())
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)

@@ -51,9 +51,7 @@ class DataFolderLock:
         fd, held = _locked(path, fcntl.LOCK_SH)
         if not held:
             os.close(fd)
-            raise FolderBusy(
-                f"A restore or an import is writing {data_dir}. Wait until it has finished, then start again."
-            ) from None
+            raise FolderBusy(message_id="folder_being_written", data_dir=str(data_dir)) from None
         return cls(path, fd)
 
     @classmethod
@@ -65,11 +63,9 @@ class DataFolderLock:
         if not held:
             holder = _pid_in(fd)
             os.close(fd)
-            who = f" (process {holder})" if holder else ""
-            raise FolderBusy(
-                f"Another Kazma server is running on {data_dir}{who}. Stop it first, or give this one "
-                "another data folder with --data-dir or KAZMA_DATA_DIR."
-            ) from None
+            if holder:
+                raise FolderBusy(message_id="server_running_pid", data_dir=str(data_dir), pid=holder) from None
+            raise FolderBusy(message_id="server_running", data_dir=str(data_dir)) from None
         left = _pid_in(fd)
         if left and left != os.getpid():
             state = "no longer running" if not _alive(left) else "not holding it"
@@ -88,11 +84,9 @@ class DataFolderLock:
         if not held:
             holder = serving_pid(data_dir)
             os.close(fd)
-            who = f" (process {holder})" if holder else " (a kazma command such as maintain or backup create)"
-            raise FolderBusy(
-                f"Kazma is running on {data_dir}{who}. Stop it first (for example `systemctl stop kazma` or "
-                f"`docker compose stop kazma`), then run the {doing} again."
-            ) from None
+            if holder:
+                raise FolderBusy(message_id=f"folder_in_use_{doing}_pid", data_dir=str(data_dir), pid=holder) from None
+            raise FolderBusy(message_id=f"folder_in_use_{doing}", data_dir=str(data_dir)) from None
         return cls(path, fd)
 
     def release(self) -> None:

@@ -4,7 +4,7 @@ Each check is the engine's probe (`Database.probe`): a SQLite file opened afresh
 its schema and the first page of every table read, so garbage written over a file while the
 server runs is seen even though the server's own connection may still serve pages from
 memory; a PostgreSQL schema read over a connection of its own, within a few seconds. A store
-found wrong is reported once, at once: the gauge ``kazma_store_healthy{store}`` drops to 0, a
+found wrong is reported once, at once, in the words its engine gives (`Database.found_wrong`): the gauge ``kazma_store_healthy{store}`` drops to 0, a
 line is logged at ERROR, and an operator alert is raised (when the chats' database itself can
 take it). Until it reads back again its requests answer 503 ``store_unavailable``; the other
 stores keep serving. When it is back, the gauge is 1 again and a line says so.
@@ -21,7 +21,6 @@ from prometheus_client import Counter, Gauge
 from kazma_core.maintenance import raise_alert
 from kazma_core.stores.engine import Database
 from kazma_core.stores.interfaces import AppStore
-from kazma_core.stores.postgres import SETTING
 
 log = logging.getLogger(__name__)
 
@@ -41,29 +40,6 @@ class StoreState:
 class Watched:
     role: str  # "chats" | "steps" | "audit"
     db: Database
-
-
-def advice(role: str, db: Database) -> str:
-    """What an operator does about a store found wrong."""
-    if db.dialect == "postgresql":
-        return (
-            f"Requests that need it answer 503 until the PostgreSQL server of {SETTING} answers again; "
-            "Kazma goes on by itself then, with nothing to restart."
-        )
-    if role == "steps":
-        return (
-            "Saved steps cannot be listed, restored or forked; chats go on. Stop Kazma, move snapshots.db "
-            "aside (steps are never backed up) and start again: a new, empty one is made."
-        )
-    if role == "audit":
-        return (
-            f"Restores, forks and clears cannot be recorded; chats go on. Stop Kazma, move {db.label} aside "
-            "(or put back the copy in your latest backup folder) and start again."
-        )
-    return (
-        f"Stop Kazma and put back your latest backup (`kazma backup restore PATH`), which holds {db.label}; "
-        "then start again."
-    )
 
 
 class StoreHealth:
@@ -96,10 +72,9 @@ class StoreHealth:
         name = watched.db.label
         STORE_HEALTHY.labels(store=name).set(0)
         STORE_DAMAGED.labels(store=name).inc()
-        what = "cannot be used" if watched.db.dialect == "postgresql" else "is damaged"
-        message = f"{name} {what} ({problem}). {advice(watched.role, watched.db)}"
+        message = watched.db.found_wrong(watched.role, problem)
         log.error("store damaged: %s", message)
-        if watched.role == "chats" or watched.db.dialect == "postgresql":
+        if watched.role == "chats" or not watched.db.alone:
             # The alert would be written into the store that failed (kazma.db, or the server that is
             # away): the log line and the metric carry it.
             return

@@ -50,6 +50,7 @@ from kazma_core.stores import snapshots_upkeep as upkeep
 from kazma_core.stores.steps_space import steps_space
 from kazma_core.undo_keep import UndoKeep
 from kazma_core.sizes import human_size
+from kazma_core.catalogue import sentence
 
 if TYPE_CHECKING:
     from kazma_core.core import Core
@@ -84,7 +85,20 @@ class LiveSettings:
 @dataclass(frozen=True)
 class Compaction:
     wanted: bool
-    reason: str
+    why: str  # its catalogue sentence: cli.compact_wanted, cli.compact_waits_bytes or cli.compact_waits_share
+    free_bytes: int
+    file_bytes: int
+
+    def said(self, lang: str) -> str:
+        """Why it was (or was not) compacted, in a few words of this language."""
+        return sentence(
+            f"cli.{self.why}", lang, free=human_size(self.free_bytes, lang), size=human_size(self.file_bytes, lang),
+            least=human_size(MIN_FREE_BYTES, lang),
+        )
+
+    @property
+    def reason(self) -> str:
+        return self.said("en")
 
 
 @dataclass(frozen=True)
@@ -150,12 +164,9 @@ def compaction_decision(free_bytes: int, file_bytes: int) -> Compaction:
     """Compact only when at least a quarter of the file, and MIN_FREE_BYTES, is free pages."""
     enough = free_bytes >= MIN_FREE_BYTES
     share = free_bytes * MIN_FREE_SHARE >= file_bytes and file_bytes > 0
-    facts = f"{human_size(free_bytes)} of {human_size(file_bytes)} is free pages"
     if enough and share:
-        return Compaction(True, f"{facts} (at least {human_size(MIN_FREE_BYTES)} and a quarter of the file)")
-    if not enough:
-        return Compaction(False, f"{facts}; compaction waits for at least {human_size(MIN_FREE_BYTES)}")
-    return Compaction(False, f"{facts}; compaction waits for at least a quarter of the file")
+        return Compaction(True, "compact_wanted", free_bytes, file_bytes)
+    return Compaction(False, "compact_waits_share" if enough else "compact_waits_bytes", free_bytes, file_bytes)
 
 
 async def read_live(store: AppStore, start: Settings) -> LiveSettings:

@@ -83,7 +83,7 @@ class ImportReport:
     checkpoints: int
     audit_rows: int
     overrides: dict[str, Any]
-    dropped: dict[str, str] = field(default_factory=dict)  # setting -> why it was left out
+    dropped: dict[str, SettingsError] = field(default_factory=dict)  # setting -> why it was left out
 
 
 def read_overrides_flat(kazma_db: Path) -> dict[str, Any]:
@@ -220,7 +220,7 @@ def _read(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
         return handle.read()
 
 
-def _valid_overrides(path: Path, file: Path) -> tuple[dict[str, Any], dict[str, str]]:
+def _valid_overrides(path: Path, file: Path) -> tuple[dict[str, Any], dict[str, SettingsError]]:
     """The bundle's overrides this Kazma accepts; the others are left out (named, with why)."""
     try:
         stored = orjson.loads(path.read_bytes())
@@ -229,12 +229,12 @@ def _valid_overrides(path: Path, file: Path) -> tuple[dict[str, Any], dict[str, 
     if not isinstance(stored, dict):
         raise ArchiveDamaged(message_id="bundle_settings_not_object", path=str(file), name=SETTINGS_FILE)
     kept: dict[str, Any] = {}
-    dropped: dict[str, str] = {}
+    dropped: dict[str, SettingsError] = {}
     for key, value in stored.items():
         try:
             validate_override(key, value)
         except SettingsError as err:
-            dropped[key] = err.message
+            dropped[key] = err
             continue
         kept[key] = value
     return kept, dropped

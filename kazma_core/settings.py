@@ -249,34 +249,41 @@ def _field(loc: list[str] | tuple[Any, ...]) -> Any:
     return field
 
 
-def _allowed(loc: tuple[Any, ...]) -> str:
+def _allowed(loc: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
+    """What the setting allows, as its refusal says it: the sentence's suffix and its parameters."""
     field = _field(loc)
     if field is None:
-        return ""
+        return "", {}
     low = high = None
     for meta in field.metadata:
         low = getattr(meta, "ge", None) if getattr(meta, "ge", None) is not None else low
         low = getattr(meta, "gt", None) if getattr(meta, "gt", None) is not None else low
         high = getattr(meta, "le", None) if getattr(meta, "le", None) is not None else high
     if low is not None and high is not None:
-        return f"; allowed: {low} to {high}"
+        return "_range", {"low": low, "high": high}
     ann = getattr(field.annotation, "__args__", None)
     if ann:
-        return "; allowed: " + " | ".join(str(a) for a in ann)
+        return "_choices", {"allowed": [str(a) for a in ann]}
     if field.annotation is bool:
-        return "; allowed: true or false"
-    return ""
+        return "_bool", {}
+    return "", {}
 
 
-def _describe(err: ValidationError) -> str:
+def refused_setting(problem: str, name: str, value: Any = None, /, **params: Any) -> SettingsError:
+    """A setting's value refused: `problem` names the sentence (errors.<problem>, with the suffix of what
+    the setting allows), `value` (the value refused; none for a whole section) is shown after its name."""
+    suffix, allowed = _allowed(tuple(name.split(".")))
+    shown = name if value is None or isinstance(value, dict) else f"{name} = {value!r}"
+    return SettingsError(message_id=problem + suffix, setting=shown, **params, **allowed)
+
+
+def _describe(err: ValidationError) -> SettingsError:
     first = err.errors()[0]
-    loc = tuple(str(p) for p in first["loc"])
-    name = ".".join(loc)
+    name = ".".join(str(p) for p in first["loc"])
     if first["type"] == "extra_forbidden":
-        return f"unknown setting {name}: remove it or check its spelling"
-    value = first.get("input")
-    shown = "" if isinstance(value, dict) else f" = {value!r}"
-    return f"invalid setting {name}{shown}: {first['msg'].lower()}{_allowed(loc)}"
+        return SettingsError(message_id="setting_unknown", setting=name)
+    # pydantic's own words for what is wrong ("input should be ..."): the sentence around them is ours.
+    return refused_setting("setting_invalid", name, first.get("input"), problem=first["msg"].lower())
 
 
 def _stored_rows(kazma_db: Path, url: str) -> list[tuple[str, str]]:
@@ -308,7 +315,7 @@ def load_settings(**explicit: Any) -> Settings:
         finally:
             _STORED.clear()
     except ValidationError as err:
-        raise SettingsError(_describe(err)) from None
+        raise _describe(err) from None
     settings.data_dir = settings.data_dir.expanduser().resolve()
     return settings
 
@@ -319,13 +326,14 @@ def validate_override(dotted: str, value: Any) -> Any:
     model = Settings.model_fields.get(section)
     cls = model.annotation if model else None
     if not (isinstance(cls, type) and issubclass(cls, _Section) and name in cls.model_fields):
-        raise SettingsError(f"unknown setting {dotted}: pick one of {', '.join(setting_names())}")
+        raise SettingsError(message_id="setting_unknown_pick", setting=dotted, names=setting_names())
     if isinstance(value, bool) and cls.model_fields[name].annotation is not bool:
-        raise SettingsError(f"invalid setting {dotted} = {value!r}: a number is needed, not true or false{_allowed((section, name))}")
+        raise refused_setting("setting_not_bool", dotted, value)
     try:
         return _check(cls, name, value)
     except ValidationError as err:
-        raise SettingsError(_describe_field(dotted, err)) from None
+        first = err.errors()[0]
+        raise refused_setting("setting_invalid", dotted, first.get("input"), problem=first["msg"].lower()) from None
 
 
 def _check(cls: type[_Section], name: str, value: Any) -> Any:
@@ -333,11 +341,6 @@ def _check(cls: type[_Section], name: str, value: Any) -> Any:
 
     probe = create_model("Probe", **{name: (cls.model_fields[name].annotation, cls.model_fields[name])})
     return getattr(probe(**{name: value}), name)
-
-
-def _describe_field(dotted: str, err: ValidationError) -> str:
-    first = err.errors()[0]
-    return f"invalid setting {dotted} = {first.get('input')!r}: {first['msg'].lower()}{_allowed(tuple(dotted.split('.')))}"
 
 
 def ensure_data_dir(settings: Settings) -> None:
@@ -349,7 +352,4 @@ def ensure_data_dir(settings: Settings) -> None:
             pass
         settings.workspace.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise SettingsError(
-            f"invalid setting data_dir = '{path}': the folder cannot be written ({err.strerror}); "
-            "choose a writable folder with --data-dir or KAZMA_DATA_DIR"
-        ) from None
+        raise SettingsError(message_id="data_dir_unwritable", path=str(path), reason=err.strerror or "") from None

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import logging
 import os
-import secrets
 import sys
 from typing import Any
 
@@ -14,17 +13,14 @@ from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError, SettingsError
 from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, ensure_data_dir, load_settings
-from kazma_core.stores.app_sql import SqlAppStore
-from kazma_core.stores.backends import app_db, database_url, ensure_ready
+from kazma_core.stores.backends import database_url, ensure_ready, opened
 from kazma_core.stores.engine import DatabaseError, NewerSchema
-from kazma_core.stores.replica_sql import one_at_a_time
+from kazma_core.users import first_sign_in
 from kazma_server import cli_data, cli_users
-from kazma_server.cli_data import data_folder
+from kazma_server.cli_users import administer
+from kazma_server.cli_words import cli_lang, refused, say
 
-LOGIN_TTL = 86_400
 SHUTDOWN_GRACE = 3
-PLATFORMS = ("telegram", "discord", "slack")
-FIRST_OWNER = "first-owner"  # the lock replicas starting on an empty database make the owner under
 
 
 def _server_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -37,25 +33,8 @@ def _server_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _login_url(settings: Settings) -> str | None:
-    """Make the owner on first start; a fresh one-time login link on every start.
-
-    Replicas started together on an empty database make the owner one at a time (a lock of the
-    database): the first makes it and prints its link; one that waited while it did finds it
-    made and prints none (None), so a new deployment has one owner and one sign-in link."""
-    store = SqlAppStore(app_db(settings))
-    try:
-        owner = await store.owner()
-        if owner is None:
-            async with one_at_a_time(database_url(settings), FIRST_OWNER):
-                if await store.owner() is not None:
-                    return None
-                owner = await store.add_user(
-                    "owner" if await store.user_by_name("owner") is None else f"owner-{secrets.token_hex(3)}", role="owner"
-                )
-        token = await store.issue_token(owner.id, "login", ttl=LOGIN_TTL)
-        return f"{settings.base_url}/login?token={token}"
-    finally:
-        await store.close()
+    async with opened(settings) as stores:
+        return await first_sign_in(settings, stores.app)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -83,11 +62,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 # trail's is served without (its requests answer 503, /healthz names it).
                 asyncio.run(ensure_ready(settings, serving=True))
             url = asyncio.run(_login_url(settings))
-            print(f"Kazma is starting on {settings.base_url} (data in {settings.data_dir}, model: {settings.model.provider})")
-            if url is None:
-                print("Another replica starting at the same time made the owner: its sign-in link is in its log.", flush=True)
-            else:
-                print(f"Sign in (one-time link, valid 24 h): {url}", flush=True)
+            print(say("starting", url=settings.base_url, data_dir=settings.data_dir, provider=settings.model.provider))
+            print(say("owner_elsewhere") if url is None else say("sign_in", url=url), flush=True)
             # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
             config = uvicorn.Config(
                 create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",
@@ -105,44 +81,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _users_add(settings: Settings, name: str, role: str) -> str:
-    store = SqlAppStore(app_db(settings))
-    try:
-        if await store.user_by_name(name) is not None:
-            raise KazmaError(message_id="user_exists", name=name)
-        user = await store.add_user(name, role)
-        return await store.issue_token(user.id, "api")
-    finally:
-        await store.close()
-
-
 def cmd_users_add(args: argparse.Namespace) -> int:
-    with data_folder(args) as settings:
-        token = asyncio.run(_users_add(settings, args.name, args.role))
-    print(f"API token for {args.name} (send as Authorization: Bearer <token>):")
+    token = administer(args, lambda admin: admin.add(args.name, args.role))
+    print(say("api_token", name=args.name))
     print(token)
     return 0
 
 
-async def _users_link(settings: Settings, name: str, identity: str) -> str:
-    platform, _, rest = identity.partition(":")
-    parts = rest.split(":")
-    if platform not in PLATFORMS or not all(parts) or len(parts) != (2 if platform == "slack" else 1):
-        raise KazmaError(message_id="not_a_platform_identity", identity=identity)
-    store = SqlAppStore(app_db(settings))
-    try:
-        user = await store.user_by_name(name)
-        if user is None:
-            raise KazmaError(message_id="user_missing_add", name=name)
-        await store.link_identity(identity, user.id)
-        return f"Linked {identity} to {name}."
-    finally:
-        await store.close()
-
-
 def cmd_users_link(args: argparse.Namespace) -> int:
-    with data_folder(args) as settings:
-        print(asyncio.run(_users_link(settings, args.name, args.identity)))
+    administer(args, lambda admin: admin.link(args.name, args.identity))
+    print(say("linked", identity=args.identity, name=args.name))
     return 0
 
 
@@ -170,38 +118,38 @@ def cmd_slack_manifest(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="kazma", description="Kazma: a self-hosted chat agent with time travel.")
     sub = top.add_subparsers(dest="command", required=True)
+    # What every command takes: the data folder its settings (and, on SQLite, its stores) are in.
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("--data-dir", help="the data folder, whose settings are read (default: $KAZMA_DATA_DIR, else ./kazma-data)")
 
-    serve = sub.add_parser("serve", help="start the web/API server (and configured chat-app bots)")
+    serve = sub.add_parser("serve", parents=[shared], help="start the web/API server (and configured chat-app bots)")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
-    serve.add_argument("--data-dir")
     serve.set_defaults(func=cmd_serve)
 
     users = sub.add_parser("users", help="manage users").add_subparsers(dest="users_command", required=True)
-    add = users.add_parser("add", help="create a user (or reuse one) and print a new API token")
+    add = users.add_parser("add", parents=[shared], help="create a user (or reuse one) and print a new API token")
     add.add_argument("name")
     add.add_argument("--role", default="user", choices=("user", "owner"))
-    add.add_argument("--data-dir")
     add.set_defaults(func=cmd_users_add)
-    link = users.add_parser("link", help="link a platform identity to a user")
+    link = users.add_parser("link", parents=[shared], help="link a platform identity to a user")
     link.add_argument("name")
     link.add_argument("identity", help="telegram:<id>, discord:<id> or slack:<team>:<id>")
-    link.add_argument("--data-dir")
     link.set_defaults(func=cmd_users_link)
 
-    slack = sub.add_parser("slack-manifest", help="print a Slack app manifest declaring every slash command Kazma answers")
+    slack = sub.add_parser(
+        "slack-manifest", parents=[shared], help="print a Slack app manifest declaring every slash command Kazma answers"
+    )
     slack.add_argument("--url", help="where Slack reaches this server (default: the settings' public address)")
     slack.add_argument("--socket-mode", action="store_true", help="the app connects over Socket Mode (no request URLs)")
-    slack.add_argument("--data-dir")
     slack.set_defaults(func=cmd_slack_manifest)
 
-    tui = sub.add_parser("tui", help="the terminal UI, over the server's HTTP API")
+    tui = sub.add_parser("tui", parents=[shared], help="the terminal UI, over the server's HTTP API")
     tui.add_argument("--url", help="the server (default: $KAZMA_URL, else the settings' server address)")
     tui.add_argument("--token", help="an API token from `kazma users add` (default: $KAZMA_TOKEN)")
-    tui.add_argument("--data-dir", help="where the settings are read from, when --url is not given")
     tui.set_defaults(func=cmd_tui)
-    cli_users.register(users)
-    cli_data.register(sub)
+    cli_users.register(users, shared)
+    cli_data.register(sub, shared)
     return top
 
 
@@ -210,14 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except SettingsError as err:
-        print(f"kazma: {err.message}", file=sys.stderr)
+        print(f"kazma: {refused(err)}", file=sys.stderr)
         return 2
-    except (DatabaseError, NewerSchema) as err:
+    except DatabaseError as err:
         # The database named by the settings cannot be used: one line that says which and why.
-        print(f"kazma: {err}", file=sys.stderr)
+        print(f"kazma: {err.line(cli_lang())}", file=sys.stderr)
+        return 2
+    except NewerSchema as err:
+        print(f"kazma: {err.line(cli_lang())}", file=sys.stderr)
         return 2
     except KazmaError as err:
-        print(f"kazma: {err.message}", file=sys.stderr)
+        print(f"kazma: {refused(err)}", file=sys.stderr)
         return 1
 
 

@@ -18,6 +18,7 @@ import httpx
 import psycopg
 import pytest
 
+from kazma_core.catalogue import sentence
 from kazma_core.core import Core
 from kazma_core.errors import StoreUnavailable
 from kazma_core.stores.app_schema import MIGRATIONS
@@ -34,8 +35,9 @@ KAZMA = str(Path(sys.executable).with_name("kazma"))
 SETTING = "KAZMA_DATABASE__URL (database.url)"
 
 
-def kazma(url: str, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KAZMA_DATABASE__URL": url, "KAZMA_CONFIG": str(tmp_path / "none.toml")}
+def kazma(url: str, tmp_path: Path, *argv: str, locale: str = "C.UTF-8") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG"))}
+    env.update({"KAZMA_DATABASE__URL": url, "KAZMA_CONFIG": str(tmp_path / "none.toml"), "LANG": locale})
     return subprocess.run([KAZMA, *argv, "--data-dir", str(tmp_path / "data")], env=env, capture_output=True,
                           text=True, timeout=120, check=False)
 
@@ -54,6 +56,12 @@ def assert_one_line(done: subprocess.CompletedProcess[str], *expected: str) -> N
 ])
 def test_serve_refuses_a_malformed_url(tmp_path: Path, url: str, expected: str) -> None:
     assert_one_line(kazma(url, tmp_path, "serve", "--port", str(free_port())), expected)
+
+
+def test_the_line_is_said_in_the_language_of_the_locale(tmp_path: Path) -> None:
+    """An operator whose locale is Arabic reads why in Arabic, naming the same setting and URL."""
+    done = kazma("mysql://kazma@db/kazma", tmp_path, "serve", "--port", str(free_port()), locale="ar_EG.UTF-8")
+    assert_one_line(done, sentence("errors.pg_url_scheme", "ar", setting=SETTING, url="'mysql://kazma@db/kazma'"))
 
 
 def test_serve_stops_when_the_server_does_not_answer(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from kazma_core.leadership import Leadership
 from kazma_core.leases import chat_lease
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.stores.replica_sql import ReplicaStore, one_at_a_time
-from kazma_server.cli import FIRST_OWNER
+from kazma_core.users import FIRST_OWNER
 from tests.conftest import make_settings
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
 from tests.helpers import open_events

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from kazma_core.catalogue import sentence
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings, user_file
 from tests.http_server import RunningServer, serve_kazma
@@ -32,10 +33,11 @@ HEADERS = {
 }
 
 
-async def kazma(settings: Settings, *args: str) -> tuple[int, str, str]:
-    """Run `kazma <args> --data-dir <the folder>` in a process of its own: (exit code, stdout, stderr)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
+async def kazma(settings: Settings, *args: str, locale: str = "C.UTF-8") -> tuple[int, str, str]:
+    """Run `kazma <args> --data-dir <the folder>` in a process of its own, in this locale: (exit code, stdout, stderr)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KAZMA_", "LC_", "LANG"))}
     env["KAZMA_CONFIG"] = os.environ["KAZMA_CONFIG"]
+    env["LANG"] = locale
     process = await asyncio.create_subprocess_exec(
         KAZMA, *args, "--data-dir", str(settings.data_dir), env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -125,6 +127,13 @@ async def test_removing_a_user_takes_their_chats_steps_memories_files_and_keeps_
     assert code == 0 and header.split("\t") == ["Name", "Role", "Chats", "Storage used"]
     assert [line.split("\t")[:3] for line in users] == [["ann", "user", "1 chat"]]
     assert re.fullmatch(r"[\d.,]+ (B|KB) of [\d.,]+ (MB|GB)", users[0].split("\t")[3]), users  # "3 KB of 1 GB", not bytes
+    # In an Arabic locale the command says the same in Arabic, from the same catalogue as the pages.
+    code, out, _ = await kazma(settings, "users", "list", locale="ar_EG.UTF-8")
+    header, *users = out.splitlines()
+    assert code == 0 and header.split("\t") == ["الاسم", "الدور", "الدردشات", "المساحة المستعملة"]
+    assert [line.split("\t")[:3] for line in users] == [["ann", "user", "دردشة واحدة"]]
+    code, _, err = await kazma(settings, "users", "remove", "bob", locale="ar_EG.UTF-8")
+    assert code == 1 and err.strip() == "kazma: " + sentence("errors.user_missing_list", "ar", name="bob")
 
 
 async def test_a_session_older_than_the_setting_is_signed_out(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from commands.registry import telegram_menu
 from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.types import Chat, User
-from kazma_server.cli import _users_link
+from kazma_core.users import UserAdmin
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import written
 from tests.fakes.telegram_server import FakeTelegram, Sent, group_chat, person, private_chat, serve_fake_telegram
@@ -246,7 +246,7 @@ async def test_fork_makes_a_chat_owned_by_the_telegram_user_and_answers_with_its
 
 async def test_a_linked_telegram_user_acts_as_the_existing_kazma_user(bot: Bot) -> None:
     maya = await bot.core.store.add_user("maya")
-    assert await _users_link(bot.settings, "maya", f"telegram:{BOB['id']}") == f"Linked telegram:{BOB['id']} to maya."
+    await UserAdmin(bot.core).link("maya", f"telegram:{BOB['id']}")
     await bot.say(BOB, private_chat(BOB), "hello")
     assert [c.title for c in await bot.core.chats.list(maya)] == ["Telegram: Bob"]
     assert await bot.core.store.user_by_name(f"telegram:{BOB['id']}") is None  # no second user was made

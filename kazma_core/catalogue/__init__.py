@@ -19,6 +19,7 @@ from typing import Any
 
 from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.catalogue.chat_manage import SIZES
+from kazma_core.catalogue.cli import CLI
 from kazma_core.catalogue.commands import COMMANDS
 from kazma_core.catalogue.errors import ERRORS, LISTS
 from kazma_core.catalogue.help import HELP
@@ -40,14 +41,32 @@ ALL: dict[str, Text] = {
     **{f"tools.{key}": text for key, text in TOOL_LABELS.items()},
     **{f"tool_states.{key}": text for key, text in TOOL_STATES.items()},
     **{f"sizes.{key}": text for key, text in SIZES.items()},
+    **{f"cli.{key}": text for key, text in CLI.items()},
 }
 
-__all__ = ["ALL", "LANGS", "LISTS", "Text", "error_sentence", "isolate_ltr", "sentence"]
+__all__ = ["ALL", "LANGS", "LISTS", "Text", "counted", "error_sentence", "isolate_ltr", "sentence"]
 
 
 def sentence(message_id: str, lang: str, **values: Any) -> str:
     """The sentence with this id, in this language, its placeholders filled."""
     return ALL[message_id].get(lang, **values)
+
+
+def plural_form(count: int, lang: str) -> str:
+    """The language's plural form of a whole number (CLDR's, as the pages' Intl.PluralRules says it):
+    English one or other; Arabic zero, one, two, few (3-10), many (11-99) or other, by the last two digits."""
+    if lang != "ar":
+        return "one" if count == 1 else "other"
+    if count in (0, 1, 2):
+        return ("zero", "one", "two")[count]
+    return "few" if 3 <= count % 100 <= 10 else "many" if 11 <= count % 100 <= 99 else "other"
+
+
+def counted(message_id: str, count: int, lang: str, **values: Any) -> str:
+    """A sentence that counts: `<id>_zero` (for none, in either language), `<id>_one`, `<id>_few`...
+    for the number's plural form when the catalogue has it, else `<id>` itself, with {count} filled."""
+    form = f"{message_id}_{'zero' if count == 0 else plural_form(count, lang)}"
+    return sentence(form if form in ALL else message_id, lang, count=count, **values)
 
 
 def _listed(name: str, value: Any, lang: str) -> Any:

@@ -75,6 +75,4 @@ TERMINAL_MANAGE: dict[str, Text] = {
     ),
     "deleted": Text("Deleted “{title}”.", "حُذفت «{title}»."),
     "forgot": Text("Kazma forgot what it learned in “{title}”; its messages stay.", "نسيت كازما ما تعلّمته في «{title}»؛ وتبقى رسائلها."),
-    "users_header": Text("Name\tRole\tChats\tStorage used", "الاسم\tالدور\tالدردشات\tالمساحة المستعملة"),
-    "users_storage": Text("{used} of {quota}", "{used} من {quota}"),
 }

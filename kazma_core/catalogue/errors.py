@@ -538,3 +538,156 @@ LISTS: dict[str, tuple[Text, Text]] = {
     "files": (Text("{value}", "{value}"), Text(", ", "، ")),
     "choices": (Text("“{value}”", "«{value}»"), Text(", ", "، ")),  # a field's choices (h25)
 }
+
+# -- settings, the data folder, the databases and the chat apps at start (h25setup): what the
+# -- owner reads on the command line or in the server's log.
+_SETTING_PROBLEMS = {
+    # pydantic's own words for what is wrong ("input should be ...") fill {problem}
+    "setting_invalid": Text("invalid setting {setting}: {problem}", "قيمة غير مقبولة للإعداد {setting}: {problem}"),
+    "setting_not_bool": Text(
+        "invalid setting {setting}: a number is needed, not true or false",
+        "قيمة غير مقبولة للإعداد {setting}: يلزم رقم، لا true أو false",
+    ),
+    "setting_switch": Text("invalid setting {setting}: it is a switch", "قيمة غير مقبولة للإعداد {setting}: إنه مفتاح تشغيل وإيقاف"),
+    "setting_whole_number_not_bool": Text(
+        "invalid setting {setting}: it takes a whole number, not true or false",
+        "قيمة غير مقبولة للإعداد {setting}: يأخذ عددًا صحيحًا، لا true أو false",
+    ),
+    "setting_whole_number_not_text": Text(
+        "invalid setting {setting}: it takes a whole number, not text",
+        "قيمة غير مقبولة للإعداد {setting}: يأخذ عددًا صحيحًا، لا نصًّا",
+    ),
+}
+# What the setting allows, said after the problem: each problem above with each of these
+_SETTING_ALLOWS = {
+    "": Text("", ""),
+    "_range": Text("; allowed: {low} to {high}", "؛ المسموح: من {low} إلى {high}"),
+    "_choices": Text("; allowed: {allowed}", "؛ المسموح: {allowed}"),
+    "_bool": Text("; allowed: true or false", "؛ المسموح: true أو false"),
+}
+ERRORS.update({
+    f"{problem}{allows}": Text(text.en + suffix.en, text.ar + suffix.ar)
+    for problem, text in _SETTING_PROBLEMS.items() for allows, suffix in _SETTING_ALLOWS.items()
+})
+_STOP_KAZMA = (
+    "Stop it first (for example `systemctl stop kazma` or `docker compose stop kazma`), then run the {doing} again.",
+    "أوقفها أولًا (مثلًا `systemctl stop kazma` أو `docker compose stop kazma`)، ثم أعد {doing}.",
+)
+_DOING = {"restore": ("restore", "الاستعادة"), "import": ("import", "الاستيراد")}
+ERRORS.update({
+    f"folder_in_use_{doing}{who}": Text(
+        f"Kazma is running on {{data_dir}}{who_en}. " + _STOP_KAZMA[0].replace("{doing}", en),
+        f"كازما تعمل على {{data_dir}}{who_ar}. " + _STOP_KAZMA[1].replace("{doing}", ar),
+    )
+    for doing, (en, ar) in _DOING.items()
+    for who, who_en, who_ar in (
+        ("_pid", " (process {pid})", " (العملية {pid})"),
+        ("", " (a kazma command such as maintain or backup create)", " (أمر من أوامر kazma مثل maintain أو backup create)"),
+    )
+})
+ERRORS.update({
+    "setting_unknown": Text(
+        "unknown setting {setting}: remove it or check its spelling", "إعداد غير معروف {setting}: احذفه أو تحقّق من تهجئته",
+    ),
+    "setting_unknown_pick": Text(
+        "unknown setting {setting}: pick one of {names}", "إعداد غير معروف {setting}: اختر واحدًا من {names}",
+    ),
+    "data_dir_unwritable": Text(
+        "invalid setting data_dir = '{path}': the folder cannot be written ({reason}); "
+        "choose a writable folder with --data-dir or KAZMA_DATA_DIR",
+        "قيمة غير مقبولة للإعداد data_dir = '{path}': لا يمكن الكتابة في المجلد ({reason})؛ "
+        "اختر مجلدًا قابلًا للكتابة بـ --data-dir أو KAZMA_DATA_DIR",
+    ),
+    "folder_being_written": Text(
+        "A restore or an import is writing {data_dir}. Wait until it has finished, then start again.",
+        "استعادة أو استيراد يكتب في {data_dir}. انتظر حتى ينتهي، ثم ابدأ مجددًا.",
+    ),
+    "server_running": Text(
+        "Another Kazma server is running on {data_dir}. Stop it first, or give this one another data folder "
+        "with --data-dir or KAZMA_DATA_DIR.",
+        "خادم كازما آخر يعمل على {data_dir}. أوقفه أولًا، أو أعطِ هذا مجلد بيانات آخر بـ --data-dir أو KAZMA_DATA_DIR.",
+    ),
+    "server_running_pid": Text(
+        "Another Kazma server is running on {data_dir} (process {pid}). Stop it first, or give this one another "
+        "data folder with --data-dir or KAZMA_DATA_DIR.",
+        "خادم كازما آخر يعمل على {data_dir} (العملية {pid}). أوقفه أولًا، أو أعطِ هذا مجلد بيانات آخر بـ --data-dir "
+        "أو KAZMA_DATA_DIR.",
+    ),
+    "conversion_failed": Text(
+        "Kazma could not convert {legacy} into kazma.db ({reason}). The old files are untouched. Free some disk "
+        "space or fix the file, then start Kazma again; or start this version on a copy of the data folder to look closer.",
+        "تعذّر على كازما تحويل {legacy} إلى kazma.db ({reason}). الملفات القديمة لم تُمسّ. حرّر بعض المساحة على القرص "
+        "أو أصلح الملف، ثم شغّل كازما مجددًا؛ أو شغّل هذه النسخة على نسخة من مجلد البيانات لتفحصه عن قرب.",
+    ),
+    # Why a database cannot be used (DatabaseError.line): after its name on a command's line.
+    "db_problem": Text("{problem}", "تعذّر استعماله: {problem}"),  # the engine's own words (the driver's, a probe's)
+    "db_file_missing": Text("the file is missing", "الملف مفقود"),
+    "db_needed": Text(
+        "{reason}. Kazma cannot start without it: fix it (a damaged file: put back your latest backup, "
+        "`kazma backup restore PATH`), then start again.",
+        "{reason}. لا تبدأ كازما بدونه: أصلحه (ملف تالف: أعد آخر نسخة احتياطية لديك، `kazma backup restore PATH`)، "
+        "ثم ابدأ مجددًا.",
+    ),
+    "pg_conflicts": Text(
+        "the PostgreSQL server refused it for conflicts with others", "رفضه خادم PostgreSQL لتعارضه مع معاملات أخرى",
+    ),
+    "pg_url_scheme": Text(
+        "{setting} must start with postgresql:// (it is {url}).", "يجب أن يبدأ {setting} بـ postgresql:// (قيمته {url}).",
+    ),
+    "pg_url_invalid": Text(
+        "{setting} is not a valid PostgreSQL URL ({reason}). Fix it and start again.",
+        "{setting} ليس عنوان PostgreSQL صالحًا ({reason}). صحّحه وابدأ مجددًا.",
+    ),
+    "pg_unreachable": Text(
+        "Kazma cannot use the PostgreSQL server of {setting} {url}: {reason}",
+        "لا تستطيع كازما استعمال خادم PostgreSQL في {setting} {url}: {reason}",
+    ),
+    "newer_schema": Text(
+        "{where} is at schema version {found}, made by a newer Kazma (this one knows {known}). "
+        "Run that newer Kazma, or restore a backup made by this version.",
+        "{where} في إصدار المخطط {found}، صنعته كازما أحدث (هذه تعرف حتى {known}). "
+        "شغّل كازما الأحدث تلك، أو استعد نسخة احتياطية صنعها هذا الإصدار.",
+    ),
+    "newer_file": Text("{label}", "الملف {label}"),
+    "newer_pg_schema": Text(
+        "PostgreSQL schema {schema} of the database {setting} names", "مخطط PostgreSQL ‏{schema} في قاعدة البيانات التي يسمّيها {setting}",
+    ),
+    # a chat app that cannot start (the server's log says it, and the bot is tried again)
+    "slack_no_mode": Text(
+        "Slack needs KAZMA_SLACK__SIGNING_SECRET for HTTP mode, or KAZMA_SLACK__APP_TOKEN for Socket Mode.",
+        "يحتاج Slack إلى KAZMA_SLACK__SIGNING_SECRET لوضع HTTP، أو KAZMA_SLACK__APP_TOKEN لوضع Socket Mode.",
+    ),
+    "slack_socket_slow": Text(
+        "Slack's Socket Mode websocket did not open within {seconds} s.", "لم يُفتح اتصال Socket Mode مع Slack خلال {seconds} ث.",
+    ),
+    "slack_socket_lost": Text(
+        "Slack's Socket Mode connection was lost and did not come back.", "انقطع اتصال Socket Mode مع Slack ولم يعد.",
+    ),
+    "slack_refused": Text("Slack refused {method} ({error}): check {setting}.", "رفض Slack ‏{method} ({error}): تحقّق من {setting}."),
+    "slack_unreachable": Text("Slack cannot be reached at {url} ({error}).", "لا يمكن الوصول إلى Slack على {url} ({error})."),
+    "telegram_no_updater": Text(
+        "The Telegram application was built without an updater.", "بُني تطبيق Telegram بلا مُحدِّث (updater).",
+    ),
+    "telegram_unreachable": Text(
+        "Telegram at {url} could not be used: {error}. Check the network and KAZMA_TELEGRAM__BASE_URL.",
+        "تعذّر استعمال Telegram على {url}: {error}. تحقّق من الشبكة ومن KAZMA_TELEGRAM__BASE_URL.",
+    ),
+    "telegram_token_rejected": Text(
+        "Telegram rejected the bot token at {url}. Check KAZMA_TELEGRAM__TOKEN (from @BotFather).",
+        "رفض Telegram رمز البوت على {url}. تحقّق من KAZMA_TELEGRAM__TOKEN (من @BotFather).",
+    ),
+    "telegram_no_http": Text(
+        "The Telegram bot takes no requests through the web server.", "بوت Telegram لا يستقبل طلبات عبر خادم الويب.",
+    ),
+    "telegram_webhook_settings": Text(
+        "Telegram webhook mode needs KAZMA_TELEGRAM__WEBHOOK_URL (the public https address) and "
+        "KAZMA_TELEGRAM__WEBHOOK_SECRET (so nobody else can post updates); set both, or use polling.",
+        "يحتاج وضع webhook في Telegram إلى KAZMA_TELEGRAM__WEBHOOK_URL (العنوان العام بـ https) و"
+        "KAZMA_TELEGRAM__WEBHOOK_SECRET (كي لا يرسل غيرك تحديثات)؛ اضبط الاثنين، أو استعمل polling.",
+    ),
+})
+LISTS.update({
+    "names": (Text("{value}", "{value}"), Text(", ", "، ")),  # the settings an unknown one could have been
+    "allowed": (Text("{value}", "{value}"), Text(" | ", " | ")),  # the values a setting allows
+})
+# -- end of settings, the data folder, the databases and the chat apps at start (h25setup)

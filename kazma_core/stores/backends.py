@@ -6,18 +6,24 @@ three schemas of one PostgreSQL database, shared by every replica that names it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from kazma_core.settings import Settings
 from kazma_core.stores import app_schema, audit_sql, snapshots_sql
+from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.audit_sql import SqlAuditStore
+from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.engine import Database, DatabaseError
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.pg_copy import SchemaFile
 from kazma_core.stores.postgres import DatabaseUnreachable, PostgresDB
 from kazma_core.stores.sqlite import SqliteDB
 
 log = logging.getLogger(__name__)
-NEEDED = "fix it (a damaged file: put back your latest backup, `kazma backup restore PATH`), then start again."
 APP_SCHEMA = "kazma"
 STEPS_SCHEMA = "kazma_steps"
 AUDIT_SCHEMA = "kazma_audit"
@@ -52,6 +58,49 @@ def audit_db(settings: Settings) -> Database:
     return SqliteDB(settings.audit_db, audit_sql.MIGRATIONS)
 
 
+@dataclass
+class Stores:
+    """Every store of one deployment, on the engine its settings name."""
+
+    app: SqlAppStore
+    snapshots: SqlSnapshotStore
+    conversation: SqlConversationStore
+    audit: SqlAuditStore
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Stores:
+        """The stores the server and every command work with: the one place they are opened.
+
+        kazma.db is created and migrated now, not on first use; the others when first used (a
+        command that never reads the steps leaves no snapshots.db behind)."""
+        app = SqlAppStore(app_db(settings))
+        try:
+            await app.count_users()
+        except BaseException:
+            await app.close()
+            raise
+        # On PostgreSQL the steps share the database with the leases: their writes are fenced there too.
+        leases = f"{APP_SCHEMA}.leases" if database_url(settings) else None
+        snapshots = SqlSnapshotStore(steps_db(settings), leases=leases)
+        # The conversation shares kazma.db's database: a turn and its rows commit together.
+        return cls(app, snapshots, SqlConversationStore(app.db), SqlAuditStore(audit_db(settings)))
+
+    async def close(self) -> None:
+        await self.snapshots.close()
+        await self.audit.close()
+        await self.app.close()
+
+
+@contextlib.asynccontextmanager
+async def opened(settings: Settings) -> AsyncIterator[Stores]:
+    """`Stores.open`, closed when the block ends (a command's stores)."""
+    stores = await Stores.open(settings)
+    try:
+        yield stores
+    finally:
+        await stores.close()
+
+
 def archive_schemas(folder: Path) -> list[SchemaFile]:
     """The schemas a backup or a bundle holds, each as its SQLite file in folder; never the steps.
 
@@ -79,7 +128,7 @@ async def ensure_ready(settings: Settings, *, serving: bool = False) -> list[Dat
             raise
         except DatabaseError as err:
             if needed and serving:
-                raise DatabaseError(err.label, f"{err.reason}. Kazma cannot start without it: {NEEDED}") from err
+                raise DatabaseError(err.label, reason_id=err.reason_id, needed=True, **err.params) from err
             if not serving:
                 raise
             log.warning("%s; Kazma starts without it (its requests answer 503, /healthz names it)", err)

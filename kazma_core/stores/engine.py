@@ -31,14 +31,29 @@ Row = Any  # sqlite3.Row, or postgres.Row: by position and by column name
 class DatabaseError(StoreUnavailable):
     """A store's database cannot be used right now (a file unreadable, a disk gone, a server away).
 
-    ``message`` is for the person whose request needed it; ``str(err)`` (the database and the
-    engine's reason) is for the operator's log and for a command's one line."""
+    ``message`` is for the person whose request needed it; ``line(lang)`` (the database and why)
+    is for a command's one line, ``str(err)`` that line in English for the operator's log. Why is
+    either a catalogue sentence (``reason_id`` and its parameters) or the engine's own few words
+    (``words``: the driver's text, what a probe found)."""
 
-    def __init__(self, label: str, reason: str) -> None:
+    def __init__(
+        self, label: str, words: str | None = None, /, *, reason_id: str | None = None, needed: bool = False, **params: Any
+    ) -> None:
         super().__init__(sentence("errors.store_down", "en"), message_id="store_down")
         self.label = label
-        self.reason = reason
-        self.args = (f"{label}: {reason}",)
+        self.reason_id = reason_id or "db_problem"
+        self.params = params if reason_id else {"problem": words}
+        self.needed = needed  # kazma.db at start: nothing can run without it
+        self.reason = self.said("en")
+        self.args = (self.line("en"),)
+
+    def said(self, lang: str) -> str:
+        """Why it cannot be used, in this language (with what to do when the start needs it)."""
+        why = sentence(f"errors.{self.reason_id}", lang, **self.params)
+        return sentence("errors.db_needed", lang, reason=why) if self.needed else why
+
+    def line(self, lang: str) -> str:
+        return f"{self.label}: {self.said(lang)}"
 
 
 class Cursor(Protocol):
@@ -65,6 +80,9 @@ class Database(Protocol):
 
     dialect: str  # "sqlite" | "postgresql"
     label: str  # how an operator knows it: "kazma.db", "PostgreSQL schema kazma"
+    # Found wrong, it leaves the other stores usable (SQLite's files of their own), so an alert can
+    # be stored in kazma.db; not so for schemas of one PostgreSQL server.
+    alone: bool
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         """Run fn with a connection (reads; a write here commits on its own)."""
@@ -84,6 +102,11 @@ class Database(Protocol):
         finds it wrong, the store's requests are refused with DatabaseError too."""
         ...
 
+    def found_wrong(self, role: str, problem: str) -> str:
+        """What the operator reads (the log, the alert) when a probe finds it wrong: which, what the
+        probe found, and what to do; role is the store's, "chats", "steps" or "audit"."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -95,8 +118,12 @@ def octets(db: Database, column: str) -> str:
 class NewerSchema(RuntimeError):
     """The database was made by a newer Kazma: this one would not know its tables."""
 
-    def __init__(self, label: str, found: int, known: int) -> None:
-        super().__init__(
-            f"{label} is at schema version {found}, made by a newer Kazma (this one knows {known}). "
-            "Run that newer Kazma, or restore a backup made by this version."
-        )
+    def __init__(self, found: int, known: int, *, where_id: str, **where: Any) -> None:
+        # where_id names the database: errors.newer_file (a SQLite file) or errors.newer_pg_schema
+        self.where_id, self.where, self.found, self.known = where_id, where, found, known
+        super().__init__(self.line("en"))
+
+    def line(self, lang: str) -> str:
+        """One line for a command, in its language."""
+        where = sentence(f"errors.{self.where_id}", lang, **self.where)
+        return sentence("errors.newer_schema", lang, where=where, found=self.found, known=self.known)

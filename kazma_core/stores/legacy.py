@@ -83,11 +83,7 @@ def convert_legacy(data_dir: Path, now: float | None = None) -> Conversion | Non
         chats = _convert(legacy, work)
     except Exception as err:
         work.unlink(missing_ok=True)
-        raise ConversionFailed(
-            f"Kazma could not convert {legacy} into kazma.db ({type(err).__name__}: {err}). "
-            f"The old files are untouched. Free some disk space or fix the file, then start Kazma again; "
-            f"or start this version on a copy of the data folder to look closer."
-        ) from err
+        raise ConversionFailed(message_id="conversion_failed", legacy=str(legacy), reason=f"{type(err).__name__}: {err}") from err
     for path in _files(kazma_db)[1:]:
         path.unlink()
     os.replace(work, kazma_db)

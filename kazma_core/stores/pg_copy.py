@@ -22,7 +22,7 @@ import psycopg
 from psycopg import sql
 
 from kazma_core.stores.engine import Conn
-from kazma_core.stores.postgres import DatabaseUnreachable, PgConn, SETTING, migrate, redact, reset_sequences
+from kazma_core.stores.postgres import PgConn, migrate, reset_sequences, unreachable
 from kazma_core.stores.sqlite import Migration, migrate as migrate_sqlite, open_sqlite
 
 VERSION_TABLE = "kazma_version"
@@ -44,9 +44,7 @@ def connect(url: str) -> Iterator[psycopg.Connection[Any]]:
     try:
         conn = psycopg.connect(url, connect_timeout=10)
     except psycopg.OperationalError as err:
-        raise DatabaseUnreachable(
-            f"Kazma cannot use the PostgreSQL server of {SETTING} {redact(url)}: {str(err).strip().splitlines()[0]}"
-        ) from err
+        raise unreachable(url, err) from err
     with conn:
         yield conn
 

@@ -75,11 +75,14 @@ _MIGRATE_LOCK = 0x6B617A6D61  # "kazma": one replica migrates at a time
 
 class DatabaseUnreachable(DatabaseError):
     """The PostgreSQL server named by the setting cannot be used: one line that names the setting
-    (``str``, for a command), and a 503 with what to do for a request that needed it."""
+    (``line``, for a command), and a 503 with what to do for a request that needed it."""
 
-    def __init__(self, line: str) -> None:
-        super().__init__("PostgreSQL", line)
-        self.args = (line,)
+    def __init__(self, *, reason_id: str, **params: Any) -> None:
+        super().__init__("PostgreSQL", reason_id=reason_id, setting=SETTING, **params)
+        self.args = (self.said("en"),)
+
+    def line(self, lang: str) -> str:
+        return self.said(lang)
 
 
 def _slow(err: BaseException) -> bool:
@@ -99,6 +102,11 @@ def _conflict(err: BaseException | None) -> bool:
     return False
 
 
+def unreachable(url: str, err: BaseException) -> DatabaseUnreachable:
+    """The server of the setting refused a connection: its URL (without the password) and psycopg's first line."""
+    return DatabaseUnreachable(reason_id="pg_unreachable", url=redact(url), reason=str(err).strip().splitlines()[0])
+
+
 def why(err: BaseException) -> str:
     """What is wrong, in a few words that name no host: a person may read them (/healthz, a 503)."""
     if _slow(err):
@@ -111,14 +119,14 @@ def why(err: BaseException) -> str:
 def check_url(url: str) -> None:
     """A URL psycopg can read, naming a database: else one clear line."""
     if not url.startswith(("postgresql://", "postgres://")):
-        raise DatabaseUnreachable(f"{SETTING} must start with postgresql:// (it is {redact(url)!r}).")
+        raise DatabaseUnreachable(reason_id="pg_url_scheme", url=repr(redact(url)))
     try:
         port = conninfo_to_dict(url).get("port")
     except psycopg.ProgrammingError as err:
         reason = str(err).strip().splitlines()[0]
-        raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL ({reason}). Fix it and start again.") from err
+        raise DatabaseUnreachable(reason_id="pg_url_invalid", reason=reason) from err
     if port is not None and not str(port).isdigit():
-        raise DatabaseUnreachable(f"{SETTING} is not a valid PostgreSQL URL (port {port!r}). Fix it and start again.")
+        raise DatabaseUnreachable(reason_id="pg_url_invalid", reason=f"port {port!r}")
 
 
 def read_rows(url: str, statement: str) -> list[tuple[Any, ...]]:
@@ -206,6 +214,7 @@ class PostgresDB:
     """One store's schema in a PostgreSQL database, served by CONNECTIONS worker threads, a chat's in order."""
 
     dialect = "postgresql"
+    alone = False
 
     def __init__(
         self, url: str, schema: str, migrations: Sequence[str], *, pool_timeout: float = CONNECT_SECONDS,
@@ -241,10 +250,7 @@ class PostgresDB:
                     with psycopg.connect(self.url, connect_timeout=CONNECT_SECONDS, autocommit=True) as conn:
                         migrate(conn, self.schema, self._migrations)
                 except psycopg.OperationalError as err:
-                    raise DatabaseUnreachable(
-                        f"Kazma cannot use the PostgreSQL server of {SETTING} {redact(self.url)}: "
-                        f"{str(err).strip().splitlines()[0]}"
-                    ) from err
+                    raise unreachable(self.url, err) from err
                 # reconnect_timeout: a connection the pool could not make is given up soon, so the next
                 # request asks for a new one at once (rather than after the pool's backoff, minutes).
                 pool: ConnectionPool[Any] = ConnectionPool(
@@ -309,7 +315,7 @@ class PostgresDB:
                 # Beaten by other transactions every time, for CONFLICT_SECONDS: not the server away,
                 # but a 503 the person can send again (never a turn's failure, a 502).
                 log.warning("%s: a transaction gave up after conflicts with others (%s)", self.label, type(err).__name__)
-                raise DatabaseError(self.label, "the PostgreSQL server refused it for conflicts with others") from err
+                raise DatabaseError(self.label, reason_id="pg_conflicts") from err
             log.warning("%s cannot be used: %s", self.label, str(err).strip() or type(err).__name__)
             if not _slow(err):
                 self._away = why(err)  # the next request asks the server (a probe) rather than the pool
@@ -331,6 +337,12 @@ class PostgresDB:
         problem = await asyncio.to_thread(self._probe)
         self._away = problem
         return problem
+
+    def found_wrong(self, role: str, problem: str) -> str:
+        return (
+            f"{self.label} cannot be used ({problem}). Requests that need it answer 503 until the PostgreSQL server "
+            f"of {SETTING} answers again; Kazma goes on by itself then, with nothing to restart."
+        )
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         return await self._submit(fn, False, fence.held_chat())
@@ -401,7 +413,7 @@ def migrate(conn: psycopg.Connection[Any], schema: str, migrations: Sequence[str
         row = conn.execute(sql.SQL("SELECT version FROM {}.kazma_version").format(name)).fetchone()
         version = int(row[0]) if row else 0
         if version > len(migrations):
-            raise NewerSchema(f"PostgreSQL schema {schema} of the database {SETTING} names", version, len(migrations))
+            raise NewerSchema(version, len(migrations), where_id="newer_pg_schema", schema=schema, setting=SETTING)
         if version == len(migrations):
             return
         conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(name))

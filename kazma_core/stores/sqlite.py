@@ -59,7 +59,7 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], label: st
     """Apply the numbered migrations this file has not seen yet (PRAGMA user_version)."""
     (version,) = conn.execute("PRAGMA user_version").fetchone()
     if version > len(migrations):
-        raise NewerSchema(label, version, len(migrations))
+        raise NewerSchema(version, len(migrations), where_id="newer_file", label=label)
     for number, script in enumerate(migrations[version:], start=version + 1):
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -150,6 +150,7 @@ class SqliteDB:
     """A SQLite file served by one worker thread."""
 
     dialect = "sqlite"
+    alone = True
 
     def __init__(self, path: Path, migrations: Sequence[Migration], *, secure_delete: bool = False) -> None:
         self.path = path
@@ -168,7 +169,7 @@ class SqliteDB:
         if self._conn is None:
             if self._seen and not self.path.exists():
                 # Made an empty one here, the store would answer as if its data never was.
-                raise DatabaseError(self.label, "the file is missing")
+                raise DatabaseError(self.label, reason_id="db_file_missing")
             conn = open_sqlite(self.path, secure_delete=self._secure_delete)
             try:
                 migrate(conn, self._migrations, self.label)
@@ -219,6 +220,24 @@ class SqliteDB:
         if problem is not None:
             self._damaged = problem
         return problem
+
+    def found_wrong(self, role: str, problem: str) -> str:
+        if role == "steps":
+            advice = (
+                "Saved steps cannot be listed, restored or forked; chats go on. Stop Kazma, move snapshots.db "
+                "aside (steps are never backed up) and start again: a new, empty one is made."
+            )
+        elif role == "audit":
+            advice = (
+                f"Restores, forks and clears cannot be recorded; chats go on. Stop Kazma, move {self.label} aside "
+                "(or put back the copy in your latest backup folder) and start again."
+            )
+        else:
+            advice = (
+                f"Stop Kazma and put back your latest backup (`kazma backup restore PATH`), which holds {self.label}; "
+                "then start again."
+            )
+        return f"{self.label} is damaged ({problem}). {advice}"
 
     async def tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn inside one IMMEDIATE transaction: all of it commits, or none of it."""

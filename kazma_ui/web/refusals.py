@@ -1,17 +1,26 @@
-"""The web server's own refusals, worded like a KazmaError's: a route or method it lacks, a body it
-cannot read, a field FastAPI's (pydantic's) validation refuses, a fault. Each answer carries its code,
-its catalogue sentence's id and parameters, and that sentence in English, so a page words it in the
-person's language as it does every other refusal."""
+"""How the web server answers what went wrong (`answer_errors`): a KazmaError as its body, and its
+own refusals worded like one (a route or method it lacks, a body it cannot read, a field FastAPI's
+(pydantic's) validation refuses, a fault). Each answer carries its code, its catalogue sentence's id
+and parameters, and that sentence in English, so a page words it in the person's language as it
+does every other refusal."""
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kazma_core.catalogue import error_sentence
 from kazma_core.catalogue.errors import ERRORS
+from kazma_core.errors import KazmaError, StoreUnavailable, without_paths
+from kazma_ui.web.guard import security_headers
+
+log = logging.getLogger(__name__)
 
 
 def refusal(code: str, message_id: str, status: int, headers: dict[str, str] | None = None, **params: Any) -> JSONResponse:
@@ -58,3 +67,44 @@ def invalid_field(error: Any) -> tuple[str, dict[str, Any]]:
     elif message_id == "field_not_a_choice":
         params["choices"] = _QUOTED.findall(str(ctx.get("expected", "")))
     return message_id, params
+
+
+async def kazma_error(request: Request, err: KazmaError) -> JSONResponse:
+    if isinstance(err, StoreUnavailable):
+        # A store failing a request (a file unreadable, the database away: DatabaseError, from
+        # either engine) is reported at once, and its later requests refused fast until it is back.
+        log.warning("a store failed under %s %s: %s", request.method, request.url.path, err)
+        await request.app.state.health.check()
+    body = err.to_dict()
+    body["message"] = without_paths(err.message)
+    return JSONResponse(body, status_code=err.status)
+
+
+async def server_error(request: Request, err: Exception) -> JSONResponse:
+    """A fault of Kazma's own: the answer says nothing of the server (uvicorn logs the traceback, as
+    Starlette raises the error again after this answer). Sent from outside the other middleware, so
+    it sets the security headers itself."""
+    headers = {name.decode(): value.decode() for name, value in security_headers(request.scope)}
+    return refusal("internal_error", "internal_error", 500, headers=headers)
+
+
+async def http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
+    if err.status_code == 400:  # FastAPI could not read the body at all (not UTF-8, not JSON)
+        return refusal("invalid_input", "body_unreadable", 422)
+    if err.status_code in (404, 405):
+        code = "not_found" if err.status_code == 404 else "method_not_allowed"
+        return refusal(code, "route_missing" if err.status_code == 404 else code, err.status_code, headers=err.headers)
+    return JSONResponse({"error": "http_error", "message": str(err.detail)}, status_code=err.status_code, headers=err.headers)
+
+
+async def invalid_request(request: Request, err: RequestValidationError) -> JSONResponse:
+    message_id, params = invalid_field(err.errors()[0] if err.errors() else {})
+    return refusal("invalid_input", message_id, 422, **params)
+
+
+def answer_errors(app: FastAPI) -> None:
+    """Every error a request meets answered in Kazma's shape, from the catalogue."""
+    app.add_exception_handler(KazmaError, kazma_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, server_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, invalid_request)  # type: ignore[arg-type]

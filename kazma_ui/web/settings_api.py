@@ -9,8 +9,8 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kazma_core.agent.graph import SYSTEM_PROMPT
-from kazma_core.errors import KazmaError, NotFound, SettingsError
-from kazma_core.settings import Settings, is_live, setting_names, validate_override
+from kazma_core.errors import KazmaError, NotFound
+from kazma_core.settings import Settings, is_live, refused_setting, setting_names, validate_override
 from kazma_core.stores.types import User
 from kazma_ui.web.auth import current_owner
 from kazma_ui.web.refusals import invalid_field
@@ -143,19 +143,10 @@ def _strict(name: str, value: Any) -> None:
     """A number is a JSON number and a switch a JSON true or false: text is not read as either."""
     if _field(name).annotation is bool:
         if not isinstance(value, bool):
-            raise SettingsError(f"invalid setting {name} = {value!r}: it is a switch; allowed: true or false")
+            raise refused_setting("setting_switch", name, value)
     elif isinstance(value, bool) or isinstance(value, str):
         # validate_override reads true as 1 and "7" as 7: a switch or text sent to a number is a mistake.
-        raise SettingsError(f"invalid setting {name} = {value!r}: it takes a whole number, not {_kind(value)}{_allowed_of(name)}")
-
-
-def _kind(value: Any) -> str:
-    return "true or false" if isinstance(value, bool) else "text"
-
-
-def _allowed_of(name: str) -> str:
-    field = _field(name)
-    return f"; allowed: {_bound(field, 'ge')} to {_bound(field, 'le')}"
+        raise refused_setting("setting_whole_number_not_bool" if isinstance(value, bool) else "setting_whole_number_not_text", name, value)
 
 
 async def change_setting(request: Request, name: str, user: User) -> SettingOut:

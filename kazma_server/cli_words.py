@@ -1,0 +1,34 @@
+"""The language the `kazma` command speaks, and its sentences (the catalogue's `cli` section).
+
+The locale's language (LC_ALL, else LC_MESSAGES, else LANG, as POSIX orders them), read as a
+chat app's locale is (`commands.i18n.pick_lang`): Arabic for ar_EG.UTF-8, English otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from commands.i18n import DEFAULT_LANG, error_text, pick_lang
+from kazma_core.catalogue import counted, sentence
+from kazma_core.errors import KazmaError
+
+
+def cli_lang() -> str:
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        if value := os.environ.get(name):
+            return pick_lang(value)
+    return DEFAULT_LANG
+
+
+def say(key: str, **values: Any) -> str:
+    return sentence(f"cli.{key}", cli_lang(), **values)
+
+
+def count(key: str, n: int, **values: Any) -> str:
+    return counted(f"cli.{key}", n, cli_lang(), **values)
+
+
+def refused(err: KazmaError) -> str:
+    """An error's sentence in the command's language."""
+    return error_text(err, cli_lang())
