@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
@@ -19,7 +20,7 @@ from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.types import Chat, User
 from tests.http_server import RunningServer, serve_kazma
-from tests.postgres import ENV_URL, PostgresUnavailable, fresh_database, postgres_for_tests
+from tests.postgres import ENV_URL, PostgresUnavailable, close_to_connections, fresh_database, postgres_for_tests
 
 
 @pytest.fixture(autouse=True)
@@ -113,7 +114,7 @@ def engine(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def settings(tmp_path: Path, engine: str, request: pytest.FixtureRequest) -> Settings:
     if engine == "postgresql":
-        return make_settings(tmp_path / "data", database={"url": request.getfixturevalue("pg_url")})
+        return make_settings(tmp_path / "data", database={"url": request.getfixturevalue("pg_kazma_url")})
     return make_settings(tmp_path / "data")
 
 
@@ -196,4 +197,31 @@ def postgres_admin_url() -> Iterator[str]:
 def pg_url(postgres_admin_url: str) -> Iterator[str]:
     """A fresh, empty database of this test's own (`postgresql://...`), dropped after it."""
     with fresh_database(postgres_admin_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def kazma_template(postgres_admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The name of a database holding what Kazma's first open of an empty one leaves (its schema),
+    made once per run (per worker): `pg_kazma_url` copies it rather than make the schema again."""
+    with fresh_database(postgres_admin_url) as url, pytest.MonkeyPatch.context() as env:
+        folder = tmp_path_factory.mktemp("kazma-template")
+        for name in [name for name in os.environ if name.startswith("KAZMA_")]:  # as `clean_environment` does
+            env.delenv(name)
+        env.setenv("KAZMA_CONFIG", str(folder / "no-user-file.toml"))
+        asyncio.run(_open_and_close(make_settings(folder / "data", database={"url": url})))
+        name = url.rsplit("/", 1)[1]
+        close_to_connections(postgres_admin_url, name)
+        yield name
+
+
+async def _open_and_close(settings: Settings) -> None:
+    await (await Core.open(settings)).close()
+
+
+@pytest.fixture
+def pg_kazma_url(postgres_admin_url: str, kazma_template: str) -> Iterator[str]:
+    """A fresh database of this test's own as Kazma's first open leaves it, dropped after it: the
+    `settings` of a test on PostgreSQL name it."""
+    with fresh_database(postgres_admin_url, template=kazma_template) as url:
         yield url
