@@ -74,13 +74,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "engines(*names): run the test on each store engine (both when none is named)"
     )
+    # pytest-xdist's `load` hands each worker a run of consecutive tests to start with (a quarter of its
+    # share): the first worker got every long test below, one after the other, and ran for ten minutes
+    # after the others had finished. One test at a time instead (a worker holds the one it runs and
+    # the next), so that the long ones start on different workers, in order.
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1
 
 
 # The longest tests (half a minute to several minutes each under `make test`, most of it waiting on
-# `kazma serve` processes, a browser, schemathesis or PostgreSQL) run first: the workers then share
+# `kazma serve` processes, a browser, schemathesis or PostgreSQL) start first: the workers then share
 # out the short ones and end together, instead of one worker starting the kill test when the others
 # have nothing left. Node id prefixes under tests/, longest first (`--durations=40` tells);
-# the order within a group and of all the other tests is kept.
+# the order within a group and of all the other tests is kept. Each long test is followed by a
+# short one: a worker is given two tests to start with, and two long ones would run on it in turn.
 LONG_FIRST = (
     "test_kill.py", "test_http_replay.py::test_schemathesis", "test_store_health.py::test_kazma_serve",
     "test_rewind.py::test_restore_and_new_messages_racing", "test_postgres_fixture.py::test_a_test_needing",
@@ -96,6 +103,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return next((at for at, prefix in enumerate(LONG_FIRST) if name.startswith(prefix)), len(LONG_FIRST))
 
     items.sort(key=rank)
+    long = [item for item in items if rank(item) < len(LONG_FIRST)]
+    short = items[len(long):]
+    paired = [item for pair in zip(long, short) for item in pair]
+    items[:] = paired + long[len(paired) // 2:] + short[len(paired) // 2:]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
