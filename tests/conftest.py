@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
@@ -19,7 +20,7 @@ from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.types import Chat, User
 from tests.http_server import RunningServer, serve_kazma
-from tests.postgres import ENV_URL, PostgresUnavailable, fresh_database, postgres_for_tests
+from tests.postgres import ENV_URL, PostgresUnavailable, close_to_connections, fresh_database, postgres_for_tests
 
 
 @pytest.fixture(autouse=True)
@@ -73,13 +74,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "engines(*names): run the test on each store engine (both when none is named)"
     )
+    # pytest-xdist's `load` hands each worker a run of consecutive tests to start with (a quarter of its
+    # share): the first worker got every long test below, one after the other, and ran for ten minutes
+    # after the others had finished. One test at a time instead (a worker holds the one it runs and
+    # the next), so that the long ones start on different workers, in order.
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1
 
 
 # The longest tests (half a minute to several minutes each under `make test`, most of it waiting on
-# `kazma serve` processes, a browser, schemathesis or PostgreSQL) run first: the workers then share
+# `kazma serve` processes, a browser, schemathesis or PostgreSQL) start first: the workers then share
 # out the short ones and end together, instead of one worker starting the kill test when the others
 # have nothing left. Node id prefixes under tests/, longest first (`--durations=40` tells);
-# the order within a group and of all the other tests is kept.
+# the order within a group and of all the other tests is kept. Each long test is followed by a
+# short one: a worker is given two tests to start with, and two long ones would run on it in turn.
 LONG_FIRST = (
     "test_kill.py", "test_http_replay.py::test_schemathesis", "test_store_health.py::test_kazma_serve",
     "test_rewind.py::test_restore_and_new_messages_racing", "test_postgres_fixture.py::test_a_test_needing",
@@ -95,6 +103,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return next((at for at, prefix in enumerate(LONG_FIRST) if name.startswith(prefix)), len(LONG_FIRST))
 
     items.sort(key=rank)
+    long = [item for item in items if rank(item) < len(LONG_FIRST)]
+    short = items[len(long):]
+    paired = [item for pair in zip(long, short) for item in pair]
+    items[:] = paired + long[len(paired) // 2:] + short[len(paired) // 2:]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -113,7 +125,7 @@ def engine(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def settings(tmp_path: Path, engine: str, request: pytest.FixtureRequest) -> Settings:
     if engine == "postgresql":
-        return make_settings(tmp_path / "data", database={"url": request.getfixturevalue("pg_url")})
+        return make_settings(tmp_path / "data", database={"url": request.getfixturevalue("pg_kazma_url")})
     return make_settings(tmp_path / "data")
 
 
@@ -196,4 +208,31 @@ def postgres_admin_url() -> Iterator[str]:
 def pg_url(postgres_admin_url: str) -> Iterator[str]:
     """A fresh, empty database of this test's own (`postgresql://...`), dropped after it."""
     with fresh_database(postgres_admin_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def kazma_template(postgres_admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The name of a database holding what Kazma's first open of an empty one leaves (its schema),
+    made once per run (per worker): `pg_kazma_url` copies it rather than make the schema again."""
+    with fresh_database(postgres_admin_url) as url, pytest.MonkeyPatch.context() as env:
+        folder = tmp_path_factory.mktemp("kazma-template")
+        for name in [name for name in os.environ if name.startswith("KAZMA_")]:  # as `clean_environment` does
+            env.delenv(name)
+        env.setenv("KAZMA_CONFIG", str(folder / "no-user-file.toml"))
+        asyncio.run(_open_and_close(make_settings(folder / "data", database={"url": url})))
+        name = url.rsplit("/", 1)[1]
+        close_to_connections(postgres_admin_url, name)
+        yield name
+
+
+async def _open_and_close(settings: Settings) -> None:
+    await (await Core.open(settings)).close()
+
+
+@pytest.fixture
+def pg_kazma_url(postgres_admin_url: str, kazma_template: str) -> Iterator[str]:
+    """A fresh database of this test's own as Kazma's first open leaves it, dropped after it: the
+    `settings` of a test on PostgreSQL name it."""
+    with fresh_database(postgres_admin_url, template=kazma_template) as url:
         yield url

@@ -7,7 +7,7 @@ root, so as root the binaries run as the user `postgres` (which Debian's package
 folder that user owns.
 
 Each test that asks for one gets a fresh, empty database (`fresh_database`), dropped after it
-with whatever connections it left open. Nothing here skips: no server is an error saying why.
+with whatever connections it left open; or a copy of a database made once per run (`template`). Nothing here skips: no server is an error saying why.
 """
 
 from __future__ import annotations
@@ -114,26 +114,34 @@ def private_server() -> Iterator[PrivateServer]:
 
 
 @contextlib.contextmanager
-def fresh_database(admin_url: str) -> Iterator[str]:
-    """Create an empty database, yield its URL, then drop it (connections left open are ended first)."""
+def fresh_database(admin_url: str, template: str | None = None) -> Iterator[str]:
+    """Create an empty database (a copy of the database `template` names, when given), yield its URL,
+    then drop it (connections left open are ended first)."""
     name = DATABASE_PREFIX + secrets.token_hex(6)
     with psycopg.connect(admin_url, autocommit=True) as admin:
-        # template0, because copying template1 fails while anyone (another test run sharing
-        # the server) is connected to it.
-        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8'").format(sql.Identifier(name)))
+        # template0 by default, because copying template1 fails while anyone (another test run
+        # sharing the server) is connected to it.
+        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {} ENCODING 'UTF8'").format(
+            sql.Identifier(name), sql.Identifier(template or "template0")))
     try:
         yield database_url(admin_url, name)
     finally:
         drop_database(admin_url, name)
 
 
-def drop_database(admin_url: str, name: str) -> None:
+def close_to_connections(admin_url: str, name: str) -> None:
+    """No connection to the database `name` from now on, those left open ended: it can then be dropped,
+    or copied (only a database nobody is connected to can be)."""
     with psycopg.connect(admin_url, autocommit=True) as admin:
-        database = sql.Identifier(name)
         # Closed to new connections first, so that a pool reconnecting cannot slip in between.
-        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(database))
+        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(sql.Identifier(name)))
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
-        admin.execute(sql.SQL("DROP DATABASE {}").format(database))
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    close_to_connections(admin_url, name)
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE {}").format(sql.Identifier(name)))
 
 
 def database_url(url: str, name: str) -> str:

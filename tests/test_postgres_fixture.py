@@ -56,6 +56,19 @@ def test_two_fresh_databases_share_no_tables(pg_url: str, postgres_admin_url: st
     assert user_tables(pg_url) == ["chats"]
 
 
+def test_a_test_on_postgresql_gets_a_copy_of_kazmas_schema_of_its_own(
+    pg_kazma_url: str, postgres_admin_url: str, kazma_template: str
+) -> None:
+    assert "users" in user_tables(pg_kazma_url)
+    with psycopg.connect(pg_kazma_url) as conn:
+        conn.execute("CREATE TABLE kazma.mine (id text PRIMARY KEY)")
+        assert conn.execute("SELECT count(*) FROM kazma.users").fetchone() == (0,)
+    with fresh_database(postgres_admin_url, template=kazma_template) as other:
+        assert other != pg_kazma_url
+        assert "users" in user_tables(other) and "mine" not in user_tables(other)
+    assert "mine" in user_tables(pg_kazma_url)
+
+
 def test_a_database_is_dropped_even_with_a_connection_left_open(postgres_admin_url: str) -> None:
     with fresh_database(postgres_admin_url) as url:
         name = url.rsplit("/", 1)[1]
