@@ -68,6 +68,7 @@ PACK_FROM = 256
 WRITES_KEPT = 10  # checkpoints whose task writes Kazma's prune keeps (the newest; older ones are history)
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
+GAPS_A_QUERY = 200  # ranges of body numbers one query of _follow_rows asks for
 
 
 
@@ -613,14 +614,21 @@ class SqlConversationStore(ConversationStore):
         (floor,) = conn.execute(
             "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = ? AND role = 'system'", (thread_id,)
         ).fetchone()
-        held = bodies.merge(bodies.intervals(runs))
-        gone = [
-            row_id
-            for row_id, n in conn.execute(
-                "SELECT id, body_n FROM transcript WHERE chat_id = ? AND id > ? AND body_n IS NOT NULL", (thread_id, floor)
-            )
-            if bodies.subtract([(n, n)], held)  # not among the messages the state holds
-        ]
+        # The rows whose body is in a gap between the messages the state holds, found on the
+        # (chat_id, body_n) index: a restore reads the rows it takes back, not the whole transcript.
+        gaps = bodies.subtract(bodies.ALL, bodies.merge(bodies.intervals(runs)))
+        gone: list[int] = []
+        for at in range(0, len(gaps), GAPS_A_QUERY):
+            some = gaps[at : at + GAPS_A_QUERY]
+            gone += [
+                row_id
+                for (row_id,) in conn.execute(
+                    "SELECT id FROM transcript WHERE chat_id = ? AND id > ? AND ("
+                    + " OR ".join(["body_n BETWEEN ? AND ?"] * len(some)) + ")",
+                    (thread_id, floor, *(n for gap in some for n in gap)),
+                )
+            ]
+        gone.sort()
         if taken_back is not None:
             taken_back(conn, gone)
         conn.executemany("DELETE FROM transcript WHERE id = ?", [(row_id,) for row_id in gone])
