@@ -130,7 +130,7 @@ def _restarted(base: MessageList, kept: list[BaseMessage]) -> MessageList:
     restore writes back the conversation's own first messages: their part of the id index is
     the base's, copied, not rebuilt message by message."""
     shared = min(len(kept), len(base))
-    if shared < len(base) // 2 or not all(map(operator.is_, kept[:shared], base)):
+    if not base or shared < len(base) // 2 or not all(map(operator.is_, kept[:shared], base)):
         return MessageList(kept)
     ids = dict(base.ids)
     for message in base[shared:]:
