@@ -52,7 +52,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
 
-from kazma_core.messages import decode_messages, encode_message
+from kazma_core.messages import MessageList, decode_messages, encode_message
 from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
 
@@ -72,6 +72,9 @@ GAPS_A_QUERY = 200  # ranges of body numbers one query of _follow_rows asks for
 
 
 
+_UNSEEN = object()
+
+
 @dataclass
 class _Held:
     """A checkpoint as the store keeps it in memory: what LangGraph gave or got, and its references."""
@@ -85,6 +88,7 @@ class _Held:
     msg_bytes: int  # the bytes of its messages' bodies (what it holds in memory, about)
     blob_bytes: int
     _numbers: dict[int, int] | None = None
+    _messages: object = _UNSEEN
 
     @property
     def size(self) -> int:
@@ -96,8 +100,10 @@ class _Held:
 
     @property
     def messages(self) -> list[Any] | None:
-        found = self.checkpoint["channel_values"].get(MESSAGES)
-        return found if _is_messages(found) else None
+        if self._messages is _UNSEEN:  # looked at once: a put reads it several times
+            found = self.checkpoint["channel_values"].get(MESSAGES)
+            self._messages = found if _is_messages(found) else None
+        return self._messages  # type: ignore[return-value]
 
     def numbers(self) -> dict[int, int]:
         """Body number by message object (by identity), for the messages this checkpoint holds."""
@@ -155,6 +161,8 @@ def space_of(conn: Conn, thread_id: str) -> str:
 
 
 def _is_messages(value: Any) -> bool:
+    if isinstance(value, MessageList):  # the graph's own list: messages only, by its rule
+        return True
     # The distinct types, not every item: a long conversation holds four or five.
     return isinstance(value, list) and all(issubclass(t, BaseMessage) for t in set(map(type, value)))
 
