@@ -619,8 +619,9 @@ class SqlConversationStore(ConversationStore):
         """Take back the transcript rows of messages the chat's state no longer holds (a restore
         or a fork wrote an earlier state). Rows from before the chat's last reset stay: the
         state forgot them on purpose, the transcript keeps them."""
-        (floor,) = conn.execute(
-            "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = ? AND role = 'system'", (thread_id,)
+        (floor,) = conn.execute(  # a reset's marker has no body: found on the (chat_id, body_n) index
+            "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = ? AND body_n IS NULL AND role = 'system'",
+            (thread_id,),
         ).fetchone()
         # The rows whose body is in a gap between the messages the state holds, found on the
         # (chat_id, body_n) index: a restore reads the rows it takes back, not the whole transcript.
@@ -631,9 +632,8 @@ class SqlConversationStore(ConversationStore):
             gone += [
                 row_id
                 for (row_id,) in conn.execute(
-                    "SELECT id FROM transcript WHERE chat_id = ? AND id > ? AND ("
-                    + " OR ".join(["body_n BETWEEN ? AND ?"] * len(some)) + ")",
-                    (thread_id, floor, *(n for gap in some for n in gap)),
+                    " UNION ALL ".join(["SELECT id FROM transcript WHERE chat_id = ? AND body_n BETWEEN ? AND ? AND id > ?"] * len(some)),
+                    [arg for lo, hi in some for arg in (thread_id, lo, hi, floor)],
                 )
             ]
         gone.sort()
