@@ -102,8 +102,13 @@ def append_messages(left: Any, right: Any) -> MessageList:
         for message in news:
             if message.id is None:
                 message.id = str(uuid.uuid4())
-    if RemoveMessage in set(map(type, news)):
-        cut = max((i for i, m in enumerate(news) if isinstance(m, RemoveMessage) and m.id == REMOVE_ALL_MESSAGES), default=None)
+    removals = list(map(type, news)).count(RemoveMessage)
+    if removals:
+        # A restore's update: one REMOVE_ALL_MESSAGES first, then the whole conversation.
+        if removals == 1 and type(news[0]) is RemoveMessage and news[0].id == REMOVE_ALL_MESSAGES:
+            cut: int | None = 0
+        else:
+            cut = max((i for i, m in enumerate(news) if isinstance(m, RemoveMessage) and m.id == REMOVE_ALL_MESSAGES), default=None)
         if cut is not None:
             return _restarted(base, news[cut + 1 :])
     out = MessageList(base, dict(base.ids))

@@ -674,16 +674,23 @@ class SqlConversationStore(ConversationStore):
                 if not interning:
                     interning.append(bodies.Interner(conn, BODIES, space_of(conn, thread_id)))
                 interner = interning[0]
-                known = held.numbers() if held is not None and len(messages) > 1 else {}
+                # A restore writes back the newest checkpoint's first messages: their references
+                # are that checkpoint's, found by pointer in C, not message by message.
+                prefix, runs = 0, []
+                if held is not None and held.runs is not None and held.messages is not None:
+                    prefix = _shared_prefix(messages, held.messages)
+                    runs = bodies.runs_prefix(held.runs, prefix)
+                rest = messages[prefix:]
+                known = held.numbers() if held is not None and len(rest) > 1 else {}
                 numbers = []
-                for m in messages:
+                for m in rest:
                     n = known.get(id(m))
                     if n is None:
                         body = encode_message(m)
                         n = interner.add(body)
                         written[id(m)] = (n, len(body), m, m.id)
                     numbers.append(n)
-                refs = {"runs": bodies.runs_extend([], numbers), "remove_all": messages is not value}
+                refs = {"runs": bodies.runs_extend(runs, numbers), "remove_all": messages is not value}
                 return REFS, orjson.dumps(refs)
             return self.serde.dumps_typed(value)
 
