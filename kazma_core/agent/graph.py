@@ -32,6 +32,7 @@ from langchain_core.messages import (
     ToolMessage,
     message_chunk_to_message,
 )
+from langchain_core.prompt_values import ChatPromptValue
 from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -109,7 +110,10 @@ async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str,
         system += "\n" + FACTS_HEADER + "\n" + "\n".join(f"- {f.text}" for f in facts)
     can_use_tools = iteration < deps.max_iterations
     model = deps.model.bind_tools(TOOL_SCHEMAS) if can_use_tools else deps.model
-    reply = await _ask(model, [SystemMessage(system), *state.get("messages", [])], deps.activity)
+    # The conversation as a prompt already: LangChain takes it as it is, without converting and
+    # validating every message of a long chat again at each call (they were validated when made).
+    prompt = ChatPromptValue.model_construct(messages=[SystemMessage(system), *state.get("messages", [])])
+    reply = await _ask(model, prompt, deps.activity)
     calls = reply.tool_calls if can_use_tools else []
     if calls:
         reply.additional_kwargs[TURN_KEY] = deps.turn_index  # the transcript shows its calls with the turn
@@ -130,7 +134,7 @@ async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str,
     return update
 
 
-async def _ask(model: Runnable[Any, BaseMessage], messages: list[BaseMessage], activity: DeltaStream | None) -> AIMessage:
+async def _ask(model: Runnable[Any, BaseMessage], messages: ChatPromptValue, activity: DeltaStream | None) -> AIMessage:
     """The model's reply; with `activity`, streamed: each piece of its text is shown as it comes.
     A Stop pressed meanwhile ends the reply there: what was said is kept, marked stopped."""
     if activity is None:

@@ -52,7 +52,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
 
-from kazma_core.messages import decode_messages, encode_message
+from kazma_core.messages import MessageList, decode_messages, encode_message
 from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
 
@@ -68,7 +68,11 @@ PACK_FROM = 256
 WRITES_KEPT = 10  # checkpoints whose task writes Kazma's prune keeps (the newest; older ones are history)
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
+GAPS_A_QUERY = 200  # ranges of body numbers one query of _follow_rows asks for
 
+
+
+_UNSEEN = object()
 
 
 @dataclass
@@ -84,6 +88,7 @@ class _Held:
     msg_bytes: int  # the bytes of its messages' bodies (what it holds in memory, about)
     blob_bytes: int
     _numbers: dict[int, int] | None = None
+    _messages: object = _UNSEEN
 
     @property
     def size(self) -> int:
@@ -95,8 +100,10 @@ class _Held:
 
     @property
     def messages(self) -> list[Any] | None:
-        found = self.checkpoint["channel_values"].get(MESSAGES)
-        return found if _is_messages(found) else None
+        if self._messages is _UNSEEN:  # looked at once: a put reads it several times
+            found = self.checkpoint["channel_values"].get(MESSAGES)
+            self._messages = found if _is_messages(found) else None
+        return self._messages  # type: ignore[return-value]
 
     def numbers(self) -> dict[int, int]:
         """Body number by message object (by identity), for the messages this checkpoint holds."""
@@ -154,6 +161,8 @@ def space_of(conn: Conn, thread_id: str) -> str:
 
 
 def _is_messages(value: Any) -> bool:
+    if isinstance(value, MessageList):  # the graph's own list: messages only, by its rule
+        return True
     # The distinct types, not every item: a long conversation holds four or five.
     return isinstance(value, list) and all(issubclass(t, BaseMessage) for t in set(map(type, value)))
 
@@ -610,17 +619,24 @@ class SqlConversationStore(ConversationStore):
         """Take back the transcript rows of messages the chat's state no longer holds (a restore
         or a fork wrote an earlier state). Rows from before the chat's last reset stay: the
         state forgot them on purpose, the transcript keeps them."""
-        (floor,) = conn.execute(
-            "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = ? AND role = 'system'", (thread_id,)
+        (floor,) = conn.execute(  # a reset's marker has no body: found on the (chat_id, body_n) index
+            "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = ? AND body_n IS NULL AND role = 'system'",
+            (thread_id,),
         ).fetchone()
-        held = bodies.merge(bodies.intervals(runs))
-        gone = [
-            row_id
-            for row_id, n in conn.execute(
-                "SELECT id, body_n FROM transcript WHERE chat_id = ? AND id > ? AND body_n IS NOT NULL", (thread_id, floor)
-            )
-            if bodies.subtract([(n, n)], held)  # not among the messages the state holds
-        ]
+        # The rows whose body is in a gap between the messages the state holds, found on the
+        # (chat_id, body_n) index: a restore reads the rows it takes back, not the whole transcript.
+        gaps = bodies.subtract(bodies.ALL, bodies.merge(bodies.intervals(runs)))
+        gone: list[int] = []
+        for at in range(0, len(gaps), GAPS_A_QUERY):
+            some = gaps[at : at + GAPS_A_QUERY]
+            gone += [
+                row_id
+                for (row_id,) in conn.execute(
+                    " UNION ALL ".join(["SELECT id FROM transcript WHERE chat_id = ? AND body_n BETWEEN ? AND ? AND id > ?"] * len(some)),
+                    [arg for lo, hi in some for arg in (thread_id, lo, hi, floor)],
+                )
+            ]
+        gone.sort()
         if taken_back is not None:
             taken_back(conn, gone)
         conn.executemany("DELETE FROM transcript WHERE id = ?", [(row_id,) for row_id in gone])
@@ -658,16 +674,23 @@ class SqlConversationStore(ConversationStore):
                 if not interning:
                     interning.append(bodies.Interner(conn, BODIES, space_of(conn, thread_id)))
                 interner = interning[0]
-                known = held.numbers() if held is not None and len(messages) > 1 else {}
+                # A restore writes back the newest checkpoint's first messages: their references
+                # are that checkpoint's, found by pointer in C, not message by message.
+                prefix, runs = 0, []
+                if held is not None and held.runs is not None and held.messages is not None:
+                    prefix = _shared_prefix(messages, held.messages)
+                    runs = bodies.runs_prefix(held.runs, prefix)
+                rest = messages[prefix:]
+                known = held.numbers() if held is not None and len(rest) > 1 else {}
                 numbers = []
-                for m in messages:
+                for m in rest:
                     n = known.get(id(m))
                     if n is None:
                         body = encode_message(m)
                         n = interner.add(body)
                         written[id(m)] = (n, len(body), m, m.id)
                     numbers.append(n)
-                refs = {"runs": bodies.runs_extend([], numbers), "remove_all": messages is not value}
+                refs = {"runs": bodies.runs_extend(runs, numbers), "remove_all": messages is not value}
                 return REFS, orjson.dumps(refs)
             return self.serde.dumps_typed(value)
 

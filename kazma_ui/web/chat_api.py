@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
+from fastapi import APIRouter, BackgroundTasks, Depends, Header, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from sse_starlette.sse import AppStatus
@@ -19,6 +19,7 @@ from kazma_core.agent.activity import answer_rows_tools
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.core import Core
 from kazma_core.errors import InvalidInput, KazmaError
+from kazma_core.memory import give_back
 from kazma_core.stores.types import Chat, Place, User
 from kazma_ui.paging import MAX_PAGE, PAGE
 from kazma_ui.web.auth import current_user, still_signed_in, surface_of
@@ -164,7 +165,7 @@ async def stop_turn(request: Request, thread_id: str, user: UserDep) -> Stopped:
 
 @router.get("/{thread_id}/messages", response_model=Transcript)
 async def read_transcript(
-    request: Request, thread_id: str, user: UserDep,
+    request: Request, thread_id: str, user: UserDep, background: BackgroundTasks,
     before: Annotated[int | None, Query(ge=1, description="Only messages before this one (its id)")] = None,
     limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE, description="At most this many, the newest of them")] = None,
 ) -> Transcript:
@@ -181,6 +182,8 @@ async def read_transcript(
     lease = await core.store.lease(thread_id)
     head = await core.conversation.head(thread_id)
     tools = answer_rows_tools([(r.id, r.turn_index, r.role) for r in rows], head[1] if head else [])
+    if len(rows) > MAX_PAGE:  # a whole long transcript: its memory goes back once it is sent
+        background.add_task(give_back)
     return Transcript(
         thread_id=thread_id,
         running=lease is not None and lease[1] == "turn",

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Query, Request, status
+from fastapi import APIRouter, BackgroundTasks, Depends, Path, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from commands.render import comparison
 from kazma_core.catalogue import sentence
+from kazma_core.memory import give_back
 from kazma_core.stores.types import User
 from kazma_ui.message_point import MessagePoint
 from kazma_ui.rewind_results import (
@@ -148,16 +149,19 @@ async def list_steps(request: Request, thread_id: str, user: UserDep) -> StepLis
 
 @router.get("/snapshots/{thread_id}/{snapshot_id}", response_model=StepDetail)
 async def get_step(
-    request: Request, thread_id: str, snapshot_id: Annotated[str, StepPath], user: UserDep,
+    request: Request, thread_id: str, snapshot_id: Annotated[str, StepPath], user: UserDep, background: BackgroundTasks,
     before: Annotated[int | None, Query(ge=0, description="Only the step's messages before this position (from 0)")] = None,
     limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE, description="At most this many, the newest of them")] = None,
 ) -> StepDetail:
     """The step with its messages: all of them, or with `limit` (and `before`) one page; `first`
     is the position of the page's first message, `more` says older ones come before it, and
     `added_from` where the messages new since the chat's previous step begin."""
-    return await rewind_of(request).get_step(
+    step = await rewind_of(request).get_step(
         user, surface_of(request), thread_id, snapshot_id, before=before, limit=limit
     )
+    if len(step.messages) > MAX_PAGE:  # a whole long step: its memory goes back once it is sent
+        background.add_task(give_back)
+    return step
 
 
 @router.get("/snapshots/{thread_id}/{snapshot_id}/preview", response_model=RestorePreview)

@@ -1,0 +1,56 @@
+"""Kazma's saved form of a message and its message-list rule (kazma_core/messages.py), against
+LangChain's and LangGraph's own: what a restore, an undo and a turn write to a conversation."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+
+from kazma_core.messages import append_messages, decode_messages, encode_message
+
+
+def conversation(turns: int) -> list[AnyMessage]:
+    out: list[AnyMessage] = []
+    for i in range(turns):
+        out += [HumanMessage(f"question {i}", id=f"h{i}"), AIMessage(f"answer {i}", id=f"a{i}")]
+    return out
+
+
+def shown(messages: list[AnyMessage]) -> list[tuple[str | None, str]]:
+    return [(m.id, m.text) for m in messages]
+
+
+def test_restores_undos_and_turns_build_the_list_langgraph_would() -> None:
+    """A restore writes back the conversation's own first messages after REMOVE_ALL_MESSAGES; an
+    undo then brings the dropped ones back with their ids, and a turn replaces a message by id."""
+    start = conversation(30)
+    early = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *start[:44]]  # back to turn 21: a restore
+    whole = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *start]  # the undo of it
+    updates: list[list[AnyMessage]] = [
+        early,
+        [HumanMessage("after the restore", id="new1"), AIMessage("again", id="a25")],  # a25 was dropped
+        [AIMessage("answer 3, edited", id="a3")],
+        whole,
+        [AIMessage("answer 29, edited", id="a29"), RemoveMessage(id="h0")],
+        [RemoveMessage(id=REMOVE_ALL_MESSAGES), *start[:10], ToolMessage("closed", tool_call_id="c", id="t1")],
+        [AIMessage("answer 9, edited", id="a9"), HumanMessage("then", id="h12")],
+    ]
+    ours: list[AnyMessage] = append_messages([], start)
+    theirs: list[AnyMessage] = add_messages([], start)  # type: ignore[assignment]
+    for update in updates:
+        ours = append_messages(ours, update)
+        theirs = add_messages(theirs, update)  # type: ignore[assignment]
+        assert shown(ours) == shown(theirs)
+
+
+def test_a_saved_message_reads_back_as_it_was_each_with_fields_of_its_own() -> None:
+    said = [HumanMessage("hello", id="h"), AIMessage("", id="a", tool_calls=[{"name": "calc", "args": {"x": 1}, "id": "c1"}]),
+            ToolMessage("2", tool_call_id="c1", id="t"), AIMessage("two", id="b")]
+    back = decode_messages([encode_message(m) for m in said])
+    assert [m.model_dump() for m in back] == [m.model_dump() for m in said]
+    # Fields left at their defaults are filled in fresh: a tool result noted on one message is
+    # not on the next one.
+    back[0].additional_kwargs["note"] = "mine"
+    back[2].response_metadata["seen"] = True
+    assert back[3].additional_kwargs == {} and back[1].response_metadata == {}
+    assert back[3].tool_calls == [] and back[3].invalid_tool_calls == []
