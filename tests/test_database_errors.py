@@ -267,7 +267,7 @@ DROP_STEP = "BEFORE DELETE ON kazma_steps.steps FOR EACH ROW"
 @pytest.mark.engines("postgresql")
 @pytest.mark.parametrize("lost", ["the answer's checkpoint", "the answer"])
 async def test_a_turn_the_database_cut_ends_with_the_state_and_the_transcript_agreeing(
-    core: Core, chat: Chat, user: User, pg_url: str, lost: str
+    core: Core, chat: Chat, user: User, lost: str
 ) -> None:
     """Broke (the chaos test, one run in four): nothing of the answer was saved, and the database
     went away again after the cut turn was closed but before its unshown last step was dropped.
@@ -277,7 +277,7 @@ async def test_a_turn_the_database_cut_ends_with_the_state_and_the_transcript_ag
     checkpoint, with the transcript row, failed: the answer is kept, with its row."""
     await core.turns.send(chat.id, "hello")
     away = [ANSWER_ROW, DROP_STEP] + ([NODE_MESSAGES] if lost == "the answer" else [])
-    with postgres_away_for(pg_url, *away):
+    with postgres_away_for(core.settings.database.url.get_secret_value(), *away):
         with pytest.raises(StoreUnavailable):
             await core.turns.send(chat.id, "are you there?")
     await core.recover()  # what the server's sweep does every few seconds, the database back
