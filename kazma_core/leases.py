@@ -19,7 +19,7 @@ from kazma_core.replica import REPLICA_ID, replica_is_dead
 from kazma_core.retry import Backoff, ask_until
 from kazma_core.stores import fence
 from kazma_core.stores.engine import DatabaseError
-from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.interfaces import Also, AppStore
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +55,18 @@ def leave_to_sweep(chat_id: str) -> None:
 
 @contextlib.asynccontextmanager
 async def chat_lease(
-    store: AppStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0, *, finishing: bool = False
+    store: AppStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0, *, finishing: bool = False,
+    also: Also | None = None,
 ) -> AsyncIterator[str]:
     """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s);
-    `finishing`: to finish a restore a crash or an outage cut (AppStore.acquire_lease)."""
+    `finishing`: to finish a restore a crash or an outage cut; `also`: run in the transaction that
+    takes it (AppStore.acquire_lease)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
     _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
     try:
-        if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl, finishing=finishing)):
+        if not await ask_until(
+            ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl, finishing=finishing, also=also)
+        ):
             raise TurnRunning(message_id="turn_running")
     except BaseException:
         _HELD.discard(holder)
