@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -63,6 +64,7 @@ async def chat_lease(
     takes it (AppStore.acquire_lease)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
     _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
+    asked = time.time()  # the lease, once taken, expires ttl after this at the earliest
     try:
         if not await ask_until(
             ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl, finishing=finishing, also=also)
@@ -76,6 +78,7 @@ async def chat_lease(
         while True:
             await asyncio.sleep(ttl / 3)
             try:
+                asked = time.time()
                 renewed = await store.renew_lease(chat_id, holder, ttl)
             except DatabaseError as err:  # the database away for a moment: the next beat tries again
                 log.warning("chat %s: its lease could not be renewed (%s)", chat_id, err)
@@ -84,8 +87,9 @@ async def chat_lease(
                 # Expired and taken by another replica (or freed as dead): fencing stops the writes.
                 log.warning("chat %s: its %s lease was lost; this replica no longer writes to it", chat_id, purpose)
                 return
+            held.until = asked + ttl
 
-    held = fence.Fence(chat_id, holder)
+    held = fence.Fence(chat_id, holder, until=asked + ttl)
     token = fence.hold(held)
     beat = asyncio.create_task(heartbeat())
     try:
