@@ -60,8 +60,8 @@ async def chat_lease(
     also: Also | None = None,
 ) -> AsyncIterator[str]:
     """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s);
-    `finishing`: to finish a restore a crash or an outage cut; `also`: run in the transaction that
-    takes it (AppStore.acquire_lease)."""
+    `finishing`: to finish a restore a crash or an outage cut; `also`: what the holder reads as it
+    takes the lease (AppStore.acquire_lease)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
     _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
     asked = time.time()  # the lease, once taken, expires ttl after this at the earliest

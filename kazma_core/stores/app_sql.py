@@ -262,7 +262,7 @@ class SqlAppStore:
 
     def turn_start(self, chat_id: str, into: TurnStart) -> Also:
         """A read of what starting a turn checks (the chat, its pending cards, an undo ready) into
-        `into`, for the transaction that takes the chat's lease (acquire_lease's `also`)."""
+        `into`, as the chat's lease is taken (acquire_lease's `also`)."""
 
         def read(conn: Conn) -> None:
             row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
@@ -518,11 +518,16 @@ class SqlAppStore:
             )
             if cur.rowcount != 1:
                 return False
-            if also is not None:
+            if also is not None and self.db.dialect == "sqlite":
                 also(conn)
             return True
 
-        return await self.db.tx(write)
+        taken = await self.db.tx(write)
+        if taken and also is not None and self.db.dialect != "sqlite":
+            # Read after the lease's transaction, not in it: in a SERIALIZABLE transaction, reads of
+            # other chats' index pages made the turns of different chats conflict (503s under load).
+            await self.db.run(also)
+        return taken
 
     async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:
         cur = await self.db.tx(

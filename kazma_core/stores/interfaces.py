@@ -126,7 +126,7 @@ class AppStore(Protocol):
 
     def turn_start(self, chat_id: str, into: TurnStart) -> Also:
         """A read of what starting a turn checks (the chat, its pending cards, an undo ready) into
-        `into`, for the transaction that takes the chat's lease (acquire_lease's `also`)."""
+        `into`, as the chat's lease is taken (acquire_lease's `also`)."""
         ...
 
     async def get_chat(self, chat_id: str) -> Chat | None:
@@ -209,7 +209,8 @@ class AppStore(Protocol):
     ) -> bool:
         """Take the chat's lease unless another holds it; unless `finishing`, not while a restore
         of the chat is still to be finished (its steps part was cut: whoever finishes it first).
-        `also` runs in the same transaction once the lease is taken (what the holder reads first)."""
+        `also` reads what the holder needs first, once the lease is taken: in the same transaction on
+        SQLite, just after it on PostgreSQL."""
         ...
 
     async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:
