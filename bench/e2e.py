@@ -1,7 +1,8 @@
 """End-to-end bench: `kazma serve` driven over HTTP as a person uses it, beside the same server
 on LangGraph's stock checkpointer (bench/stock_serve.py), with the same messages, in one run.
 
-For each server, in a fresh data folder, default settings, the offline model:
+For each server, in a fresh data folder, default settings, the offline model answering at once
+(model.piece_seconds 0: its words otherwise come 0.03 s apart):
 
 1. one chat grown to a tenth, half and all of --messages (1,000 unless told: 100, 500 and
    1,000; user messages of about 580 characters, answers that quote them): bytes in the data
@@ -310,6 +311,9 @@ async def run(kind: str, quick: bool, messages: int, base: Path, database_url: s
     tokens = await users(load_settings(data_dir=str(data), **database), ["ann", "bob", *[f"u{i}" for i in range(20)]])
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAZMA_")}
     env.update(KAZMA_CONFIG=str(base / "no-user-file.toml"), NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    # The offline model answers at once, as it did before it streamed: at its default pace (0.03 s a
+    # word) every turn would take about 3 s of pauses, and the bench would measure that pace, not Kazma.
+    env["KAZMA_MODEL__PIECE_SECONDS"] = "0"
     if database_url:
         env["KAZMA_DATABASE__URL"] = database_url
     server = Server(kind, data, env, database_url)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -19,7 +20,7 @@ from kazma_core.replica import REPLICA_ID, replica_is_dead
 from kazma_core.retry import Backoff, ask_until
 from kazma_core.stores import fence
 from kazma_core.stores.engine import DatabaseError
-from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.interfaces import Also, AppStore
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +56,19 @@ def leave_to_sweep(chat_id: str) -> None:
 
 @contextlib.asynccontextmanager
 async def chat_lease(
-    store: AppStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0, *, finishing: bool = False
+    store: AppStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0, *, finishing: bool = False,
+    also: Also | None = None,
 ) -> AsyncIterator[str]:
     """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s);
-    `finishing`: to finish a restore a crash or an outage cut (AppStore.acquire_lease)."""
+    `finishing`: to finish a restore a crash or an outage cut; `also`: what the holder reads as it
+    takes the lease (AppStore.acquire_lease)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
     _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
+    asked = time.time()  # the lease, once taken, expires ttl after this at the earliest
     try:
-        if not await ask_until(ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl, finishing=finishing)):
+        if not await ask_until(
+            ASK_AGAIN, wait, lambda: store.acquire_lease(chat_id, holder, purpose, ttl, finishing=finishing, also=also)
+        ):
             raise TurnRunning(message_id="turn_running")
     except BaseException:
         _HELD.discard(holder)
@@ -72,6 +78,7 @@ async def chat_lease(
         while True:
             await asyncio.sleep(ttl / 3)
             try:
+                asked = time.time()
                 renewed = await store.renew_lease(chat_id, holder, ttl)
             except DatabaseError as err:  # the database away for a moment: the next beat tries again
                 log.warning("chat %s: its lease could not be renewed (%s)", chat_id, err)
@@ -80,8 +87,9 @@ async def chat_lease(
                 # Expired and taken by another replica (or freed as dead): fencing stops the writes.
                 log.warning("chat %s: its %s lease was lost; this replica no longer writes to it", chat_id, purpose)
                 return
+            held.until = asked + ttl
 
-    held = fence.Fence(chat_id, holder)
+    held = fence.Fence(chat_id, holder, until=asked + ttl)
     token = fence.hold(held)
     beat = asyncio.create_task(heartbeat())
     try:

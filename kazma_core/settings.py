@@ -62,7 +62,7 @@ class ModelSettings(_Section):
     temperature: float = Field(ge=0.0, le=2.0)
     timeout_seconds: float = Field(gt=0, le=3600)
     max_tokens: int = Field(ge=1, le=200_000)
-    piece_seconds: float = Field(ge=0, le=5, description="The offline model: pause between two words of its answer as it streams")
+    piece_seconds: float = Field(ge=0, le=5, description="The offline model: pause between two words of its answer as it streams (0: the answer in one piece)")
 
 
 class ServerSettings(_Section):

@@ -141,18 +141,20 @@ async def _ask(model: Runnable[Any, BaseMessage], messages: ChatPromptValue, act
         whole = await model.ainvoke(messages)
         return whole if isinstance(whole, AIMessage) else AIMessage(content=str(whole.content))
     stop = current_stop()
-    gathered: AIMessageChunk | None = None
+    # Merged once at the end: adding each piece to the sum so far builds a new message a piece,
+    # each holding the whole text so far (a cost that grows with the square of the answer).
+    chunks: list[AIMessageChunk] = []
     async with contextlib.aclosing(model.astream(messages)) as pieces:
         async for chunk in pieces:
             if not isinstance(chunk, AIMessageChunk):
                 continue
-            gathered = chunk if gathered is None else gathered + chunk
+            chunks.append(chunk)
             activity.piece(chunk.text)
             if stop is not None and stop.is_set():
-                return _stopped_reply("".join(activity.said), gathered)
-    if gathered is None:
+                return _stopped_reply("".join(activity.said), chunks[0] + chunks[1:])
+    if not chunks:
         return AIMessage(content="")
-    reply = message_chunk_to_message(gathered)
+    reply = message_chunk_to_message(chunks[0] + chunks[1:])
     return reply if isinstance(reply, AIMessage) else AIMessage(content=reply.text)
 
 

@@ -82,12 +82,14 @@ class OfflineChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _pieces(self, messages: list[BaseMessage]) -> list[AIMessageChunk]:
-        """The answer as a model streams it: word by word, the usage last; a tool call in one piece."""
+        """The answer as a model streams it: word by word, the usage last; a tool call in one piece.
+        Without a pause between two words they would all come at once: the answer is one piece
+        (a piece costs LangChain and the turn a message object and a pass through the stream)."""
         message = self._generate(messages).generations[0].message
         assert isinstance(message, AIMessage)
         calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
                  for i, c in enumerate(message.tool_calls)]
-        words = PIECE.findall(_text(message)) or [""]
+        words = (PIECE.findall(_text(message)) if self.piece_seconds else [_text(message)]) or [""]
         chunks = [AIMessageChunk(content=w, id=message.id) for w in words]
         chunks[-1] = AIMessageChunk(content=words[-1], tool_call_chunks=calls, usage_metadata=message.usage_metadata)
         return chunks

@@ -28,7 +28,7 @@ from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
 from kazma_core.stores.backends import database_url
 from kazma_core.stores.snapshots import StepInfo
-from kazma_core.stores.types import NOTE_KEY, Card
+from kazma_core.stores.types import NOTE_KEY, Card, TurnStart
 from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.titles import UNTITLED, title_from
@@ -113,13 +113,14 @@ class TurnRunner:
         if not text:
             raise InvalidInput(message_id="empty_message")
         await self.quota.check_message(chat_id, text)
-        await self.settle_expired(chat_id)
-        held = contextlib.AsyncExitStack()
-        await held.enter_async_context(
-            chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds, wait_for_lease)
-        )
+        held, ready = await self._take(chat_id, wait_for_lease)
+        if any(card.expires_at <= time.time() for card in ready.pending):
+            # A card past its time is closed as expired first (its paused turn finishes), then asked again.
+            await held.aclose()
+            await self.settle_expired(chat_id)
+            held, ready = await self._take(chat_id, wait_for_lease)
         try:
-            chat, pending = await self.store.turn_context(chat_id)
+            chat, pending = ready.chat, ready.pending
             if pending:
                 raise ApprovalPending(message_id="approval_pending_send", gates=gates_of(pending))
             if chat is None:
@@ -131,7 +132,8 @@ class TurnRunner:
             if chat.last_turn == 0 and chat.title == UNTITLED and await self.store.title_untitled(chat_id, UNTITLED, title_from(text)):
                 self.events.publish(chat_id, "chat", {"title": title_from(text)})
             # A turn starting ends the last restore's undo: the chat has moved on.
-            await self.kept.drop(chat_id, TURN)
+            if ready.undo_ready:
+                await self.kept.drop(chat_id, TURN)
         except BaseException:
             await held.aclose()
             raise
@@ -147,6 +149,15 @@ class TurnRunner:
             "model": self.model_name,
         }
         return StartedTurn(chat_id, turn_index, start, held)
+
+    async def _take(self, chat_id: str, wait: float) -> tuple[contextlib.AsyncExitStack, TurnStart]:
+        """The chat's lease, and what starting a turn checks, read in the transaction that takes it."""
+        held = contextlib.AsyncExitStack()
+        ready = TurnStart()
+        await held.enter_async_context(chat_lease(
+            self.store, chat_id, "turn", self.settings.agent.lease_seconds, wait, also=self.store.turn_start(chat_id, ready)
+        ))
+        return held, ready
 
     async def finish(self, turn: StartedTurn) -> TurnResult:
         """Run a begun turn to its answer (or its approval card), then release the chat."""

@@ -41,6 +41,11 @@ FORGOTTEN = "forgotten"  # the chat was forgotten, or its memory turned off
 EXPIRED = "expired"
 
 
+def undo_ready(conn: Conn, chat_id: str) -> bool:
+    """Whether the chat has an undo ready (one indexed read: every turn asks, as it takes the lease)."""
+    return conn.execute("SELECT 1 FROM undos WHERE chat_id = ? AND state = ?", (chat_id, READY)).fetchone() is not None
+
+
 @dataclass(frozen=True)
 class StepPoint:
     """Where in a chat a step stands."""
@@ -305,11 +310,8 @@ class RewindRows:
         )
 
     async def ready(self, chat_id: str) -> bool:
-        """Whether the chat has an undo ready (one indexed read: every turn asks)."""
-        found = await self.db.run(
-            lambda c: c.execute("SELECT 1 FROM undos WHERE chat_id = ? AND state = ?", (chat_id, READY)).fetchone()
-        )
-        return found is not None
+        """Whether the chat has an undo ready."""
+        return await self.db.run(lambda c: undo_ready(c, chat_id))
 
     @staticmethod
     def give_up(chat_id: str, why: str) -> GiveUp:

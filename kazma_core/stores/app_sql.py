@@ -14,8 +14,9 @@ import orjson
 
 from kazma_core.stores.bodies import unpack
 from kazma_core.stores.engine import Conn, Database, Row, octets
+from kazma_core.stores.app_rewind import undo_ready
 from kazma_core.stores.interfaces import Also
-from kazma_core.stores.types import Alert, Card, Chat, Fact, Place, TranscriptRow, User
+from kazma_core.stores.types import Alert, Card, Chat, Fact, Place, TranscriptRow, TurnStart, User
 
 
 def hash_token(token: str) -> str:
@@ -259,17 +260,20 @@ class SqlAppStore:
 
         return await self.db.tx(write)
 
-    async def turn_context(self, chat_id: str) -> tuple[Chat | None, list[Card]]:
-        """The chat and its pending approval cards, read together (what starting a turn checks)."""
+    def turn_start(self, chat_id: str, into: TurnStart) -> Also:
+        """A read of what starting a turn checks (the chat, its pending cards, an undo ready) into
+        `into`, as the chat's lease is taken (acquire_lease's `also`)."""
 
-        def read(conn: Conn) -> tuple[Chat | None, list[Card]]:
+        def read(conn: Conn) -> None:
             row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
             cards = conn.execute(
                 "SELECT * FROM approvals WHERE chat_id = ? AND status = 'pending' ORDER BY created_at", (chat_id,)
             ).fetchall()
-            return (_chat(row) if row else None), [_card(r) for r in cards]
+            into.chat = _chat(row) if row else None
+            into.pending = [_card(r) for r in cards]
+            into.undo_ready = undo_ready(conn, chat_id)
 
-        return await self.db.run(read)
+        return read
 
     async def get_chat(self, chat_id: str) -> Chat | None:
         row = await self.db.run(lambda c: c.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone())
@@ -496,7 +500,7 @@ class SqlAppStore:
 
     # turn leases ----------------------------------------------------------------------
     async def acquire_lease(
-        self, chat_id: str, holder: str, purpose: str, ttl: float, *, finishing: bool = False
+        self, chat_id: str, holder: str, purpose: str, ttl: float, *, finishing: bool = False, also: Also | None = None
     ) -> bool:
         def write(conn: Conn) -> bool:
             if not finishing and conn.execute(
@@ -512,9 +516,18 @@ class SqlAppStore:
                 " expires_at = excluded.expires_at WHERE leases.expires_at < ?",
                 (chat_id, holder, purpose, now + ttl, now),
             )
-            return cur.rowcount == 1
+            if cur.rowcount != 1:
+                return False
+            if also is not None and self.db.dialect == "sqlite":
+                also(conn)
+            return True
 
-        return await self.db.tx(write)
+        taken = await self.db.tx(write)
+        if taken and also is not None and self.db.dialect != "sqlite":
+            # Read after the lease's transaction, not in it: in a SERIALIZABLE transaction, reads of
+            # other chats' index pages made the turns of different chats conflict (503s under load).
+            await self.db.run(also)
+        return taken
 
     async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:
         cur = await self.db.tx(

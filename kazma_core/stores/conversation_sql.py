@@ -236,10 +236,22 @@ class SqlConversationStore(ConversationStore):
     def __init__(self, db: Database, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self.db = db
+        self._one_writer = db.dialect == "sqlite"  # fence.check: a transaction holds the file's only write lock
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._held_bytes = 0
         # Messages a task's write stored, by identity, until the chat's next checkpoint takes them in.
         self._written: dict[str, dict[int, tuple[int, int, Any, str | None]]] = {}
+
+    @staticmethod
+    def _space(conn: Conn, thread_id: str, lease: fence.Fence | None) -> str:
+        """The chat's body space, read once while its lease is held: only a write of the chat's own
+        (a fork's first put, a deletion) changes it, and those run under the lease too."""
+        if lease is None:
+            return space_of(conn, thread_id)
+        found = lease.notes.get(SPACES)
+        if found is None:
+            found = lease.notes[SPACES] = space_of(conn, thread_id)
+        return found
 
     # the newest checkpoint of each chat, in memory ------------------------------------------
     def _keep(self, held: _Held) -> None:
@@ -499,8 +511,8 @@ class SqlConversationStore(ConversationStore):
         held = fence.fence_for(thread_id)
 
         def put(conn: Conn) -> None:
-            fence.check(conn, held)
-            self._put(conn, job)
+            fence.check(conn, held, one_writer=self._one_writer)
+            self._put(conn, job, held)
 
         await self.db.tx(put)
         if bundle is not None:
@@ -535,10 +547,12 @@ class SqlConversationStore(ConversationStore):
             return 0, [], 0
         return shared, bodies.runs_prefix(runs, shared), int(row["msg_bytes"] or 0) * shared // max(int(row["msg_count"]), 1)
 
-    def _put(self, conn: Conn, job: _PutJob) -> None:
+    def _put(self, conn: Conn, job: _PutJob, lease: fence.Fence | None = None) -> None:
         if job.also is not None:
             job.also(conn)
         if job.joins is not None:
+            if lease is not None:
+                lease.notes.pop(SPACES, None)  # read again once this has committed
             # A fork joins its source's body space: its messages and transcript rows refer to
             # the source's bodies instead of copying them.
             job.space = space_of(conn, job.joins)
@@ -548,7 +562,7 @@ class SqlConversationStore(ConversationStore):
                 (job.thread_id, job.space),
             )
         else:
-            job.space = space_of(conn, job.thread_id)
+            job.space = self._space(conn, job.thread_id, lease)
         values = dict(job.checkpoint["channel_values"])
         refs = count = msg_bytes = None
         if job.messages is not None:
@@ -672,7 +686,7 @@ class SqlConversationStore(ConversationStore):
                 # messages the newest checkpoint holds already (a restore writes them back)
                 # are known by identity and not serialised again.
                 if not interning:
-                    interning.append(bodies.Interner(conn, BODIES, space_of(conn, thread_id)))
+                    interning.append(bodies.Interner(conn, BODIES, self._space(conn, thread_id, lease)))
                 interner = interning[0]
                 # A restore writes back the newest checkpoint's first messages: their references
                 # are that checkpoint's, found by pointer in C, not message by message.
@@ -699,7 +713,7 @@ class SqlConversationStore(ConversationStore):
         def write(conn: Conn) -> None:
             written.clear()
             interning.clear()
-            fence.check(conn, lease)
+            fence.check(conn, lease, one_writer=self._one_writer)
             conn.executemany(
                 "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)"

@@ -17,13 +17,22 @@ write instead would leave a window in which a stray step is written and seen, an
 in it would keep it. On SQLite the steps are a file of their own, and one process serves a
 data folder (kazma.serve.lock): no other replica can take a chat over there, so the steps'
 writes are not fenced.
+
+On SQLite a write's transaction holds the file's one write lock (BEGIN IMMEDIATE), and every
+process that could take a lease over runs on this machine's clock. A lease this holder renewed
+until a time still to come cannot have been taken: a taker must first find it expired, by the
+same clock, and write the row under that lock. There the row is read only once that time has
+passed (a stall, the database away): the check costs a statement only when it can fail. On
+PostgreSQL the row is read by every write: its replicas' clocks are not one, and the read is
+what makes a takeover and the write conflict (SERIALIZABLE).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from kazma_core.errors import LeaseLost
 from kazma_core.stores.engine import Conn
@@ -34,6 +43,9 @@ class Fence:
     chat_id: str
     holder: str
     active: bool = True  # False once released: a task that outlives its lease is not fenced by it
+    until: float = 0.0  # the lease is this holder's until then at least (time.time(): its last taking or renewal)
+    # What only the chat's own writes change (its body space), read once while the lease is held.
+    notes: dict[str, str] = field(default_factory=dict)
 
 
 _HELD: contextvars.ContextVar[Fence | None] = contextvars.ContextVar("kazma_lease_fence", default=None)
@@ -63,10 +75,12 @@ def held_chat() -> str | None:
     return fence.chat_id if fence is not None and fence.active else None
 
 
-def check(conn: Conn, fence: Fence | None, leases: str = "leases") -> None:
+def check(conn: Conn, fence: Fence | None, leases: str = "leases", *, one_writer: bool = False) -> None:
     """Inside a write's transaction: raise LeaseLost when the lease is no longer the writer's.
-    `leases` is the lease table as the connection names it (``kazma.leases`` from the steps' schema)."""
-    if fence is None:
+    `leases` is the lease table as the connection names it (``kazma.leases`` from the steps' schema);
+    `one_writer`: the transaction holds the database's only write lock, on this machine's clock
+    (SQLite), so a lease renewed until a time to come is not read again (see above)."""
+    if fence is None or (one_writer and time.time() < fence.until):
         return
     row = conn.execute(f"SELECT holder FROM {leases} WHERE chat_id = ?", (fence.chat_id,)).fetchone()
     if row is None or row["holder"] != fence.holder:

@@ -17,7 +17,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from kazma_core.stores.engine import Conn, Database
-from kazma_core.stores.types import Alert, AuditRow, Card, Chat, Fact, Place, TranscriptRow, User
+from kazma_core.stores.types import Alert, AuditRow, Card, Chat, Fact, Place, TranscriptRow, TurnStart, User
 
 # A write of the caller's that commits with the conversation store's next put of a chat.
 Also = Callable[[Conn], None]
@@ -124,8 +124,9 @@ class AppStore(Protocol):
     ) -> Chat:
         ...
 
-    async def turn_context(self, chat_id: str) -> tuple[Chat | None, list[Card]]:
-        """The chat and its pending approval cards, read together (what starting a turn checks)."""
+    def turn_start(self, chat_id: str, into: TurnStart) -> Also:
+        """A read of what starting a turn checks (the chat, its pending cards, an undo ready) into
+        `into`, as the chat's lease is taken (acquire_lease's `also`)."""
         ...
 
     async def get_chat(self, chat_id: str) -> Chat | None:
@@ -204,10 +205,12 @@ class AppStore(Protocol):
         ...
 
     async def acquire_lease(
-        self, chat_id: str, holder: str, purpose: str, ttl: float, *, finishing: bool = False
+        self, chat_id: str, holder: str, purpose: str, ttl: float, *, finishing: bool = False, also: Also | None = None
     ) -> bool:
         """Take the chat's lease unless another holds it; unless `finishing`, not while a restore
-        of the chat is still to be finished (its steps part was cut: whoever finishes it first)."""
+        of the chat is still to be finished (its steps part was cut: whoever finishes it first).
+        `also` reads what the holder needs first, once the lease is taken: in the same transaction on
+        SQLite, just after it on PostgreSQL."""
         ...
 
     async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # additional_kwargs of an AI message that closes a turn without an answer: {"role", "text"} of its row
@@ -73,6 +73,15 @@ class Card:
             "turn_index": self.turn_index,
             "expires_at": self.expires_at,
         }
+
+
+@dataclass
+class TurnStart:
+    """What starting a turn checks, read in the transaction that takes the chat's lease."""
+
+    chat: Chat | None = None
+    pending: list[Card] = field(default_factory=list)  # its approval cards still waiting
+    undo_ready: bool = False  # a restore's undo the turn ends
 
 
 @dataclass(frozen=True)
