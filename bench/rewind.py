@@ -22,10 +22,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kazma_core.core import Core  # noqa: E402
-from kazma_core.settings import load_settings  # noqa: E402
-from kazma_core.stores.types import Chat, User  # noqa: E402
-from kazma_core.stores.snapshots import NewStep  # noqa: E402
 from kazma_core.messages import encode_message  # noqa: E402
+from kazma_core.settings import load_settings  # noqa: E402
+from kazma_core.stores.snapshots import NewStep  # noqa: E402
+from kazma_core.stores.types import Chat, User  # noqa: E402
 from kazma_core.time_travel import MessageIds  # noqa: E402
 from kazma_ui.thread_rewind import RewindService  # noqa: E402
 

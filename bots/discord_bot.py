@@ -27,8 +27,8 @@ import discord
 import yarl
 from discord import app_commands
 
+from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, chat_title, split_text
 from bots.streaming import DISCORD_EVERY, GrowingAnswer, LiveMessage
-from bots.gateway import APPROVE, CONFIRM, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings

@@ -37,8 +37,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bots.gateway import APPROVE, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, alongside, chat_title, split_text
 from bots.streaming import SLACK_EVERY, GrowingAnswer, LiveMessage
-from bots.gateway import alongside, APPROVE, CONFIRM, Button, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings, SlackSettings

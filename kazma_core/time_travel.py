@@ -23,14 +23,13 @@ import orjson
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from kazma_core.agent.tools import TOOLS
-from kazma_core.stores.types import NOTE_KEY
-
 from kazma_core.errors import StoreUnavailable
 from kazma_core.events import EventBus
 from kazma_core.messages import encode_message
 from kazma_core.metrics import CAPTURE_TOTAL
 from kazma_core.settings import TimeTravelSettings
 from kazma_core.stores.snapshots import Budgets, NewStep, SnapshotStore, StepInfo
+from kazma_core.stores.types import NOTE_KEY
 
 log = logging.getLogger(__name__)
 

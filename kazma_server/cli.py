@@ -10,9 +10,9 @@ import secrets
 import sys
 from typing import Any
 
+from kazma_core.core import prepare_data_dir
 from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError, SettingsError
-from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, ensure_data_dir, load_settings
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.backends import app_db, database_url, ensure_ready

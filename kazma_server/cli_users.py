@@ -7,17 +7,17 @@ import asyncio
 import shutil
 from typing import Any
 
+from kazma_core.catalogue import sentence
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
-from kazma_core.catalogue import sentence
 from kazma_core.quota import folder_bytes
-from kazma_core.sizes import human_size
 from kazma_core.settings import Settings
-from kazma_server.cli_data import data_folder
-from kazma_core.stores.types import User
+from kazma_core.sizes import human_size
 from kazma_core.stores.app_sql import SqlAppStore
-from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.backends import app_db
+from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.types import User
+from kazma_server.cli_data import data_folder
 
 
 def register(users: Any) -> None:

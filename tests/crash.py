@@ -34,8 +34,8 @@ SERVE_START_SECONDS = 60.0
 def stages() -> dict[str, tuple[Any, str]]:
     """Where a child can be cut: (owner, name of the method after which it dies)."""
     import kazma_ui.thread_rewind as rewind_module
-    from kazma_core.stores.app_rewind import RewindRows
     from kazma_core.file_rewind import WorkspaceFiles
+    from kazma_core.stores.app_rewind import RewindRows
     from kazma_core.stores.conversation_sql import SqlConversationStore
     from kazma_core.stores.files_sql import SqlFileStore
     from kazma_core.stores.snapshots_sql import SqlSnapshotStore

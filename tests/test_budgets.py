@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import os
-
 import sqlite3
 from pathlib import Path
 from typing import Any

@@ -4,11 +4,10 @@ each new step announced on the chat stream once it is stored."""
 
 from __future__ import annotations
 
-import pytest
-
 import re
 from pathlib import Path
 
+import pytest
 
 from kazma_core.core import Core
 from kazma_core.stores.types import Chat

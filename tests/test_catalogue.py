@@ -6,19 +6,18 @@ import re
 
 import pytest
 
-
 from commands import registry
-from commands.i18n import error_text
-from kazma_core import errors
-from kazma_core.catalogue import ALL, LISTS, error_sentence, sentence
-from kazma_core.errors import NotFound
 from commands.executor import execute
+from commands.i18n import error_text
 from commands.parser import parse
 from commands.service_target import ServiceTarget
 from commands.target import CommandContext
+from kazma_core import errors
+from kazma_core.catalogue import ALL, LISTS, error_sentence, sentence
+from kazma_core.errors import NotFound
 from tests.conftest import Person
-from tests.http_server import RunningServer
 from tests.helpers import error_of, new_chat
+from tests.http_server import RunningServer
 
 NOT_YOURS = ALL["errors.chat_not_yours"].en
 

@@ -19,8 +19,8 @@ from tests.http_server import serve_kazma
 from tests.test_discord_bot import Bot as DiscordBot
 from tests.test_discord_bot import bot as discord_bot  # noqa: F401  (fixtures of the Discord tests)
 from tests.test_discord_bot import fake, kazma, restore_discord_globals  # noqa: F401
-from tests.test_slack_bot import BOT_TOKEN, DM, SECRET, Slack, add_people, text_of
 from tests.test_slack_bot import ANN as SLACK_ANN
+from tests.test_slack_bot import BOT_TOKEN, DM, SECRET, Slack, add_people, text_of
 from tests.test_telegram_bot import telegram_bot_running
 
 QUESTION = " ".join(f"w{n}" for n in range(40))

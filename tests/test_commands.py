@@ -10,7 +10,8 @@ import uuid
 from typing import Any
 
 import pytest
-from hypothesis import given, settings as hyp_settings
+from hypothesis import given
+from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -18,7 +19,6 @@ from commands import registry
 from commands.answers import CommandResult
 from commands.executor import execute
 from commands.i18n import error_text, pick_lang
-from kazma_core.catalogue.commands import COMMANDS
 from commands.parser import (
     BUILDERS,
     Fork,
@@ -36,10 +36,11 @@ from commands.parser import (
 from commands.service_target import ServiceTarget
 from commands.target import CommandContext
 from kazma_core import errors
+from kazma_core.catalogue.commands import COMMANDS
 from kazma_core.core import Core
-from kazma_core.stores.types import Chat, User
-from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
+from kazma_core.stores.snapshots import NewStep
+from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import GroupGrant, RewindService
 
 BASE = "http://kazma.test:8765"

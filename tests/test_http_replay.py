@@ -8,8 +8,6 @@ description (no answer may be a server error).
 
 from __future__ import annotations
 
-import pytest
-
 import asyncio
 import time
 import uuid
@@ -18,6 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
@@ -28,13 +27,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from schemathesis.checks import CHECKS, is_check_class
 from schemathesis.generation import GenerationMode
 
+from kazma_core.messages import encode_message
 from kazma_core.settings import Settings
 from kazma_core.stores.snapshots import NewStep
-from kazma_core.messages import encode_message
-from tests.conftest import make_settings, user_file
-from tests.http_server import RunningServer, serve_kazma
-from tests.conftest import Person
+from tests.conftest import Person, make_settings, user_file
 from tests.helpers import chat_ids, error_of, new_chat, open_events, say, transcript, turn_over
+from tests.http_server import RunningServer, serve_kazma
 
 # The same behaviour on both store engines.
 pytestmark = pytest.mark.engines()

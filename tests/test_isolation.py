@@ -6,11 +6,10 @@ and real folders; each test is one row of the issue's table.
 
 from __future__ import annotations
 
-import base64
-import os
-
 import asyncio
+import base64
 import contextlib
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,8 @@ import pytest
 
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings, person, user_file
-from tests.http_server import RunningServer, serve_kazma
 from tests.helpers import chat_ids, error_of, new_chat, say, transcript
+from tests.http_server import RunningServer, serve_kazma
 
 
 async def approve(who: Person, chat: str, turn: dict[str, Any]) -> dict[str, Any]:

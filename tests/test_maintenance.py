@@ -20,11 +20,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.core import Core
 from kazma_core.maintenance import ALERT_TEXT_LEFT, DAY, MIN_FREE_BYTES, Maintenance, compaction_decision
+from kazma_core.messages import encode_message
 from kazma_core.schedule import JOB_ID, schedule_daily, start_scheduler, stop_scheduler
 from kazma_core.settings import Settings
-from kazma_core.stores.types import User
 from kazma_core.stores.snapshots import Budgets, NewStep
-from kazma_core.messages import encode_message
+from kazma_core.stores.types import User
 from kazma_core.time_travel import MessageIds
 from kazma_server.cli import main
 from tests.conftest import make_settings, metric

@@ -34,12 +34,13 @@ from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.stores.replica_sql import ReplicaStore, one_at_a_time
 from kazma_server.cli import FIRST_OWNER
 from tests.conftest import make_settings
+from tests.crash import killed_after as cut_after
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
 from tests.helpers import open_events
-from tests.crash import killed_after as cut_after
 from tests.test_restore_crash import prepared
-from tests.test_undo_crash import prepared as restored_chat, seen
 from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
+from tests.test_undo_crash import prepared as restored_chat
+from tests.test_undo_crash import seen
 
 TG_TOKEN = "5550002222:AAH-replicas-test-token"
 ANN_TG = person(5557654321, "Ann")

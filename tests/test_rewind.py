@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable
 import time
 import uuid
+from collections.abc import Awaitable
 from pathlib import Path
 
 import pytest
@@ -21,9 +21,9 @@ from kazma_core.errors import (
     StoreUnavailable,
     TurnRunning,
 )
-from kazma_core.stores.types import Chat, User
-from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
+from kazma_core.stores.snapshots import NewStep
+from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings, metric
 

@@ -19,8 +19,8 @@ import pytest
 
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings, user_file
-from tests.http_server import RunningServer, serve_kazma
 from tests.helpers import error_of, new_chat, say
+from tests.http_server import RunningServer, serve_kazma
 from tests.web_session import browser_client, login_url
 
 KAZMA = str(Path(sys.executable).parent / "kazma")

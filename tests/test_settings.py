@@ -10,9 +10,9 @@ import pytest
 
 from kazma_core.errors import SettingsError
 from kazma_core.settings import is_live, load_settings, setting_names, validate_override
+from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.sqlite import SqliteDB
-from kazma_core.stores.app_schema import MIGRATIONS
 
 
 def test_time_travel_defaults_are_the_specs(tmp_path: Path) -> None:

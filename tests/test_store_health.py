@@ -20,8 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kazma_core.settings import Settings
 from tests.conftest import Person
-from tests.http_server import RunningServer
 from tests.helpers import error_of, free_port, new_chat, say
+from tests.http_server import RunningServer
 
 
 def gauge(text: str, name: str, **labels: str) -> float | None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from kazma_ui.tui.app import KazmaTui  # noqa: F401  (the pilot's app)
 from tests.conftest import Person
 from tests.fakes.telegram_server import private_chat
+from tests.helpers import new_chat, said, say, steps_of
 from tests.http_server import RunningServer
 from tests.test_telegram_bot import ANN, ARABIC, LINA, YES, Bot, bot  # noqa: F401  (bot is a fixture)
-from tests.helpers import new_chat, said, say, steps_of
 from tests.test_tui import enter, tui, until, until_shown
 
 

@@ -45,13 +45,13 @@ log = logging.getLogger(__name__)
 from kazma_core.agent.activity import TURN_KEY, DeltaStream, result_state, tool_block
 from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.stops import current_stop
-from kazma_core.catalogue.errors import ERRORS
 from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext, ToolLimits, run_tool
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import without_paths
 from kazma_core.messages import append_messages, load_messages
-from kazma_core.stores.types import NOTE_KEY
 from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.types import NOTE_KEY
+
 SYSTEM_PROMPT = (
     "You are Kazma, a helpful assistant. Use the tools when they help: remember and forget facts, "
     "calculate, write files in the workspace (the user approves each write), take notes."

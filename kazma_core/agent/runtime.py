@@ -18,7 +18,13 @@ from kazma_core.agent.graph import TurnDeps, closing_messages
 from kazma_core.agent.stops import StopRequests
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import (
-    ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, StoreUnavailable, TurnFailed,
+    ApprovalClosed,
+    ApprovalPending,
+    InvalidInput,
+    KazmaError,
+    NotFound,
+    StoreUnavailable,
+    TurnFailed,
     without_paths,
 )
 from kazma_core.events import EventBus
@@ -27,12 +33,11 @@ from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
 from kazma_core.stores.backends import database_url
+from kazma_core.stores.interfaces import AppStore, ConversationStore
 from kazma_core.stores.snapshots import StepInfo
 from kazma_core.stores.types import NOTE_KEY, Card
-from kazma_core.stores.interfaces import AppStore
-from kazma_core.stores.interfaces import ConversationStore
-from kazma_core.titles import UNTITLED, title_from
 from kazma_core.time_travel import SnapshotRecorder
+from kazma_core.titles import UNTITLED, title_from
 from kazma_core.undo_keep import TURN, UndoKeep
 
 log = logging.getLogger(__name__)

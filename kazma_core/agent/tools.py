@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from kazma_core.agent.stops import current_stop
 from kazma_core.stores.interfaces import AppStore
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RESULT_CHARS = 65_536

@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 
 import orjson
+
 from kazma_core.stores.engine import Conn
 
 PACK_FROM = 512  # bytes: a longer body is kept compressed when that saves room,

@@ -39,7 +39,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
-    writes_sort_key,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -47,15 +46,15 @@ from langgraph.checkpoint.base import (
     copy_checkpoint,
     get_checkpoint_id,
     get_checkpoint_metadata,
+    writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from kazma_core.messages import decode_messages, encode_message
 from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
-
 from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack
 from kazma_core.stores.types import NOTE_KEY

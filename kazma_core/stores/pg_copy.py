@@ -22,8 +22,9 @@ import psycopg
 from psycopg import sql
 
 from kazma_core.stores.engine import Conn
-from kazma_core.stores.postgres import DatabaseUnreachable, PgConn, SETTING, migrate, redact, reset_sequences
-from kazma_core.stores.sqlite import Migration, migrate as migrate_sqlite, open_sqlite
+from kazma_core.stores.postgres import SETTING, DatabaseUnreachable, PgConn, migrate, redact, reset_sequences
+from kazma_core.stores.sqlite import Migration, open_sqlite
+from kazma_core.stores.sqlite import migrate as migrate_sqlite
 
 VERSION_TABLE = "kazma_version"
 BATCH = 1000

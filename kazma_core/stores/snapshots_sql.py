@@ -23,8 +23,8 @@ import orjson
 from kazma_core.errors import StoreUnavailable, without_paths
 from kazma_core.stores import bodies, fence, files_sql
 from kazma_core.stores.bodies import Runs
-from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 from kazma_core.stores.engine import Conn, Database, DatabaseError, Row
+from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 
 T = TypeVar("T")
 

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kazma_core.stores.engine import Conn
 from kazma_core.stores.bodies import decode_runs, intervals, merge
+from kazma_core.stores.engine import Conn
 from kazma_core.stores.snapshots_sql import _delete_where, space_of
 
 MAX_MARKER = 256

@@ -21,6 +21,7 @@ from kazma_core.core import Core
 from kazma_core.errors import InvalidInput, KazmaError
 from kazma_core.stores.types import Chat, Place, User
 from kazma_ui.paging import MAX_PAGE, PAGE
+from kazma_ui.versions import EDIT, REGENERATE, Made, Versions
 from kazma_ui.web.auth import current_user, still_signed_in, surface_of
 from kazma_ui.web.markdown import answer_html
 from kazma_ui.web.schemas import (
@@ -46,7 +47,6 @@ from kazma_ui.web.schemas import (
     VersionList,
     VersionOut,
 )
-from kazma_ui.versions import EDIT, REGENERATE, Made, Versions
 
 log = logging.getLogger(__name__)
 ERRORS: dict[int | str, dict[str, object]] = {

@@ -16,19 +16,19 @@ from commands.render import comparison
 from kazma_core.catalogue import sentence
 from kazma_core.stores.types import User
 from kazma_ui.message_point import MessagePoint
+from kazma_ui.paging import MAX_PAGE
 from kazma_ui.rewind_results import (
     ChatWithSteps,
     Cleared,
     Comparison,
     Forked,
-    RestorePreview,
     Restored,
+    RestorePreview,
     StepDetail,
     StepList,
     Undone,
     UndoOffer,
 )
-from kazma_ui.paging import MAX_PAGE
 from kazma_ui.step_address import MAX_ADDRESS, MIN_PREFIX
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web.auth import current_user, surface_of
