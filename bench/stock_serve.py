@@ -27,9 +27,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import kazma_core.core as core_module  # noqa: E402
-from kazma_core.stores.conversation_sql import MESSAGES, _is_messages, transcript_role  # noqa: E402
-from kazma_core.stores.sqlite import SqliteDB  # noqa: E402
+import kazma_core.core as core_module
+from kazma_core.stores.conversation_sql import MESSAGES, _is_messages, transcript_role
+from kazma_core.stores.sqlite import SqliteDB
 
 
 class StockCheckpointer(AsyncSqliteSaver):

@@ -31,7 +31,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kazma_core.errors import SettingsError
@@ -228,7 +228,7 @@ class Maintenance:
         """The scheduler's job: a pass that fails is an operator alert, and the schedule goes on.
         Replicas sharing a database each schedule it: the first to claim the (UTC) day runs it,
         the others skip that day (a failed pass is not run again by them: its alert says what to do)."""
-        day = datetime.fromtimestamp(self.now(), timezone.utc).date().isoformat()
+        day = datetime.fromtimestamp(self.now(), UTC).date().isoformat()
         if self.claims is not None and not await self.claims.claim_day(JOB_NAME, day, REPLICA_ID):
             log.info("clean-up: another replica runs the pass of %s", day)
             return None

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -112,7 +112,7 @@ def counted(n: int, thing: str) -> str:
 
 
 def _when(at: float) -> str:
-    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def describe_pass(report: PassReport, settings: Settings) -> list[str]:

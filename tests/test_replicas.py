@@ -18,7 +18,7 @@ import os
 import signal
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -207,7 +207,7 @@ async def test_three_replicas_share_events_leases_the_clean_up_and_the_chat_apps
                         assert "Conflict" not in serve.log()
 
                 # 5. The clean-up: every replica's first pass came 3 s after its start; one of them ran it.
-                day = datetime.now(timezone.utc).date().isoformat()
+                day = datetime.now(UTC).date().isoformat()
                 with psycopg.connect(pg_url) as conn:
                     claims = conn.execute("SELECT day, holder FROM kazma.job_claims").fetchall()
                 assert [d for d, _ in claims] == [day]

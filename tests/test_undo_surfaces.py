@@ -11,7 +11,7 @@ from tests.test_telegram_bot import ANN, ARABIC, LINA, YES, Bot, bot  # noqa: F4
 from tests.test_tui import enter, tui, until, until_shown
 
 
-async def test_telegram_restore_offers_undo_and_undo_brings_everything_back(bot: Bot) -> None:  # noqa: F811
+async def test_telegram_restore_offers_undo_and_undo_brings_everything_back(bot: Bot) -> None:
     ann = private_chat(ANN)
     for text in ("hello", "remember: tea is good", "calc 1+1"):
         await bot.say(ANN, ann, text)
@@ -40,14 +40,14 @@ async def test_telegram_restore_offers_undo_and_undo_brings_everything_back(bot:
     assert audited[-2:] == [("undo", "ok", "telegram"), ("undo", "not_found", "telegram")]
 
 
-async def test_telegram_says_in_arabic_that_there_is_nothing_to_undo(bot: Bot) -> None:  # noqa: F811
+async def test_telegram_says_in_arabic_that_there_is_nothing_to_undo(bot: Bot) -> None:
     lina = private_chat(LINA)
     await bot.say(LINA, lina, "hello")
     [answer] = await bot.say(LINA, lina, "/replay undo")
     assert ARABIC.search(answer.text) and "لا استعادة للتراجع عنها" in answer.text
 
 
-async def test_telegram_compares_a_step_of_a_fork_with_one_of_its_source(bot: Bot) -> None:  # noqa: F811
+async def test_telegram_compares_a_step_of_a_fork_with_one_of_its_source(bot: Bot) -> None:
     ann = private_chat(ANN)
     for text in ("hello", "calc 1+1"):
         await bot.say(ANN, ann, text)

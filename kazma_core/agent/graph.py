@@ -26,7 +26,6 @@ from langchain_core.messages import (
     AIMessageChunk,
     AnyMessage,
     BaseMessage,
-    HumanMessage,
     RemoveMessage,
     SystemMessage,
     ToolMessage,
@@ -40,8 +39,6 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
-log = logging.getLogger(__name__)
-
 from kazma_core.agent.activity import TURN_KEY, DeltaStream, result_state, tool_block
 from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.stops import current_stop
@@ -51,6 +48,8 @@ from kazma_core.errors import without_paths
 from kazma_core.messages import append_messages, load_messages
 from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.types import NOTE_KEY
+
+log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = (
     "You are Kazma, a helpful assistant. Use the tools when they help: remember and forget facts, "

@@ -64,7 +64,7 @@ class PointRef(BaseModel):
             raise PydanticCustomError("step_or_message", sentence("errors.step_or_message", "en"))
         return self
 
-    def point(self) -> tuple[str | None, int | None]:  # noqa: D102
+    def point(self) -> tuple[str | None, int | None]:
         return self.snapshot_id, self.message_id
 
 
