@@ -158,12 +158,12 @@ def _bind(leaf: registry.Leaf, words: list[str]) -> Command | Usage:
         return Usage(leaf.path, "missing_argument", missing=tuple(a.name for a in needed[len(words):]))
     if len(words) > len(spec):
         return Usage(leaf.path, "extra_argument", word=_shown(words[len(spec)]))
-    for arg, word in zip(spec, words):
+    for arg, word in zip(spec, words, strict=False):
         if arg.choices and word.lower() not in arg.choices:
             return Usage(leaf.path, "bad_choice", word=_shown(word))
         if len(word) > arg.max_length:
             return Usage(leaf.path, "too_long", word=_shown(word))
-    return BUILDERS[leaf.path](*(w.lower() if a.choices else w for a, w in zip(spec, words)))
+    return BUILDERS[leaf.path](*(w.lower() if a.choices else w for a, w in zip(spec, words, strict=False)))
 
 
 def parse(text: object, bot_name: str | None = None) -> Command | Usage | None:

@@ -81,7 +81,7 @@ class StoreHealth:
             names = list(self.stores)
             problems = await asyncio.gather(*(self.stores[name].db.probe() for name in names))
             states: dict[str, StoreState] = {}
-            for name, problem in zip(names, problems):
+            for name, problem in zip(names, problems, strict=True):
                 states[name] = StoreState(problem is None, problem)
                 if problem is not None and name not in self.damaged:
                     self.damaged[name] = problem

@@ -180,7 +180,7 @@ def step_did(messages: Sequence[Any]) -> dict[str, Any]:
         if len(messages) > len(results) and isinstance(messages[-len(results) - 1], AIMessage):
             calls = {c.get("id"): c for c in messages[-len(results) - 1].tool_calls}
         names = [r.name or str(calls.get(r.tool_call_id, {}).get("name", "?")) for r in reversed(results)]
-        for result, name in zip(reversed(results), names):
+        for result, name in zip(reversed(results), names, strict=True):
             spec = TOOLS.get(name)
             if spec is not None and spec.gated:
                 path = (calls.get(result.tool_call_id, {}).get("args") or {}).get("path")

@@ -293,7 +293,7 @@ def test_no_answer_body_carries_a_message_written_outside_the_catalogue() -> Non
     for path, source in _sources():
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Dict):
-                for key, value in zip(node.keys, node.values):
+                for key, value in zip(node.keys, node.values, strict=True):
                     if isinstance(key, ast.Constant) and key.value == "message" and _is_words(value):
                         written.append(f"{path}:{node.lineno}")
     assert not written, written

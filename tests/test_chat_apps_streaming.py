@@ -5,6 +5,7 @@ with the real SDKs and the real core (the offline model says a word every 0.1 s)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def grew_in_order(texts: list[str], final: str) -> bool:
     """Each text shown was the start of the final one, none shorter than the one before (under load the
     whole answer can be shown growing once before its final write)."""
     words = [t.removesuffix(GROWING_MARK) for t in texts]
-    return all(final.startswith(w) for w in words) and all(len(a) <= len(b) for a, b in zip(words, words[1:]))
+    return all(final.startswith(w) for w in words) and all(len(a) <= len(b) for a, b in itertools.pairwise(words))
 
 
 async def test_telegram_posts_the_answer_once_then_edits_it_as_it_grows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

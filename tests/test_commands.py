@@ -491,7 +491,7 @@ def test_help_lists_each_command_offered_on_a_surface_and_no_other(surface: str)
         lines = registry.help_text(lang, surface).split("\n\n")[0].splitlines()[1:]  # then, in a chat app, acting on a message
         offered = [leaf for leaf in registry.leaves() if surface in leaf.cmd.surfaces]
         assert [line.split(" — ")[0] for line in lines] == [leaf.typed(surface=surface) for leaf in offered]
-        assert all(leaf.description(lang, surface) in line for leaf, line in zip(offered, lines))
+        assert all(leaf.description(lang, surface) in line for leaf, line in zip(offered, lines, strict=True))
 
 
 # --- language ------------------------------------------------------------------------------

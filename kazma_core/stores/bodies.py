@@ -98,7 +98,7 @@ def runs_slice(runs: Sequence[Sequence[int]], start: int, stop: int) -> Runs:
 def runs_common(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> int:
     """How many numbers the two runs share from their start (one pass over the runs)."""
     count = 0
-    for (sa, la), (sb, lb) in zip(a, b):
+    for (sa, la), (sb, lb) in zip(a, b, strict=False):
         if sa != sb:
             break
         count += min(la, lb)

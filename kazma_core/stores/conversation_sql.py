@@ -101,7 +101,7 @@ class _Held:
         """Body number by message object (by identity), for the messages this checkpoint holds."""
         if self._numbers is None:
             messages = self.messages
-            found = zip(messages, bodies.numbers(self.runs)) if messages is not None and self.runs is not None else ()
+            found = zip(messages, bodies.numbers(self.runs), strict=False) if messages is not None and self.runs is not None else ()
             self._numbers = {id(m): n for m, n in found}
         return self._numbers
 
@@ -200,7 +200,7 @@ def _shared_prefix(new: list[BaseMessage], old: list[Any]) -> int:
     if all(map(operator.is_, new, old)):  # the common case, compared in C
         return min(len(new), len(old))
     n = 0
-    for a, b in zip(new, old):
+    for a, b in zip(new, old, strict=False):
         if a is not b:
             break
         n += 1
@@ -345,7 +345,7 @@ class SqlConversationStore(ConversationStore):
             return [], 0
         old, new = bodies.numbers(prior.runs), bodies.numbers(runs)
         shared = 0
-        for a, b in zip(old, new):
+        for a, b in zip(old, new, strict=False):
             if a != b:
                 break
             shared += 1
@@ -586,7 +586,7 @@ class SqlConversationStore(ConversationStore):
     ) -> None:
         """The transcript rows of the messages this put added: one row per body at most, so a
         rewrite of messages already shown adds none."""
-        showing = [(shown, n) for shown, n in zip(map(transcript_role, new), numbers) if shown is not None]
+        showing = [(shown, n) for shown, n in zip(map(transcript_role, new), numbers, strict=True) if shown is not None]
         if not showing:
             return  # the common put: a tool call, a result, a checkpoint with nothing new
         chat = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (job.thread_id,)).fetchone()
