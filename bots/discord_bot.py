@@ -20,7 +20,7 @@ import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import aiohttp
 import discord
@@ -84,7 +84,7 @@ class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=re.e
             return
         try:
             await client.adapter.on_press(interaction, self.action)
-        except Exception:
+        except Exception:  # noqa: BLE001  (logged with its traceback by failed())
             # The top of the click dispatch: log it with the traceback, keep serving.
             client.adapter.failed(f"button {self.action}")
 
@@ -124,7 +124,7 @@ def _command(path: str, spec: dict[str, Any], handler: CommandHandler) -> app_co
                                      annotation=app_commands.Range[str, 1, option["max_length"]])
         # An optional word with fixed choices ("here"): Discord offers the choice, and it may be left out.
         return inspect.Parameter(option["name"], inspect.Parameter.KEYWORD_ONLY, default=None,
-                                 annotation=Optional[Literal[tuple(option["choices"])]])  # type: ignore[misc]
+                                 annotation=Literal[tuple(option["choices"])] | None)  # type: ignore[misc]
 
     # discord.py reads a command's options off its callback's signature.
     callback.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -304,7 +304,7 @@ class DiscordAdapter:
         raise NotImplementedError("the Discord bot takes no HTTP requests: it connects to the gateway")
 
     def failed(self, where: str) -> None:
-        log.exception("discord %s failed", where)
+        log.exception("discord %s failed", where)  # noqa: LOG004  (failed() is called in except blocks)
         self.failures.append(where)
 
     async def command_failed(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:

@@ -101,8 +101,8 @@ class Profile:
 def mrkdwn(text: str) -> str:
     """Markdown as Slack's mrkdwn: &, < and > escaped, bold, links and headings converted (not in code)."""
     parts = text.split("```")
-    for i, part in enumerate(parts):
-        part = part.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for i, raw in enumerate(parts):
+        part = raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         if i % 2 == 0:
             part = _MD_LINK.sub(r"<\2|\1>", _MD_BOLD.sub(r"*\1*", _MD_HEADING.sub(r"*\1*", part)))
         parts[i] = part

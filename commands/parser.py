@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from commands import registry
 from kazma_core.errors import KazmaError
@@ -119,9 +119,9 @@ class Help(_Typed):
     path: ClassVar[str] = "help"
 
 
-Command = Union[
-    ReplayList, ReplayRestore, ReplayUndo, ReplayShow, ReplayCompare, ReplayClear, Fork, Stop, Reset, MemoryOff, Help
-]
+Command = (
+    ReplayList | ReplayRestore | ReplayUndo | ReplayShow | ReplayCompare | ReplayClear | Fork | Stop | Reset | MemoryOff | Help
+)
 
 BUILDERS: dict[str, Callable[..., Command]] = {
     cls.path: cls

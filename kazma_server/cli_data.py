@@ -120,8 +120,10 @@ def describe_pass(report: PassReport, settings: Settings) -> list[str]:
     url = database_url(settings)
     lines = [
         f"Clean-up of {report.where} in {redact(url)}" if url else f"Clean-up of {settings.snapshots_db}",
-        f"  settings now: time_travel.retention_days = {live.retention_days}, "
-        f"time_travel.auto_maintain = {'on' if live.auto_maintain else 'off'}",
+        (
+            f"  settings now: time_travel.retention_days = {live.retention_days}, "
+            f"time_travel.auto_maintain = {'on' if live.auto_maintain else 'off'}"
+        ),
     ]
     if not live.auto_maintain and report.by_hand:
         lines.append("  auto_maintain is off, so the daily pass leaves steps alone; this pass was asked for by hand")

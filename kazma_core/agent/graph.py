@@ -243,7 +243,8 @@ def closing_messages(messages: list[AnyMessage], reason: str | None = None, role
                     answered.add(call["id"])
     ends_answered = bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
     if reason is not None and (out or not ends_answered):
-        out.append(AIMessage(content=ERRORS["note_no_answer"].get("en", reason=reason), additional_kwargs={NOTE_KEY: {"role": role, "text": reason}}))
+        note = {NOTE_KEY: {"role": role, "text": reason}}
+        out.append(AIMessage(content=ERRORS["note_no_answer"].get("en", reason=reason), additional_kwargs=note))
     return out
 
 

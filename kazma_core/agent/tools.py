@@ -101,7 +101,7 @@ def clean_file_name(path: str) -> str:
         raise refuse("a file name cannot hold control characters or backslashes")
     if path.endswith("/"):
         raise refuse("a file name cannot end with /: that names a folder, not a file")
-    if path.startswith("/") or path.startswith("~"):
+    if path.startswith(("/", "~")):
         raise refuse("a path starts inside your files, not at / or ~")
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if ".." in parts:

@@ -365,7 +365,7 @@ class SqlConversationStore(ConversationStore):
         by_key = {(r[0], r[1], r[5]): r for r in rows}
         loaded = iter(out)
         merged = []
-        for task_id, channel, type_, value, task_path, idx in sorted(
+        for task_id, channel, type_, value, _task_path, _idx in sorted(
             (tuple(r) for r in by_key.values()), key=lambda r: writes_sort_key(r[4], r[0], r[5])
         ):
             if type_ == REFS:
@@ -916,7 +916,9 @@ class SqlConversationStore(ConversationStore):
     def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
         raise NotImplementedError("Kazma's checkpointer is asynchronous: use alist.")
 
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+    def put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+    ) -> RunnableConfig:
         raise NotImplementedError("Kazma's checkpointer is asynchronous: use aput.")
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:

@@ -144,7 +144,7 @@ def _strict(name: str, value: Any) -> None:
     if _field(name).annotation is bool:
         if not isinstance(value, bool):
             raise SettingsError(f"invalid setting {name} = {value!r}: it is a switch; allowed: true or false")
-    elif isinstance(value, bool) or isinstance(value, str):
+    elif isinstance(value, (bool, str)):
         # validate_override reads true as 1 and "7" as 7: a switch or text sent to a number is a mistake.
         raise SettingsError(f"invalid setting {name} = {value!r}: it takes a whole number, not {_kind(value)}{_allowed_of(name)}")
 
