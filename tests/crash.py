@@ -6,9 +6,9 @@ SIGKILLed right after the stage named, or from outside at a moment the test pick
     child = start_killable(data, chat_id, "send", "sleep 30")                     # the test kills it
 
 `python -m tests.crash STAGE DATA_DIR USER CHAT ACTION [ARG]` is the child: ACTION is `restore`
-(ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG: the message). STAGE names a method; once it has returned,
-the child SIGKILLs itself (`none`: the test kills it). The stage table lives here only, so every
-crash test (test_restore_crash, test_undo_crash, test_replicas) cuts at the same places.
+(ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG: the message).
+STAGE names a method; once it has returned, the child SIGKILLs itself (`none`: the test kills it).
+The stage table lives here only, so every crash test (test_restore_crash, test_undo_crash, test_replicas) cuts at the same places.
 """
 
 from __future__ import annotations

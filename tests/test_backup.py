@@ -256,8 +256,8 @@ def repack(bundle: Path, change: dict[str, bytes]) -> None:
     with tarfile.open(bundle) as tar:
         members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]  # type: ignore[union-attr]
     with tarfile.open(bundle, "w:gz") as tar:
-        for name, data in members:
-            data = change.get(name, data)
+        for name, given in members:
+            data = change.get(name, given)
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))

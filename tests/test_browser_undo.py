@@ -73,7 +73,8 @@ async def test_the_compare_tab_picks_a_step_of_a_fork(web: Web) -> None:
 
     page = await web.page(f"/replay?thread={chat}")
     await page.click("#tab-compare")
-    await expect(page.locator("#compare-b-thread option")).to_have_text(["origin (fork)", "origin (this chat)"])  # as the chat list orders them
+    # As the chat list orders them.
+    await expect(page.locator("#compare-b-thread option")).to_have_text(["origin (fork)", "origin (this chat)"])
     await page.select_option("#compare-a", last)
     await page.select_option("#compare-b-thread", fork)
     await expect(page.locator(f'#compare-b option[value="{fork_last}"]')).to_have_count(1)

@@ -51,7 +51,7 @@ async def test_long_turn_keeps_first_twenty_then_every_tenth_and_the_last(core: 
     assert result.reply == "Done: 45 steps."
     iterations = [s.iteration for s in await core.snapshots.list_steps(chat.id)]
     # 45 tool iterations (0..44) then the answer (45): steps 1-20, 30, 40 and the last.
-    assert iterations == list(range(20)) + [29, 39, 45]
+    assert iterations == [*range(20), 29, 39, 45]
     assert metric("kazma_time_travel_capture_total", result="skipped") - skipped_before == 46 - 23
 
 

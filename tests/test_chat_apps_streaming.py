@@ -69,7 +69,7 @@ async def test_discord_posts_the_answer_once_then_edits_it_as_it_grows(discord_b
     fake = discord_bot.fake
     fake.edit_limit, fake.edit_window = 5, 5.0  # Discord's bucket for edits in a channel
     await fake.message(ALICE, QUESTION, channel=GENERAL)
-    [growing] = await fake.until(lambda: fake.in_channel(GENERAL) or None)
+    [_growing] = await fake.until(lambda: fake.in_channel(GENERAL) or None)
     await fake.until(lambda: fake.in_channel(GENERAL)[0].content == ANSWER, 15)
     assert len(fake.in_channel(GENERAL)) == 1  # one message, edited
     edits = [e.content for e in fake.edits]

@@ -362,7 +362,10 @@ def test_kazma_maintain_prints_what_the_pass_did(tmp_path: Path, capsys: pytest.
     assert out[5].startswith("  Saved steps: ") and out[5].endswith(" freed)")
     assert out[6].startswith("  Not compacted: ") and out[6].endswith("compaction waits for at least 8 MB")
     assert out[7].startswith("  snapshots.db on disk: ")
-    assert out[8] == "  Checks passed: 0 of 3 deleted steps left; 0 of 6 text samples of 6 freed messages left in the file or its WAL (0 also held by steps kept)"
+    assert out[8] == (
+        "  Checks passed: 0 of 3 deleted steps left; 0 of 6 text samples of 6 freed messages left in the file or its WAL"
+        " (0 also held by steps kept)"
+    )
     assert out[9].startswith("  Took ") and len(out) == 10
 
 

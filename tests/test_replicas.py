@@ -232,7 +232,7 @@ async def test_stop_sent_to_another_replica_stops_the_turn_where_it_runs(tmp_pat
     finally:
         await core.close()
     env = replica_env(tmp_path, pg_url)
-    async with replica(tmp_path, "a", env) as a, replica(tmp_path, "b", env) as b:
+    async with replica(tmp_path, "a", env) as a, replica(tmp_path, "b", env) as b:  # noqa: SIM117  (the servers, then their clients)
         async with client(a, token) as on_a, client(b, token) as on_b, open_events(on_a, chat) as tab:
             r = await on_a.post(f"/api/chats/{chat}/messages", params={"wait": "false"}, json={"text": "sleep 5"})
             assert r.status_code == 202, r.text

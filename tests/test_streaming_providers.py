@@ -57,7 +57,7 @@ async def test_the_answer_streams_while_the_model_server_still_makes_it(remote: 
 
 
 async def test_a_tool_call_streams_its_events_then_the_answer(remote: tuple[Any, Any]) -> None:
-    fake, ann = remote
+    _fake, ann = remote
     chat = await new_chat(ann.http)
     async with open_events(ann.http, chat) as events:
         reply = (await say(ann.http, chat, "calc 6*7"))["reply"]

@@ -269,7 +269,7 @@ async def fork_step(bot: Bot, user: dict[str, Any], chat: dict[str, Any], words:
 
 async def test_a_fork_in_a_group_with_topics_opens_a_topic_that_continues_the_fork(bot: Bot) -> None:
     bot.fake.members[(FORUM["id"], CY["id"])] = "administrator"
-    done, target = await fork_step(bot, ANN, FORUM)
+    done, _target = await fork_step(bot, ANN, FORUM)
     [topic] = bot.fake.topics
     assert (topic.chat_id, topic.name) == (FORUM["id"], "Telegram: Forum (fork)")
     assert done.text.startswith("Forked turn 1, step 0 into a new chat, “Telegram: Forum (fork)”: it continues in the topic")

@@ -51,14 +51,14 @@ async def test_telegram_compares_a_step_of_a_fork_with_one_of_its_source(bot: Bo
     ann = private_chat(ANN)
     for text in ("hello", "calc 1+1"):
         await bot.say(ANN, ann, text)
-    chat = await bot.chat(ann)
+    await bot.chat(ann)
     first = (await bot.step_ids(ann, 1))[-1]
     user = await bot.kazma_user(ANN)
     fork = await bot.core.chats.create(user)  # a chat of another lineage first: refused
     [refused] = await bot.say(ANN, ann, f"/replay compare {first[:8]} {fork.id}:{'0' * 8}")
     assert refused.text.startswith("Those two chats are not of one lineage")
     [asked] = await bot.say(ANN, ann, f"/fork {first[:8]} here")
-    [forked] = await bot.press(ANN, asked, YES)
+    [_forked] = await bot.press(ANN, asked, YES)
     fork_id = next(c.id for c in await bot.core.chats.list(user) if c.forked_from)
     fork_step = [s.id for s in await bot.core.snapshots.list_steps(fork_id)][-1]
     second = (await bot.step_ids(ann, 2))[-1]
