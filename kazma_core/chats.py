@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from kazma_core.agent.graph import write_finished_turn
@@ -61,7 +62,7 @@ class ChatService:
     async def list(self, user: User) -> list[Chat]:
         return await self.store.list_chats(user.id)
 
-    async def search(self, user: User, query: str) -> list[tuple[Chat, str]]:
+    async def search(self, user: User, query: str) -> builtins.list[tuple[Chat, str]]:  # `list` here is the method above
         """The user's chats whose title or a message holds the query, each with a piece of the
         message found around the words ("" when the title held them)."""
         query = " ".join(query.split())

@@ -22,10 +22,9 @@ from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.audit_sql import SqlAuditStore
 from kazma_core.stores.backends import APP_SCHEMA, app_db, audit_db, database_url, steps_db
 from kazma_core.stores.conversation_sql import SqlConversationStore
-from kazma_core.stores.interfaces import AppStore, AuditStore, ConversationStore
+from kazma_core.stores.interfaces import AppStore, AuditStore
 from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.replica_sql import ReplicaStore
-from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import UndoKeep
@@ -48,8 +47,8 @@ def prepare_data_dir(settings: Settings) -> None:
 class Core:
     settings: Settings
     store: AppStore
-    snapshots: SnapshotStore
-    conversation: ConversationStore
+    snapshots: SqlSnapshotStore  # the SQL stores themselves: the clean-up works on their databases
+    conversation: SqlConversationStore
     audit: AuditStore
     events: EventBus  # the process's bus, relayed to the other replicas when they share a database
     recorder: SnapshotRecorder

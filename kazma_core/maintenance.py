@@ -27,6 +27,7 @@ files are the server's and are not scanned.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -315,7 +316,7 @@ class Maintenance:
         again_steps, again_threads = await self._orphans()
         for chat_id in sorted(steps & again_steps):
             deletion = await self.snapshots.db.tx(
-                lambda c, chat=chat_id: upkeep.delete_recording(c, "chat_id = ?", (chat,), sample=space.scans_bytes)
+                functools.partial(upkeep.delete_recording, where="chat_id = ?", params=(chat_id,), sample=space.scans_bytes)
             )
             swept.deletions.append(deletion)
             swept.chats.add(chat_id)
@@ -348,7 +349,7 @@ class Maintenance:
         """Keep the newest history.checkpoints_per_chat checkpoints of every chat."""
         keep = self.settings.history.checkpoints_per_chat
         chats = await self.store.chat_ids() & await self._checkpoint_threads()
-        return sum([await self.conversation.prune(chat_id, keep) for chat_id in sorted(chats)])
+        return sum([await self.conversation.trim(chat_id, keep) for chat_id in sorted(chats)])
 
     # the check ----------------------------------------------------------------------------
     async def _verify(self, deletions: list[upkeep.Deletion], settled: bool) -> Verification:

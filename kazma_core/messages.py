@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from langchain_core.messages import (
@@ -60,7 +60,7 @@ def load_messages(saved: list[dict[str, Any]]) -> list[AnyMessage]:
         cls = _TRUSTED_TYPES.get(item.get("type", ""))
         data = item.get("data") or {}
         if cls is None or "content" not in data:
-            out.extend(messages_from_dict([item]))
+            out.extend(cast("list[AnyMessage]", messages_from_dict([item])))  # typed as the base class it builds
         else:
             out.append(cls.model_construct(**data))
     return out
@@ -105,7 +105,7 @@ def append_messages(left: Any, right: Any) -> MessageList:
         elif isinstance(message, RemoveMessage):
             removed.add(message.id)  # type: ignore[arg-type]
         else:
-            removed.discard(message.id)  # type: ignore[arg-type]
+            removed.discard(message.id)
             out[at] = message
     if removed:
         return MessageList(m for m in out if m.id not in removed)
@@ -115,4 +115,4 @@ def append_messages(left: Any, right: Any) -> MessageList:
 def _as_messages(items: list[Any]) -> list[BaseMessage]:
     if all(isinstance(m, BaseMessage) and not isinstance(m, BaseMessageChunk) for m in items):
         return items
-    return [message_chunk_to_message(m) for m in convert_to_messages(items)]  # type: ignore[arg-type]
+    return [message_chunk_to_message(m) for m in convert_to_messages(items)]

@@ -215,4 +215,5 @@ def strip_platform_ids(state: dict[str, Any]) -> dict[str, Any]:
     raw = orjson.dumps(state)
     if not any(f'"{key}"'.encode() in raw for key in PLATFORM_KEYS):
         return state  # the common case, found with one pass over the bytes
-    return _strip(state)
+    stripped: dict[str, Any] = _strip(state)
+    return stripped

@@ -15,7 +15,7 @@ import contextlib
 import copy
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
@@ -92,7 +92,7 @@ class TurnDeps:
 
 def _add_cost(cost: dict[str, float] | None, message: AIMessage) -> dict[str, float]:
     total = dict(cost or {})
-    usage = message.usage_metadata or {}
+    usage: Mapping[str, Any] = message.usage_metadata or {}
     total["input_tokens"] = total.get("input_tokens", 0) + usage.get("input_tokens", 0)
     total["output_tokens"] = total.get("output_tokens", 0) + usage.get("output_tokens", 0)
     total["model_calls"] = total.get("model_calls", 0) + 1
@@ -137,7 +137,8 @@ async def _ask(model: Runnable[Any, BaseMessage], messages: list[BaseMessage], a
         return whole if isinstance(whole, AIMessage) else AIMessage(content=str(whole.content))
     stop = current_stop()
     gathered: AIMessageChunk | None = None
-    async with contextlib.aclosing(model.astream(messages)) as pieces:
+    # LangChain types astream as an AsyncIterator; it is an async generator, which aclose() ends.
+    async with contextlib.aclosing(model.astream(messages)) as pieces:  # type: ignore[type-var]
         async for chunk in pieces:
             if not isinstance(chunk, AIMessageChunk):
                 continue
@@ -238,9 +239,9 @@ def closing_messages(messages: list[AnyMessage], reason: str | None = None, role
     for m in messages:
         if isinstance(m, AIMessage):
             for call in m.tool_calls:
-                if call.get("id") and call["id"] not in answered:
-                    out.append(ToolMessage(ERRORS["note_tool_not_run"].en, tool_call_id=call["id"], status="error"))
-                    answered.add(call["id"])
+                if (call_id := call.get("id")) and call_id not in answered:
+                    out.append(ToolMessage(ERRORS["note_tool_not_run"].en, tool_call_id=call_id, status="error"))
+                    answered.add(call_id)
     ends_answered = bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
     if reason is not None and (out or not ends_answered):
         note = {NOTE_KEY: {"role": role, "text": reason}}
@@ -249,7 +250,7 @@ def closing_messages(messages: list[AnyMessage], reason: str | None = None, role
 
 
 def _route(state: AgentState) -> Literal["tool_worker", "__end__"]:
-    return "tool_worker" if state.get("routing", {}).get("next") == "tools" else END
+    return "tool_worker" if state.get("routing", {}).get("next") == "tools" else "__end__"  # END, as the Literal says
 
 
 def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:

@@ -14,7 +14,15 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolCallChunk,
+    ToolMessage,
+)
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
@@ -78,8 +86,8 @@ class OfflineChatModel(BaseChatModel):
         """The answer as a model streams it: word by word, the usage last; a tool call in one piece."""
         message = self._generate(messages).generations[0].message
         assert isinstance(message, AIMessage)
-        calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
-                 for i, c in enumerate(message.tool_calls)]
+        calls: list[ToolCallChunk] = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+                                      for i, c in enumerate(message.tool_calls)]
         words = PIECE.findall(_text(message)) or [""]
         chunks = [AIMessageChunk(content=w, id=message.id) for w in words]
         chunks[-1] = AIMessageChunk(content=words[-1], tool_call_chunks=calls, usage_metadata=message.usage_metadata)

@@ -137,7 +137,7 @@ class BigArgs(BaseModel):
     kb: int = Field(ge=1, le=100_000)
 
 
-_OPS: dict[type, Callable[..., Any]] = {
+_OPS: dict[type, Callable[..., float | int]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
     ast.USub: operator.neg, ast.UAdd: operator.pos,
@@ -150,7 +150,7 @@ def calculate(expression: str) -> float | int:
     def walk(node: ast.AST) -> float | int:
         if isinstance(node, ast.Expression):
             return walk(node.body)
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
             return node.value
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
             return _OPS[type(node.op)](walk(node.operand))

@@ -374,7 +374,8 @@ class SqlAppStore:
         """The chat's visible messages, oldest first; a row that refers to a message body shows that
         body's text. With `limit`, only the newest `limit` rows (of those before row id `before`):
         a page read by the index, however long the chat."""
-        where, params = "t.chat_id = ?", [chat_id]
+        where = "t.chat_id = ?"
+        params: list[str | int] = [chat_id]
         if before is not None:
             where += " AND t.id < ?"
             params.append(before)

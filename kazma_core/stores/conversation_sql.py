@@ -32,10 +32,10 @@ import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import orjson
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -281,7 +281,7 @@ class SqlConversationStore(ConversationStore):
         if not bundle.done:
             raise RuntimeError(f"no checkpoint of chat {thread_id} was written: its bundled writes did not happen")
 
-    async def head(self, thread_id: str) -> tuple[str, list[BaseMessage]] | None:
+    async def head(self, thread_id: str) -> tuple[str, list[AnyMessage]] | None:
         """The chat's newest checkpoint id and its messages (the objects LangGraph will reuse)."""
         found = await self.aget_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
         if found is None:
@@ -496,7 +496,7 @@ class SqlConversationStore(ConversationStore):
         if bundle is not None:
             bundle.done = True
         held_checkpoint = copy_checkpoint(checkpoint)
-        self._keep(_Held(thread_id, checkpoint_ns, held_checkpoint, cast(CheckpointMetadata, meta), parent_id,
+        self._keep(_Held(thread_id, checkpoint_ns, held_checkpoint, meta, parent_id,
                          job.runs if messages is not None else None, job.msg_bytes, job.blob_bytes))
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
 
@@ -811,9 +811,9 @@ class SqlConversationStore(ConversationStore):
             if strategy == "delete":
                 await self.adelete_thread(str(thread_id))
             else:
-                await self.prune(str(thread_id), keep=1, per_namespace=True)
+                await self.trim(str(thread_id), keep=1, per_namespace=True)
 
-    async def prune(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
+    async def trim(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
         """Keep the newest `keep` checkpoints of a chat (of each namespace, or of the root one; for
         the root one, only the newest WRITES_KEPT keep their tasks' writes); bodies no kept
         checkpoint, write or transcript row uses are deleted."""
@@ -902,7 +902,7 @@ class SqlConversationStore(ConversationStore):
         rows = await self.db.run(lambda c: c.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall())
         return {r[0] for r in rows}
 
-    def get_next_version(self, current: int | str | None, channel: None) -> int:  # type: ignore[override]
+    def get_next_version(self, current: int | str | None, channel: None) -> int:
         """Whole numbers (a converted chat's versions were made numbers too): a few bytes a
         channel in every checkpoint, where LangGraph's SQLite saver writes 49."""
         if current is None:
