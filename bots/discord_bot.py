@@ -124,7 +124,7 @@ def _command(path: str, spec: dict[str, Any], handler: CommandHandler) -> app_co
                                      annotation=app_commands.Range[str, 1, option["max_length"]])
         # An optional word with fixed choices ("here"): Discord offers the choice, and it may be left out.
         return inspect.Parameter(option["name"], inspect.Parameter.KEYWORD_ONLY, default=None,
-                                 annotation=Literal[tuple(option["choices"])] | None)  # type: ignore[misc]
+                                 annotation=Literal[tuple(option["choices"])] | None)
 
     # discord.py reads a command's options off its callback's signature.
     callback.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

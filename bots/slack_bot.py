@@ -124,7 +124,7 @@ def _button(index: int, button: Button) -> dict[str, Any]:
 def messages(reply: Reply) -> list[dict[str, Any]]:
     """A reply as Slack messages (text and blocks): sections of at most 3000 characters, buttons last."""
     pieces = [p for p in split_text(mrkdwn(reply.text), SECTION_LIMIT) if p.strip()] or ["…"]
-    out = []
+    out: list[dict[str, Any]] = []
     for start in range(0, len(pieces), SECTIONS_PER_MESSAGE):
         group = pieces[start:start + SECTIONS_PER_MESSAGE]
         blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": p}} for p in group]
@@ -200,7 +200,8 @@ class SlackAdapter:
         # rejected app token raises, and bound the connection so an unreachable Slack does.
         self._socket.client.wss_uri = await self._call("apps.connections.open", "KAZMA_SLACK__APP_TOKEN")
         try:
-            await asyncio.wait_for(self._socket.connect_async(), SOCKET_CONNECT_SECONDS)
+            connecting = self._socket.connect_async()  # type: ignore[no-untyped-call]  # unannotated in slack_sdk
+            await asyncio.wait_for(connecting, SOCKET_CONNECT_SECONDS)
         except TimeoutError as err:
             raise SlackUnavailable(f"Slack's Socket Mode websocket did not open within {SOCKET_CONNECT_SECONDS:.0f} s.") from err
 
@@ -227,7 +228,7 @@ class SlackAdapter:
     async def close(self) -> None:
         if self._socket is not None:
             socket, self._socket = self._socket, None
-            await socket.close_async()
+            await socket.close_async()  # type: ignore[no-untyped-call]  # unannotated in slack_sdk
 
     async def http(self, request: Request) -> Response:
         if not self.signing_secret:

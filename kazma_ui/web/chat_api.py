@@ -73,7 +73,7 @@ def version_out(made: Made) -> VersionOut:
     r = made.result
     return VersionOut(
         thread_id=made.chat_id, version_of=made.version_of, reply=r.reply, turn_index=r.turn_index,
-        status=r.status, gates=[Gate(**g) for g in r.gates],  # type: ignore[arg-type]
+        status=r.status, gates=[Gate(**g) for g in r.gates],
     )
 
 

@@ -6,6 +6,7 @@ person's language as it does every other refusal."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi.responses import JSONResponse
@@ -14,7 +15,7 @@ from kazma_core.catalogue import error_sentence
 from kazma_core.catalogue.errors import ERRORS
 
 
-def refusal(code: str, message_id: str, status: int, headers: dict[str, str] | None = None, **params: Any) -> JSONResponse:
+def refusal(code: str, message_id: str, status: int, headers: Mapping[str, str] | None = None, **params: Any) -> JSONResponse:
     """A refusal of the web server's own, shaped as a KazmaError's: its code, its catalogue sentence and parameters."""
     body = {"error": code, "message": error_sentence(message_id, "en", params), "message_id": message_id, **params}
     return JSONResponse(body, status_code=status, headers=headers)
