@@ -41,6 +41,8 @@ run: $(STAMP)
 
 test: $(STAMP) | $(CHROMIUM) $(INITDB)
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 bench: $(STAMP)

@@ -50,10 +50,10 @@ from kazma_core.messages import load_messages, message_dict
 from kazma_core.settings import TimeTravelSettings, load_settings
 from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.snapshots_sql import MIGRATIONS as STEP_MIGRATIONS
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.sqlite import SqliteDB
 from kazma_core.time_travel import SnapshotRecorder
-from kazma_core.stores.snapshots_sql import MIGRATIONS as STEP_MIGRATIONS
 
 SIZES = (10, 100, 1000)
 CHAT = "bench-chat"

@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kazma_core.core import Core  # noqa: E402
-from kazma_core.settings import load_settings  # noqa: E402
-from kazma_core.stores import files_sql  # noqa: E402
-from kazma_core.stores.engine import Conn  # noqa: E402
-from kazma_ui.thread_rewind import RewindService  # noqa: E402
+from kazma_core.core import Core
+from kazma_core.settings import load_settings
+from kazma_core.stores import files_sql
+from kazma_core.stores.engine import Conn
+from kazma_ui.thread_rewind import RewindService
 
 WORDS = "kazma keeps every step of every turn and now the files its tools wrote notes code plan list".split()
 

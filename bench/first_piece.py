@@ -28,14 +28,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import httpx  # noqa: E402
-import langchain_openai  # noqa: E402,F401  imported before the server starts (it takes seconds)
-import orjson  # noqa: E402
-from httpx_sse import aconnect_sse  # noqa: E402
+import httpx
+import langchain_openai  # noqa: F401  imported before the server starts (it takes seconds)
+import orjson
+from httpx_sse import aconnect_sse
 
-from tests.conftest import make_settings  # noqa: E402
-from tests.fakes.openai_server import serve_fake_openai  # noqa: E402
-from tests.http_server import serve_kazma  # noqa: E402
+from tests.conftest import make_settings
+from tests.fakes.openai_server import serve_fake_openai
+from tests.http_server import serve_kazma
 
 
 def ms(values: list[float]) -> str:

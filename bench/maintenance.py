@@ -22,14 +22,14 @@ import uuid
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.maintenance import DAY, Maintenance, megabytes
+from kazma_core.messages import encode_message
 from kazma_core.settings import load_settings
 from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.backends import app_db, steps_db
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots import Budgets, NewStep
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
-from kazma_core.messages import encode_message
 from kazma_core.time_travel import MessageIds
-from kazma_core.stores.backends import app_db, steps_db
 
 STEPS_PER_CHAT = 20
 ROOMY = Budgets(100_000, 100_000_000, 100_000, 1 << 40, 1 << 44, 1 << 30)

@@ -21,13 +21,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kazma_core.core import Core  # noqa: E402
-from kazma_core.settings import load_settings  # noqa: E402
-from kazma_core.stores.types import Chat, User  # noqa: E402
-from kazma_core.stores.snapshots import NewStep  # noqa: E402
-from kazma_core.messages import encode_message  # noqa: E402
-from kazma_core.time_travel import MessageIds  # noqa: E402
-from kazma_ui.thread_rewind import RewindService  # noqa: E402
+from kazma_core.core import Core
+from kazma_core.messages import encode_message
+from kazma_core.settings import load_settings
+from kazma_core.stores.snapshots import NewStep
+from kazma_core.stores.types import Chat, User
+from kazma_core.time_travel import MessageIds
+from kazma_ui.thread_rewind import RewindService
 
 FILLER = "Kazma keeps every step of every turn so a conversation can be rewound. " * 14  # ~1 KB
 
@@ -58,7 +58,7 @@ async def build_chat(core: Core, user: User, size: int) -> tuple[Chat, list[str]
         message = msgs[end - 1]
         if isinstance(message, HumanMessage):
             turn += 1
-        if isinstance(message, AIMessage) and not message.tool_calls or end == len(msgs):
+        if (isinstance(message, AIMessage) and not message.tool_calls) or end == len(msgs):
             fields = {"turn_index": turn, "iteration": 0, "plan": [], "routing": {}, "cost": {"model_calls": turn}}
             await core.turns.graph.aupdate_state(config, {"messages": msgs[start:end], **fields}, as_node="respond")
             start = end

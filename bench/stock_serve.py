@@ -27,9 +27,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import kazma_core.core as core_module  # noqa: E402
-from kazma_core.stores.conversation_sql import MESSAGES, _is_messages, transcript_role  # noqa: E402
-from kazma_core.stores.sqlite import SqliteDB  # noqa: E402
+import kazma_core.core as core_module
+from kazma_core.stores.conversation_sql import MESSAGES, _is_messages, transcript_role
+from kazma_core.stores.sqlite import SqliteDB
 
 
 class StockCheckpointer(AsyncSqliteSaver):
@@ -58,7 +58,7 @@ class StockCheckpointer(AsyncSqliteSaver):
         also, derive = self._also.pop(str(config['configurable']['thread_id']), (None, True))
         if _is_messages(messages) and config["configurable"].get("checkpoint_ns", "") == "":
             old = self._last.get(thread_id, [])
-            shared = next((i for i, (m, seen) in enumerate(zip(messages, old)) if m.id != seen), min(len(messages), len(old)))
+            shared = next((i for i, (m, seen) in enumerate(zip(messages, old, strict=False)) if m.id != seen), min(len(messages), len(old)))
             new = messages[shared:] if derive else []
             self._last[thread_id] = [m.id for m in messages]
             turn = checkpoint["channel_values"].get("turn_index")

@@ -49,7 +49,7 @@ async def supervise(adapter: Adapter, first_retry: float = FIRST_RETRY) -> None:
             failures = 0
         except asyncio.CancelledError:
             raise
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001  (the dispatch loop's one broad except, below)
             # Having run well for a while, it meets a new outage, not the same one.
             failures = 1 if loop.time() - started > LAST_RETRY else failures + 1
             # The dispatch loop's one broad except: a bot's failure must not stop the others.

@@ -20,15 +20,15 @@ import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import aiohttp
 import discord
 import yarl
 from discord import app_commands
 
+from bots.gateway import APPROVE, CONFIRM, Gateway, Incoming, NoThread, Opened, Reply, chat_title, split_text
 from bots.streaming import DISCORD_EVERY, GrowingAnswer, LiveMessage
-from bots.gateway import APPROVE, CONFIRM, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.retry import Backoff, with_retries
 from kazma_core.settings import Settings
@@ -84,7 +84,7 @@ class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=re.e
             return
         try:
             await client.adapter.on_press(interaction, self.action)
-        except Exception:
+        except Exception:  # noqa: BLE001  (logged with its traceback by failed())
             # The top of the click dispatch: log it with the traceback, keep serving.
             client.adapter.failed(f"button {self.action}")
 
@@ -124,7 +124,7 @@ def _command(path: str, spec: dict[str, Any], handler: CommandHandler) -> app_co
                                      annotation=app_commands.Range[str, 1, option["max_length"]])
         # An optional word with fixed choices ("here"): Discord offers the choice, and it may be left out.
         return inspect.Parameter(option["name"], inspect.Parameter.KEYWORD_ONLY, default=None,
-                                 annotation=Optional[Literal[tuple(option["choices"])]])  # type: ignore[misc]
+                                 annotation=Literal[tuple(option["choices"])] | None)
 
     # discord.py reads a command's options off its callback's signature.
     callback.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -304,7 +304,7 @@ class DiscordAdapter:
         raise NotImplementedError("the Discord bot takes no HTTP requests: it connects to the gateway")
 
     def failed(self, where: str) -> None:
-        log.exception("discord %s failed", where)
+        log.exception("discord %s failed", where)  # noqa: LOG004  (failed() is called in except blocks)
         self.failures.append(where)
 
     async def command_failed(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:

@@ -24,10 +24,10 @@ from commands.parser import BUILDERS, Command, Fork, ReplayList, Usage, parse
 from commands.render import approval_question
 from commands.service_target import ServiceTarget
 from commands.target import CommandContext, message_address
-from kazma_core.catalogue import sentence
-from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.agent.activity import stopped_words
 from kazma_core.agent.runtime import TurnResult
+from kazma_core.catalogue import sentence
+from kazma_core.catalogue.chat_apps import CHAT_APPS
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.stores.message_links import MessageLink, MessageLinks

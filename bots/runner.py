@@ -13,6 +13,7 @@ import contextlib
 import functools
 import importlib
 import logging
+
 from bots.base import Adapter, supervise
 from bots.gateway import Gateway
 from kazma_core.core import Core

@@ -37,8 +37,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bots.gateway import APPROVE, CONFIRM, Button, Gateway, Incoming, NoThread, Opened, Reply, alongside, chat_title, split_text
 from bots.streaming import SLACK_EVERY, GrowingAnswer, LiveMessage
-from bots.gateway import alongside, APPROVE, CONFIRM, Button, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands import registry
 from kazma_core.errors import KazmaError
 from kazma_core.settings import Settings, SlackSettings
@@ -101,8 +101,8 @@ class Profile:
 def mrkdwn(text: str) -> str:
     """Markdown as Slack's mrkdwn: &, < and > escaped, bold, links and headings converted (not in code)."""
     parts = text.split("```")
-    for i, part in enumerate(parts):
-        part = part.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for i, raw in enumerate(parts):
+        part = raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         if i % 2 == 0:
             part = _MD_LINK.sub(r"<\2|\1>", _MD_BOLD.sub(r"*\1*", _MD_HEADING.sub(r"*\1*", part)))
         parts[i] = part
@@ -124,7 +124,7 @@ def _button(index: int, button: Button) -> dict[str, Any]:
 def messages(reply: Reply) -> list[dict[str, Any]]:
     """A reply as Slack messages (text and blocks): sections of at most 3000 characters, buttons last."""
     pieces = [p for p in split_text(mrkdwn(reply.text), SECTION_LIMIT) if p.strip()] or ["…"]
-    out = []
+    out: list[dict[str, Any]] = []
     for start in range(0, len(pieces), SECTIONS_PER_MESSAGE):
         group = pieces[start:start + SECTIONS_PER_MESSAGE]
         blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": p}} for p in group]
@@ -198,7 +198,8 @@ class SlackAdapter:
         # rejected app token raises, and bound the connection so an unreachable Slack does.
         self._socket.client.wss_uri = await self._call("apps.connections.open", "KAZMA_SLACK__APP_TOKEN")
         try:
-            await asyncio.wait_for(self._socket.connect_async(), SOCKET_CONNECT_SECONDS)
+            connecting = self._socket.connect_async()  # type: ignore[no-untyped-call]  # unannotated in slack_sdk
+            await asyncio.wait_for(connecting, SOCKET_CONNECT_SECONDS)
         except TimeoutError as err:
             raise SlackUnavailable(message_id="slack_socket_slow", seconds=f"{SOCKET_CONNECT_SECONDS:.0f}") from err
 
@@ -225,7 +226,7 @@ class SlackAdapter:
     async def close(self) -> None:
         if self._socket is not None:
             socket, self._socket = self._socket, None
-            await socket.close_async()
+            await socket.close_async()  # type: ignore[no-untyped-call]  # unannotated in slack_sdk
 
     async def http(self, request: Request) -> Response:
         if not self.signing_secret:

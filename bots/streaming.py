@@ -118,7 +118,7 @@ class GrowingAnswer:
                 await asyncio.shield(self._inflight)
             except asyncio.CancelledError:
                 raise
-            except Exception as err:  # an edit refused mid-answer: the next one (or the final) says it all
+            except Exception as err:  # noqa: BLE001  an edit refused mid-answer: the next one (or the final) says it all
                 log.info("a growing answer could not be written (%s); trying again with more words", err)
             self._inflight = None
             self._shown = text

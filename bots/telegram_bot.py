@@ -46,14 +46,27 @@ from telegram.ext import (
     filters,
 )
 
+from bots.gateway import (
+    CANCEL,
+    CONFIRM,
+    Button,
+    Gateway,
+    Incoming,
+    NoThread,
+    Opened,
+    Reply,
+    alongside,
+    chat_title,
+    on_message_step,
+    split_text,
+)
 from bots.streaming import TELEGRAM_EVERY, GrowingAnswer, LiveMessage
-from bots.gateway import alongside, on_message_step, CANCEL, CONFIRM, Button, Gateway, chat_title, Incoming, NoThread, Opened, Reply, split_text
 from commands.parser import parse
 from commands.registry import group_admin, telegram_menu
 from kazma_core.errors import KazmaError
 from kazma_core.retry import Backoff, with_retries
-from kazma_core.stores.message_links import MessageLink
 from kazma_core.settings import Settings, TelegramSettings
+from kazma_core.stores.message_links import MessageLink
 
 log = logging.getLogger(__name__)
 

@@ -61,7 +61,8 @@ class RestoreChoice(Shape):
 
 class RestoreQuestion(Question):
     preview: RestorePreview
-    choices: list[RestoreChoice] = []  # when the chat's tools changed files after the step: one button each
+    # When the chat's tools changed files after the step: one button each (pydantic copies the default).
+    choices: list[RestoreChoice] = []  # noqa: RUF012
 
 
 class ForkQuestion(Question):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from commands import registry
 from kazma_core.errors import KazmaError
@@ -119,9 +119,9 @@ class Help(_Typed):
     path: ClassVar[str] = "help"
 
 
-Command = Union[
-    ReplayList, ReplayRestore, ReplayUndo, ReplayShow, ReplayCompare, ReplayClear, Fork, Stop, Reset, MemoryOff, Help
-]
+Command = (
+    ReplayList | ReplayRestore | ReplayUndo | ReplayShow | ReplayCompare | ReplayClear | Fork | Stop | Reset | MemoryOff | Help
+)
 
 BUILDERS: dict[str, Callable[..., Command]] = {
     cls.path: cls
@@ -158,12 +158,12 @@ def _bind(leaf: registry.Leaf, words: list[str]) -> Command | Usage:
         return Usage(leaf.path, "missing_argument", missing=tuple(a.name for a in needed[len(words):]))
     if len(words) > len(spec):
         return Usage(leaf.path, "extra_argument", word=_shown(words[len(spec)]))
-    for arg, word in zip(spec, words):
+    for arg, word in zip(spec, words, strict=False):
         if arg.choices and word.lower() not in arg.choices:
             return Usage(leaf.path, "bad_choice", word=_shown(word))
         if len(word) > arg.max_length:
             return Usage(leaf.path, "too_long", word=_shown(word))
-    return BUILDERS[leaf.path](*(w.lower() if a.choices else w for a, w in zip(spec, words)))
+    return BUILDERS[leaf.path](*(w.lower() if a.choices else w for a, w in zip(spec, words, strict=False)))
 
 
 def parse(text: object, bot_name: str | None = None) -> Command | Usage | None:

@@ -15,10 +15,10 @@ from typing import Any
 from commands import handlers
 from commands.answers import CommandResult, HelpAnswer, HelpLine
 from commands.i18n import t
+from commands.target import CommandContext
 from kazma_core.catalogue.chat_apps import CHAT_APPS as CHAT_APP_WORDS
 from kazma_core.catalogue.help import HELP
 from kazma_core.catalogue.text import Text
-from commands.target import CommandContext
 from kazma_ui.step_address import MAX_ADDRESS
 
 # A handler takes its own command type (commands.parser), so the table can only say "a command".

@@ -10,7 +10,7 @@ from commands.i18n import step_label, t
 from kazma_core.catalogue import sentence
 from kazma_core.catalogue.commands import COMMANDS
 from kazma_ui import step_views
-from kazma_ui.rewind_results import Comparison, MessageView, RestorePreview, Restored, SideEffect, StepDetail, StepList, Undone
+from kazma_ui.rewind_results import Comparison, MessageView, Restored, RestorePreview, SideEffect, StepDetail, StepList, Undone
 
 # Discord's 2000-character message is the smallest of the surfaces; a text that fits
 # it can be sent whole everywhere.

@@ -16,14 +16,13 @@ from kazma_ui.rewind_results import (
     Cleared,
     Comparison,
     Forked,
-    RestorePreview,
     Restored,
+    RestorePreview,
     StepDetail,
     StepList,
     StepView,
     Undone,
 )
-
 
 # A transcript message given where a step is ("#42"): a chat app's reply or message command acts on
 # that message's point (kazma_ui/message_point.py), which `ServiceTarget` resolves. Never a step

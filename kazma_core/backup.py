@@ -18,7 +18,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,7 @@ def kazma_version() -> str:
 
 
 def utc_stamp(at: float) -> str:
-    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(at, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def sha256_of(path: Path) -> str:
@@ -164,7 +164,7 @@ def create_backup(settings: Settings, out_dir: Path, now: float | None = None) -
     looks complete. The databases must exist (ensure_databases)."""
     at = time.time() if now is None else now
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = "kazma-backup-" + datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    name = "kazma-backup-" + datetime.fromtimestamp(at, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
     final = out_dir / name
     n = 1
     while final.exists() or final.with_name(final.name + ".partial").exists():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from kazma_core.agent.graph import write_finished_turn
@@ -11,10 +12,10 @@ from kazma_core.events import EventBus
 from kazma_core.events_relay import ask_replicas
 from kazma_core.leases import ASK_AGAIN, HOLDER_PREFIX, chat_lease
 from kazma_core.retry import ask_until
-from kazma_core.stores.message_links import MessageLinks
-from kazma_core.stores.types import Chat, User
 from kazma_core.stores.interfaces import AppStore, ConversationStore
+from kazma_core.stores.message_links import MessageLinks
 from kazma_core.stores.snapshots import SnapshotStore
+from kazma_core.stores.types import Chat, User
 from kazma_core.titles import FITS, MAX_TITLE, UNTITLED, shortened
 from kazma_core.undo_keep import FORGOTTEN, TURN, UndoKeep
 
@@ -61,7 +62,7 @@ class ChatService:
     async def list(self, user: User) -> list[Chat]:
         return await self.store.list_chats(user.id)
 
-    async def search(self, user: User, query: str) -> list[tuple[Chat, str]]:
+    async def search(self, user: User, query: str) -> builtins.list[tuple[Chat, str]]:  # `list` here is the method above
         """The user's chats whose title or a message holds the query, each with a piece of the
         message found around the words ("" when the title held them)."""
         query = " ".join(query.split())

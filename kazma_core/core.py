@@ -11,20 +11,21 @@ from kazma_core.agent.graph import build_graph
 from kazma_core.agent.models import build_model
 from kazma_core.agent.runtime import TurnRunner
 from kazma_core.chats import ChatService
-from kazma_core.events import EventBus, LocalEventBus
 from kazma_core.errors import StoreUnavailable, TurnRunning
+from kazma_core.events import EventBus, LocalEventBus
+from kazma_core.events_relay import RelayedBus, shared_bus
 from kazma_core.leases import chat_lease, holder_is_dead
-from kazma_core.stores.replica_sql import ReplicaStore
+from kazma_core.rewind_finish import RewindFinisher
 from kazma_core.settings import Settings, ensure_data_dir
-from kazma_core.stores.interfaces import AppStore, AuditStore, ConversationStore
-from kazma_core.stores.legacy import convert_legacy
-from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.stores.app_rewind import RewindRows
+from kazma_core.stores.backends import Stores
+from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.interfaces import AppStore, AuditStore
+from kazma_core.stores.legacy import convert_legacy
+from kazma_core.stores.replica_sql import ReplicaStore
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import UndoKeep
-from kazma_core.rewind_finish import RewindFinisher
-from kazma_core.stores.backends import Stores
-from kazma_core.events_relay import RelayedBus, shared_bus
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,8 @@ def prepare_data_dir(settings: Settings) -> None:
 class Core:
     settings: Settings
     store: AppStore
-    snapshots: SnapshotStore
-    conversation: ConversationStore
+    snapshots: SqlSnapshotStore  # the SQL stores themselves: the clean-up works on their databases
+    conversation: SqlConversationStore
     audit: AuditStore
     events: EventBus  # the process's bus, relayed to the other replicas when they share a database
     recorder: SnapshotRecorder

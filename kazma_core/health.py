@@ -4,9 +4,9 @@ Each check is the engine's probe (`Database.probe`): a SQLite file opened afresh
 its schema and the first page of every table read, so garbage written over a file while the
 server runs is seen even though the server's own connection may still serve pages from
 memory; a PostgreSQL schema read over a connection of its own, within a few seconds. A store
-found wrong is reported once, at once, in the words its engine gives (`Database.found_wrong`): the gauge ``kazma_store_healthy{store}`` drops to 0, a
-line is logged at ERROR, and an operator alert is raised (when the chats' database itself can
-take it). Until it reads back again its requests answer 503 ``store_unavailable``; the other
+found wrong is reported once, at once, in the words its engine gives (`Database.found_wrong`): the
+gauge ``kazma_store_healthy{store}`` drops to 0, a line is logged at ERROR, and an operator alert
+is raised (when the chats' database itself can take it). Until it reads back again its requests answer 503 ``store_unavailable``; the other
 stores keep serving. When it is back, the gauge is 1 again and a line says so.
 """
 
@@ -57,7 +57,7 @@ class StoreHealth:
             names = list(self.stores)
             problems = await asyncio.gather(*(self.stores[name].db.probe() for name in names))
             states: dict[str, StoreState] = {}
-            for name, problem in zip(names, problems):
+            for name, problem in zip(names, problems, strict=True):
                 states[name] = StoreState(problem is None, problem)
                 if problem is not None and name not in self.damaged:
                     self.damaged[name] = problem

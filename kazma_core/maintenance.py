@@ -27,30 +27,30 @@ files are the server's and are not scanned.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kazma_core.stores.conversation_sql import SqlConversationStore
-
+from kazma_core.catalogue import sentence
 from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
-from kazma_core.settings import Settings, validate_override
-from kazma_core.stores.app_rewind import EXPIRED, RewindRows
 from kazma_core.replica import REPLICA_ID
-from kazma_core.stores.types import Alert
-from kazma_core.stores.interfaces import AppStore
+from kazma_core.settings import Settings, validate_override
+from kazma_core.sizes import human_size
+from kazma_core.stores import snapshots_upkeep as upkeep
+from kazma_core.stores.app_rewind import EXPIRED, RewindRows
 from kazma_core.stores.backends import database_url
+from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
-from kazma_core.stores import snapshots_upkeep as upkeep
 from kazma_core.stores.steps_space import steps_space
+from kazma_core.stores.types import Alert
 from kazma_core.undo_keep import UndoKeep
-from kazma_core.sizes import human_size
-from kazma_core.catalogue import sentence
 
 if TYPE_CHECKING:
     from kazma_core.core import Core
@@ -240,7 +240,7 @@ class Maintenance:
         """The scheduler's job: a pass that fails is an operator alert, and the schedule goes on.
         Replicas sharing a database each schedule it: the first to claim the (UTC) day runs it,
         the others skip that day (a failed pass is not run again by them: its alert says what to do)."""
-        day = datetime.fromtimestamp(self.now(), timezone.utc).date().isoformat()
+        day = datetime.fromtimestamp(self.now(), UTC).date().isoformat()
         if self.claims is not None and not await self.claims.claim_day(JOB_NAME, day, REPLICA_ID):
             log.info("clean-up: another replica runs the pass of %s", day)
             return None
@@ -327,7 +327,7 @@ class Maintenance:
         again_steps, again_threads = await self._orphans()
         for chat_id in sorted(steps & again_steps):
             deletion = await self.snapshots.db.tx(
-                lambda c, chat=chat_id: upkeep.delete_recording(c, "chat_id = ?", (chat,), sample=space.scans_bytes)
+                functools.partial(upkeep.delete_recording, where="chat_id = ?", params=(chat_id,), sample=space.scans_bytes)
             )
             swept.deletions.append(deletion)
             swept.chats.add(chat_id)
@@ -360,7 +360,7 @@ class Maintenance:
         """Keep the newest history.checkpoints_per_chat checkpoints of every chat."""
         keep = self.settings.history.checkpoints_per_chat
         chats = await self.store.chat_ids() & await self._checkpoint_threads()
-        return sum([await self.conversation.prune(chat_id, keep) for chat_id in sorted(chats)])
+        return sum([await self.conversation.trim(chat_id, keep) for chat_id in sorted(chats)])
 
     # the check ----------------------------------------------------------------------------
     async def _verify(self, deletions: list[upkeep.Deletion], settled: bool) -> Verification:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from langchain_core.messages import (
@@ -70,7 +70,7 @@ def load_messages(saved: list[dict[str, Any]]) -> list[AnyMessage]:
         cls = _TRUSTED_TYPES.get(item.get("type", ""))
         data = item.get("data") or {}
         if cls is None or "content" not in data:
-            out.extend(messages_from_dict([item]))
+            out.extend(cast("list[AnyMessage]", messages_from_dict([item])))  # typed as the base class it builds
         else:
             made = {name: make() for name, make in _FACTORIES[cls].items() if name not in data}
             out.append(cls.model_construct(set(data), **made, **data))
@@ -123,7 +123,7 @@ def append_messages(left: Any, right: Any) -> MessageList:
         elif isinstance(message, RemoveMessage):
             removed.add(message.id)  # type: ignore[arg-type]
         else:
-            removed.discard(message.id)  # type: ignore[arg-type]
+            removed.discard(message.id)
             out[at] = message
     if removed:
         return MessageList(m for m in out if m.id not in removed)
@@ -139,8 +139,8 @@ def _restarted(base: MessageList, kept: list[BaseMessage]) -> MessageList:
         return MessageList(kept)
     ids = dict(base.ids)
     for message in base[shared:]:
-        if ids.get(message.id, -1) >= shared:  # type: ignore[arg-type]
-            del ids[message.id]  # type: ignore[arg-type]
+        if ids.get(message.id, -1) >= shared:
+            del ids[message.id]
     for at in range(shared, len(kept)):
         ids[kept[at].id] = at  # type: ignore[index]
     return MessageList(kept, ids)
@@ -150,4 +150,4 @@ def _as_messages(items: list[Any]) -> list[BaseMessage]:
     # The distinct types, not every item: a long conversation holds four or five.
     if all(issubclass(t, BaseMessage) and not issubclass(t, BaseMessageChunk) for t in set(map(type, items))):
         return items
-    return [message_chunk_to_message(m) for m in convert_to_messages(items)]  # type: ignore[arg-type]
+    return [message_chunk_to_message(m) for m in convert_to_messages(items)]

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tenacity import (
-    AsyncRetrying, RetryCallState, Retrying, retry_if_exception, retry_if_result, stop_after_attempt, stop_after_delay,
+    AsyncRetrying,
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    retry_if_result,
+    stop_after_attempt,
+    stop_after_delay,
 )
 
 T = TypeVar("T")

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kazma_core.errors import NotFound, TurnRunning
-from kazma_core.file_rewind import WorkspaceFiles
 from kazma_core.events import EventBus
+from kazma_core.file_rewind import WorkspaceFiles
 from kazma_core.leases import chat_lease
 from kazma_core.stores.app_rewind import UNDOING, Intent, RewindRows, Undo
 from kazma_core.stores.interfaces import AppStore

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic.config import JsonDict
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -30,7 +31,7 @@ from kazma_core.stores.sqlite import read_rows as sqlite_rows
 DEFAULTS_FILE = Path(__file__).resolve().parent / "defaults.toml"
 USER_FILE = Path("~/.config/kazma/kazma.toml").expanduser()
 
-LIVE = {"live": True}
+LIVE: JsonDict = {"live": True}
 
 
 class _Section(BaseModel):
@@ -62,7 +63,9 @@ class ModelSettings(_Section):
     temperature: float = Field(ge=0.0, le=2.0)
     timeout_seconds: float = Field(gt=0, le=3600)
     max_tokens: int = Field(ge=1, le=200_000)
-    piece_seconds: float = Field(ge=0, le=5, description="The offline model: pause between two words of its answer as it streams (0: the answer in one piece)")
+    piece_seconds: float = Field(
+        ge=0, le=5, description="The offline model: pause between two words of its answer as it streams (0: the answer in one piece)"
+    )
 
 
 class ServerSettings(_Section):
@@ -228,7 +231,7 @@ def is_live(dotted: str) -> bool:
 
 def setting_names() -> list[str]:
     """Every editable setting as ``section.name``."""
-    names = []
+    names: list[str] = []
     for section, info in Settings.model_fields.items():
         ann = info.annotation
         # Where the database is cannot be stored in it: read at start, from the file or the environment.
@@ -339,7 +342,8 @@ def validate_override(dotted: str, value: Any) -> Any:
 def _check(cls: type[_Section], name: str, value: Any) -> Any:
     from pydantic import create_model
 
-    probe = create_model("Probe", **{name: (cls.model_fields[name].annotation, cls.model_fields[name])})
+    fields: dict[str, Any] = {name: (cls.model_fields[name].annotation, cls.model_fields[name])}
+    probe = create_model("Probe", **fields)
     return getattr(probe(**{name: value}), name)
 
 

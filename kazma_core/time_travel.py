@@ -23,14 +23,13 @@ import orjson
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from kazma_core.agent.tools import TOOLS
-from kazma_core.stores.types import NOTE_KEY
-
 from kazma_core.errors import StoreUnavailable
 from kazma_core.events import EventBus
 from kazma_core.messages import encode_message
 from kazma_core.metrics import CAPTURE_TOTAL
 from kazma_core.settings import TimeTravelSettings
 from kazma_core.stores.snapshots import Budgets, NewStep, SnapshotStore, StepInfo
+from kazma_core.stores.types import NOTE_KEY
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +180,7 @@ def step_did(messages: Sequence[Any]) -> dict[str, Any]:
         if len(messages) > len(results) and isinstance(messages[-len(results) - 1], AIMessage):
             calls = {c.get("id"): c for c in messages[-len(results) - 1].tool_calls}
         names = [r.name or str(calls.get(r.tool_call_id, {}).get("name", "?")) for r in reversed(results)]
-        for result, name in zip(reversed(results), names):
+        for result, name in zip(reversed(results), names, strict=True):
             spec = TOOLS.get(name)
             if spec is not None and spec.gated:
                 path = (calls.get(result.tool_call_id, {}).get("args") or {}).get("path")
@@ -216,4 +215,5 @@ def strip_platform_ids(state: dict[str, Any]) -> dict[str, Any]:
     raw = orjson.dumps(state)
     if not any(f'"{key}"'.encode() in raw for key in PLATFORM_KEYS):
         return state  # the common case, found with one pass over the bytes
-    return _strip(state)
+    stripped: dict[str, Any] = _strip(state)
+    return stripped

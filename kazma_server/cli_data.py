@@ -7,18 +7,18 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kazma_core.backup import NEVER_COPIED, create_backup, ensure_databases, restore_backup, verify_backup
+from kazma_core.core import prepare_data_dir
 from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError
 from kazma_core.maintenance import Maintenance, PassReport
-from kazma_core.sizes import human_size
 from kazma_core.migration import export_bundle, import_bundle
-from kazma_core.core import prepare_data_dir
 from kazma_core.settings import Settings, load_settings
+from kazma_core.sizes import human_size
 from kazma_core.stores import pg_copy
 from kazma_core.stores.backends import APP_SCHEMA, AUDIT_SCHEMA, STEPS_SCHEMA, database_url, opened
 from kazma_core.stores.postgres import SETTING, check_url, redact
@@ -95,7 +95,7 @@ def cmd_maintain(args: argparse.Namespace) -> int:
 
 
 def _when(at: float) -> str:
-    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def describe_pass(report: PassReport, settings: Settings) -> list[str]:

@@ -18,8 +18,7 @@ import orjson
 from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.metrics import REWIND_TOTAL
-from kazma_core.stores.types import User
-from kazma_core.stores.types import AuditRow
+from kazma_core.stores.types import AuditRow, User
 
 METERED = {"restore", "fork", "undo"}
 

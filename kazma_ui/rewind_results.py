@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+
 class Shape(BaseModel):
     """Built by field name inside, read from and written to JSON by the SPEC's names."""
 

@@ -34,12 +34,15 @@ from kazma_core.errors import (
 )
 from kazma_core.file_rewind import RESTORED, FileChange, write_files
 from kazma_core.leases import chat_lease
-from kazma_core.stores.app_rewind import TURN, Intent, RewindRows, StepPoint
-from kazma_core.stores.types import Chat, User
-from kazma_core.stores.snapshots import StepHead, StepInfo
 from kazma_core.messages import load_messages
+from kazma_core.stores.app_rewind import TURN, Intent, RewindRows, StepPoint
+from kazma_core.stores.snapshots import StepHead, StepInfo
+from kazma_core.stores.types import Chat, User
 from kazma_core.time_travel import strip_platform_ids
 from kazma_core.titles import fork_title
+from kazma_ui.message_point import MessagePoint, message_point, points_of, resolve_message
+from kazma_ui.paging import window
+from kazma_ui.rewind_audit import Audited
 from kazma_ui.rewind_results import (
     ChatWithSteps,
     Cleared,
@@ -47,8 +50,8 @@ from kazma_ui.rewind_results import (
     FileView,
     Forked,
     Lineage,
-    RestorePreview,
     Restored,
+    RestorePreview,
     StepDetail,
     StepList,
     StepView,
@@ -57,10 +60,7 @@ from kazma_ui.rewind_results import (
     Undone,
     UndoOffer,
 )
-from kazma_ui.rewind_audit import Audited
 from kazma_ui.rewind_undo import Undos
-from kazma_ui.message_point import MessagePoint, message_point, points_of, resolve_message
-from kazma_ui.paging import window
 from kazma_ui.step_address import step_prefix
 from kazma_ui.step_views import compare_states, message_view, side_effects, step_action, step_label
 

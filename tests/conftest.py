@@ -105,7 +105,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)
     long = [item for item in items if rank(item) < len(LONG_FIRST)]
     short = items[len(long):]
-    paired = [item for pair in zip(long, short) for item in pair]
+    paired = [item for pair in zip(long, short, strict=False) for item in pair]
     items[:] = paired + long[len(paired) // 2:] + short[len(paired) // 2:]
 
 

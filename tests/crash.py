@@ -6,9 +6,9 @@ SIGKILLed right after the stage named, or from outside at a moment the test pick
     child = start_killable(data, chat_id, "send", "sleep 30")                     # the test kills it
 
 `python -m tests.crash STAGE DATA_DIR USER CHAT ACTION [ARG]` is the child: ACTION is `restore`
-(ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG: the message). STAGE names a method; once it has returned,
-the child SIGKILLs itself (`none`: the test kills it). The stage table lives here only, so every
-crash test (test_restore_crash, test_undo_crash, test_replicas) cuts at the same places.
+(ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG: the message).
+STAGE names a method; once it has returned, the child SIGKILLs itself (`none`: the test kills it).
+The stage table lives here only, so every crash test (test_restore_crash, test_undo_crash, test_replicas) cuts at the same places.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ SERVE_START_SECONDS = 60.0
 def stages() -> dict[str, tuple[Any, str]]:
     """Where a child can be cut: (owner, name of the method after which it dies)."""
     import kazma_ui.thread_rewind as rewind_module
-    from kazma_core.stores.app_rewind import RewindRows
     from kazma_core.file_rewind import WorkspaceFiles
+    from kazma_core.stores.app_rewind import RewindRows
     from kazma_core.stores.conversation_sql import SqlConversationStore
     from kazma_core.stores.files_sql import SqlFileStore
     from kazma_core.stores.snapshots_sql import SqlSnapshotStore

@@ -7,7 +7,8 @@ root, so as root the binaries run as the user `postgres` (which Debian's package
 folder that user owns.
 
 Each test that asks for one gets a fresh, empty database (`fresh_database`), dropped after it
-with whatever connections it left open; or a copy of a database made once per run (`template`). Nothing here skips: no server is an error saying why.
+with whatever connections it left open; or a copy of a database made once per run (`template`).
+Nothing here skips: no server is an error saying why.
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ def private_server() -> Iterator[PrivateServer]:
         as_owner = ["runuser", "-u", SUPERUSER, "--"]
     watchdog = _watch(as_owner, bindir, folder)
     try:
-        _run(as_owner + [str(bindir / "initdb"), "-D", str(folder / "data"), "-A", "trust", "-U", SUPERUSER,
-                         "-E", "UTF8", "--locale=C", "--no-sync"], "initdb")
+        _run([*as_owner, str(bindir / "initdb"), "-D", str(folder / "data"), "-A", "trust", "-U", SUPERUSER,
+              "-E", "UTF8", "--locale=C", "--no-sync"], "initdb")
         yield PrivateServer(folder, _start(as_owner, bindir, folder))
     finally:
         watchdog.communicate(timeout=120)  # closes its pipe: it stops the server and removes the folder
@@ -165,8 +166,8 @@ def _start(as_owner: list[str], bindir: Path, folder: Path) -> int:
         port = free_port()
         options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 {SPEED_OPTIONS}"
         # -l: with its output on our pipe, the server would keep subprocess.run waiting until it stops.
-        started = subprocess.run(as_owner + [str(bindir / "pg_ctl"), "-D", str(folder / "data"), "-l", str(log),
-                                             "-o", options, "-w", "-t", "60", "start"],
+        started = subprocess.run([*as_owner, str(bindir / "pg_ctl"), "-D", str(folder / "data"), "-l", str(log),
+                                  "-o", options, "-w", "-t", "60", "start"],
                                  capture_output=True, text=True, check=False)
         if started.returncode == 0:
             return port
@@ -193,7 +194,7 @@ def _watch(as_owner: list[str], bindir: Path, folder: Path) -> subprocess.Popen[
     then stops the server and removes its folder. The pipe closes when we close it, and also
     when this process dies: a test run killed by a timeout or SIGKILL runs no teardown, and
     would otherwise leave a server holding a port and a folder for good."""
-    stop = shlex.join(as_owner + [str(bindir / "pg_ctl"), "-D", str(folder / "data"), "-m", "immediate", "-w", "stop"])
+    stop = shlex.join([*as_owner, str(bindir / "pg_ctl"), "-D", str(folder / "data"), "-m", "immediate", "-w", "stop"])
     quoted = shlex.quote(str(folder))
     # A server that never started makes pg_ctl complain: what counts is that no server is left.
     script = (f"cat >/dev/null; {stop} >{quoted}/stop.log 2>&1; "

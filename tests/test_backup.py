@@ -212,9 +212,7 @@ def test_a_migration_round_trip_brings_chats_checkpoints_and_audit_but_no_step(
     new = tmp_path / "new"
     code, out, _ = run(["migrate", "import", str(bundle), "--data-dir", str(new)], capsys)
     assert code == 0
-    assert out.splitlines()[1] == "  3 chats, {} checkpoints, 1 audit row, 1 settings override".format(
-        len(rows(old.kazma_db, CHECKPOINTS))
-    )
+    assert out.splitlines()[1] == f"  3 chats, {len(rows(old.kazma_db, CHECKPOINTS))} checkpoints, 1 audit row, 1 settings override"
     assert out.splitlines()[-1] == "  Saved steps do not travel: Time Travel starts empty here."
     for name, sql in (("kazma.db", CHATS), ("kazma.db", CHECKPOINTS), ("kazma.db", WRITES),
                       ("time_travel_audit.db", AUDIT), ("kazma.db", "SELECT * FROM transcript ORDER BY id"),
@@ -258,8 +256,8 @@ def repack(bundle: Path, change: dict[str, bytes]) -> None:
     with tarfile.open(bundle) as tar:
         members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]  # type: ignore[union-attr]
     with tarfile.open(bundle, "w:gz") as tar:
-        for name, data in members:
-            data = change.get(name, data)
+        for name, given in members:
+            data = change.get(name, given)
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))

@@ -367,7 +367,7 @@ async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
             for text in ("@KazmaBot hello", "@KazmaBot calc 1+1"):
                 before = len(telegram.sent)
                 telegram.message(ann, forum, text)
-                await telegram.wait_for(lambda: len(telegram.sent) > before)
+                await telegram.wait_for(lambda before=before: len(telegram.sent) > before)
             source = await server.core.store.bound_chat(f"telegram:{forum['id']}")
             assert source is not None
             step = (await server.core.snapshots.list_steps(source.id))[0].id

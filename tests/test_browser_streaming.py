@@ -4,6 +4,7 @@ they come keeps what was said, marked stopped, across a reload."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ async def test_the_answer_grows_word_by_word_then_shows_its_markdown(web: Web) -
     seen: list[str] = await page.evaluate("window.seen")
     final = (await answer.text_content() or "").strip()
     assert len(seen) >= 5, seen  # it grew in pieces
-    assert all(later.startswith(earlier) for earlier, later in zip(seen, seen[1:])), seen  # only ever growing
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(seen)), seen  # only ever growing
     assert final.startswith("You said:") and len(seen[0]) < len(final), (seen[0], final)
 
 

@@ -281,7 +281,7 @@ async def test_the_branches_panel_and_a_version_picker_show_a_conversations_vers
 
 
 async def test_the_versions_show_on_a_phone_in_arabic(web: Web) -> None:
-    chat, edit, regen = await versions_of(web)
+    _chat, edit, _regen = await versions_of(web)
     page = await open_page(web, f"/replay?thread={edit}&lang=ar", PHONE)
     await expect(page.locator("#branch-tree > li > .branch-meta").nth(1)).to_contain_text("النسخة 2 من 3 · تغيّرت عند الدورة 2")
     await expect(page.locator("#version-select")).to_have_value(edit)

@@ -10,7 +10,7 @@ from tests.test_browser import Web, last_step_of_turn, web  # noqa: F401  (web i
 RESTORED_UNDO = "This chat was restored to an earlier step (here or in another tab); it has been reloaded. · Undo"
 
 
-async def test_restored_then_undo_on_the_time_travel_page_brings_everything_back_in_every_tab(web: Web) -> None:  # noqa: F811
+async def test_restored_then_undo_on_the_time_travel_page_brings_everything_back_in_every_tab(web: Web) -> None:
     chat = await web.chat("tea", "remember: tea", "remember: coffee", "calc 1+2")
     target = last_step_of_turn(await web.steps(chat), 1)
     chat_tab = await web.page(f"/?thread={chat}")
@@ -37,7 +37,7 @@ async def test_restored_then_undo_on_the_time_travel_page_brings_everything_back
     assert facts == ["tea", "coffee"]
 
 
-async def test_undo_in_the_chat_tab_and_nothing_left_to_undo_says_why(web: Web) -> None:  # noqa: F811
+async def test_undo_in_the_chat_tab_and_nothing_left_to_undo_says_why(web: Web) -> None:
     chat = await web.chat("milk", "remember: milk", "calc 2+2")
     target = last_step_of_turn(await web.steps(chat), 1)
     page = await web.page(f"/?thread={chat}")
@@ -58,7 +58,7 @@ async def test_undo_in_the_chat_tab_and_nothing_left_to_undo_says_why(web: Web) 
     await expect(page.locator("#messages .message .text").last).to_have_text("2+2 = 4")
 
 
-async def test_the_compare_tab_picks_a_step_of_a_fork(web: Web) -> None:  # noqa: F811
+async def test_the_compare_tab_picks_a_step_of_a_fork(web: Web) -> None:
     chat = await web.chat("origin", "remember: tea", "calc 1+2")
     first = last_step_of_turn(await web.steps(chat), 1)
     forked = await web.http.post("/api/replay/fork", json={"thread_id": chat, "snapshot_id": first})
@@ -73,7 +73,8 @@ async def test_the_compare_tab_picks_a_step_of_a_fork(web: Web) -> None:  # noqa
 
     page = await web.page(f"/replay?thread={chat}")
     await page.click("#tab-compare")
-    await expect(page.locator("#compare-b-thread option")).to_have_text(["origin (fork)", "origin (this chat)"])  # as the chat list orders them
+    # As the chat list orders them.
+    await expect(page.locator("#compare-b-thread option")).to_have_text(["origin (fork)", "origin (this chat)"])
     await page.select_option("#compare-a", last)
     await page.select_option("#compare-b-thread", fork)
     await expect(page.locator(f'#compare-b option[value="{fork_last}"]')).to_have_count(1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import os
-
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -81,7 +80,7 @@ async def test_max_total_bytes_drops_the_oldest_steps_of_any_chat(tmp_path: Path
         a, b = await core.chats.create(user), await core.chats.create(user)
         for chat in (a, b, a, b, a, b):
             await core.turns.send(chat.id, "big 250")
-        steps, used = await core.snapshots.usage()
+        _steps, used = await core.snapshots.usage()
         assert used <= limit
         # A chat's steps share its message bodies, so space comes back when its last step goes:
         # the oldest steps went until the store fit, and that was every step of the older chat.

@@ -4,11 +4,10 @@ each new step announced on the chat stream once it is stored."""
 
 from __future__ import annotations
 
-import pytest
-
 import re
 from pathlib import Path
 
+import pytest
 
 from kazma_core.core import Core
 from kazma_core.stores.types import Chat
@@ -52,7 +51,7 @@ async def test_long_turn_keeps_first_twenty_then_every_tenth_and_the_last(core: 
     assert result.reply == "Done: 45 steps."
     iterations = [s.iteration for s in await core.snapshots.list_steps(chat.id)]
     # 45 tool iterations (0..44) then the answer (45): steps 1-20, 30, 40 and the last.
-    assert iterations == list(range(20)) + [29, 39, 45]
+    assert iterations == [*range(20), 29, 39, 45]
     assert metric("kazma_time_travel_capture_total", result="skipped") - skipped_before == 46 - 23
 
 

@@ -6,19 +6,18 @@ import re
 
 import pytest
 
-
 from commands import registry
-from commands.i18n import error_text
-from kazma_core import errors
-from kazma_core.catalogue import ALL, LISTS, error_sentence, sentence
-from kazma_core.errors import NotFound
 from commands.executor import execute
+from commands.i18n import error_text
 from commands.parser import parse
 from commands.service_target import ServiceTarget
 from commands.target import CommandContext
+from kazma_core import errors
+from kazma_core.catalogue import ALL, LISTS, error_sentence, sentence
+from kazma_core.errors import NotFound
 from tests.conftest import Person
-from tests.http_server import RunningServer
 from tests.helpers import error_of, new_chat
+from tests.http_server import RunningServer
 
 NOT_YOURS = ALL["errors.chat_not_yours"].en
 
@@ -30,7 +29,9 @@ PARAMETERS = re.compile(r"{(\w+)")
 
 def test_every_sentence_of_every_surface_is_in_both_languages_with_the_same_placeholders() -> None:
     sections = {key.split(".")[0] for key in ALL}
-    assert sections == {"web", "commands", "terminal", "chat_apps", "steps", "roles", "errors", "help", "tools", "tool_states", "sizes", "cli"}
+    assert sections == {
+        "web", "commands", "terminal", "chat_apps", "steps", "roles", "errors", "help", "tools", "tool_states", "sizes", "cli",
+    }
     for key, text in ALL.items():
         assert text.en.strip() and text.ar.strip(), key
         assert set(PARAMETERS.findall(text.en)) == set(PARAMETERS.findall(text.ar)), key
@@ -288,7 +289,7 @@ def test_no_answer_body_carries_a_message_written_outside_the_catalogue() -> Non
     for path, source in _sources():
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Dict):
-                for key, value in zip(node.keys, node.values):
+                for key, value in zip(node.keys, node.values, strict=True):
                     if isinstance(key, ast.Constant) and key.value == "message" and _is_words(value):
                         written.append(f"{path}:{node.lineno}")
     assert not written, written

@@ -5,6 +5,7 @@ with the real SDKs and the real core (the offline model says a word every 0.1 s)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,8 +20,8 @@ from tests.http_server import serve_kazma
 from tests.test_discord_bot import Bot as DiscordBot
 from tests.test_discord_bot import bot as discord_bot  # noqa: F401  (fixtures of the Discord tests)
 from tests.test_discord_bot import fake, kazma, restore_discord_globals  # noqa: F401
-from tests.test_slack_bot import BOT_TOKEN, DM, SECRET, Slack, add_people, text_of
 from tests.test_slack_bot import ANN as SLACK_ANN
+from tests.test_slack_bot import BOT_TOKEN, DM, SECRET, Slack, add_people, text_of
 from tests.test_telegram_bot import telegram_bot_running
 
 QUESTION = " ".join(f"w{n}" for n in range(40))
@@ -37,7 +38,7 @@ def grew_in_order(texts: list[str], final: str) -> bool:
     """Each text shown was the start of the final one, none shorter than the one before (under load the
     whole answer can be shown growing once before its final write)."""
     words = [t.removesuffix(GROWING_MARK) for t in texts]
-    return all(final.startswith(w) for w in words) and all(len(a) <= len(b) for a, b in zip(words, words[1:]))
+    return all(final.startswith(w) for w in words) and all(len(a) <= len(b) for a, b in itertools.pairwise(words))
 
 
 async def test_telegram_posts_the_answer_once_then_edits_it_as_it_grows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -68,7 +69,7 @@ async def test_discord_posts_the_answer_once_then_edits_it_as_it_grows(discord_b
     fake = discord_bot.fake
     fake.edit_limit, fake.edit_window = 5, 5.0  # Discord's bucket for edits in a channel
     await fake.message(ALICE, QUESTION, channel=GENERAL)
-    [growing] = await fake.until(lambda: fake.in_channel(GENERAL) or None)
+    [_growing] = await fake.until(lambda: fake.in_channel(GENERAL) or None)
     await fake.until(lambda: fake.in_channel(GENERAL)[0].content == ANSWER, 15)
     assert len(fake.in_channel(GENERAL)) == 1  # one message, edited
     edits = [e.content for e in fake.edits]

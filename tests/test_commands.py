@@ -10,7 +10,8 @@ import uuid
 from typing import Any
 
 import pytest
-from hypothesis import given, settings as hyp_settings
+from hypothesis import given
+from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -18,7 +19,6 @@ from commands import registry
 from commands.answers import CommandResult
 from commands.executor import execute
 from commands.i18n import error_text, pick_lang
-from kazma_core.catalogue.commands import COMMANDS
 from commands.parser import (
     BUILDERS,
     Fork,
@@ -36,10 +36,11 @@ from commands.parser import (
 from commands.service_target import ServiceTarget
 from commands.target import CommandContext
 from kazma_core import errors
+from kazma_core.catalogue.commands import COMMANDS
 from kazma_core.core import Core
-from kazma_core.stores.types import Chat, User
-from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
+from kazma_core.stores.snapshots import NewStep
+from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import GroupGrant, RewindService
 
 BASE = "http://kazma.test:8765"
@@ -86,7 +87,9 @@ async def facts(core: Core, chat_id: str) -> list[str]:
 
 # --- each command, end to end ---------------------------------------------------------------
 
-async def test_replay_list_shows_each_turns_questions_and_steps_with_short_ids(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_replay_list_shows_each_turns_questions_and_steps_with_short_ids(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "hello", "steps 2")
     turn2 = await step_ids(core, chat.id, 2)
     english = await run(service, user, chat.id, "/replay list")
@@ -103,7 +106,9 @@ async def test_replay_list_of_a_chat_without_steps_says_none_are_saved_yet(chat:
     assert (await run(service, user, chat.id, "/replay", lang="ar")).text == "لا خطوات محفوظة في هذه الدردشة بعد."
 
 
-async def test_restore_asks_first_then_takes_back_later_turns_facts_and_rows(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_restore_asks_first_then_takes_back_later_turns_facts_and_rows(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "hello", "remember: tea is good", "remember: coffee is better")
     target = (await step_ids(core, chat.id, 2))[-1]
     asked = await run(service, user, chat.id, f"/replay {target[:8]}")
@@ -123,7 +128,9 @@ async def test_restore_asks_first_then_takes_back_later_turns_facts_and_rows(cor
     assert (await core.turns.send(chat.id, "and now?")).reply == 'You said: "and now?". I know: tea is good.'
 
 
-async def test_restore_in_arabic_names_the_step_and_what_it_will_not_undo(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_restore_in_arabic_names_the_step_and_what_it_will_not_undo(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "hello")
     waiting = await core.turns.send(chat.id, "write a.txt: hi")
     await core.turns.decide(chat.id, waiting.gates[0]["card_id"], "approve", user.id)
@@ -138,7 +145,9 @@ async def test_restore_in_arabic_names_the_step_and_what_it_will_not_undo(core: 
     assert (core.settings.files_of(user.id) / "a.txt").read_text() == "hi"  # the world is not rewound
 
 
-async def test_replay_show_gives_the_steps_messages_plan_routing_and_cost(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_replay_show_gives_the_steps_messages_plan_routing_and_cost(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "remember: tea is good")
     first = (await step_ids(core, chat.id, 1))[0]
     shown = await run(service, user, chat.id, f"/replay show {first[:10]}")
@@ -150,7 +159,9 @@ async def test_replay_show_gives_the_steps_messages_plan_routing_and_cost(core: 
     assert "أنت: \u2068remember: tea is good\u2069" in arabic.text and "الخطة: remember" in arabic.text
 
 
-async def test_compare_answers_with_the_services_text_and_says_it_in_arabic(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_compare_answers_with_the_services_text_and_says_it_in_arabic(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "hello", "calc 1+1")
     a, b = (await step_ids(core, chat.id, 1))[0], (await step_ids(core, chat.id, 2))[-1]
     expected = (await service.compare(user, "test", chat.id, a, b)).text
@@ -161,7 +172,9 @@ async def test_compare_answers_with_the_services_text_and_says_it_in_arabic(core
     assert arabic.text.startswith("الدورة 1، الخطوة 0 ← الدورة 2، الخطوة 1\nالرسائل: 4 مضافة، 0 محذوفة، 0 متغيّرة.")
 
 
-async def test_clear_asks_then_deletes_every_step_and_keeps_the_conversation(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_clear_asks_then_deletes_every_step_and_keeps_the_conversation(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "hello", "steps 2")
     count = len(await core.snapshots.list_steps(chat.id))
     asked = await run(service, user, chat.id, "/replay clear", lang="ar")
@@ -190,7 +203,9 @@ async def test_fork_gives_a_chat_owned_by_the_user_and_a_link_to_it(core: Core, 
     assert arabic.text.startswith("فُرّعت الدورة 1، الخطوة 1 إلى دردشة جديدة")
 
 
-async def test_web_chat_replay_and_fork_answer_without_the_model_with_a_link_to_the_page(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_web_chat_replay_and_fork_answer_without_the_model_with_a_link_to_the_page(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     page = f"{BASE}/replay?thread={chat.id}"
     empty = await run(service, user, chat.id, "/replay", surface="web")
     assert empty.text == f"No steps saved in this chat yet. The Time Travel page: {page}"
@@ -232,7 +247,9 @@ async def test_restoring_to_before_a_reset_takes_the_reset_back(core: Core, chat
     assert [m.type for m in state.values["messages"]] == ["human", "ai"]
 
 
-async def test_memory_off_forgets_facts_and_steps_and_the_agent_stops_remembering(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_memory_off_forgets_facts_and_steps_and_the_agent_stops_remembering(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "remember: tea is good")
     asked = await run(service, user, chat.id, "/Memory off")
     assert asked.kind == "confirm" and asked.data["confirm"] == "/memory off"
@@ -256,7 +273,9 @@ async def test_help_lists_the_commands_of_the_surface_in_the_persons_language(ch
 
 # --- refusals ------------------------------------------------------------------------------
 
-async def test_restore_and_reset_are_refused_while_an_approval_waits_naming_the_card(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_restore_and_reset_are_refused_while_an_approval_waits_naming_the_card(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "hello")
     card = (await core.turns.send(chat.id, "write a.txt: hi")).gates[0]["card_id"]
     target = (await step_ids(core, chat.id, 1))[-1]
@@ -295,7 +314,9 @@ async def put_step(core: Core, chat_id: str, step_id: str, turn: int) -> None:
     )
 
 
-async def test_step_addresses_must_be_unique_hex_prefixes_and_wildcards_never_match(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_step_addresses_must_be_unique_hex_prefixes_and_wildcards_never_match(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await put_step(core, chat.id, "abcdef01" + "0" * 24, 1)
     await put_step(core, chat.id, "abcdef01" + "f" * 24, 2)
     for text in ("/replay abcdef01", "/replay show ABCDEF01", "/fork abcdef01"):
@@ -312,7 +333,9 @@ async def test_step_addresses_must_be_unique_hex_prefixes_and_wildcards_never_ma
     assert len(await core.snapshots.list_steps(chat.id)) == 2 and [c.id for c in await core.chats.list(user)] == [chat.id]
 
 
-async def test_a_long_step_list_fits_one_message_keeping_the_newest_turns(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_a_long_step_list_fits_one_message_keeping_the_newest_turns(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     ids = [uuid.uuid4().hex for _ in range(50)]
     for turn, step_id in enumerate(ids, start=1):
         await put_step(core, chat.id, step_id, turn)
@@ -324,7 +347,9 @@ async def test_a_long_step_list_fits_one_message_keeping_the_newest_turns(core: 
     assert "Older turns not shown here: " in (await run(service, user, chat.id, "/replay list")).text
 
 
-async def test_another_users_chat_is_not_found_for_every_command_and_unchanged(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_another_users_chat_is_not_found_for_every_command_and_unchanged(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "remember: tea is good", "hello")
     target = (await step_ids(core, chat.id, 1))[-1]
     stranger = await core.store.add_user("eve")
@@ -344,7 +369,9 @@ async def test_another_users_chat_is_not_found_for_every_command_and_unchanged(c
     assert await core.store.memory_on(chat.id) and await core.chats.list(stranger) == []
 
 
-async def test_in_a_group_members_read_and_fork_and_only_admins_restore_or_clear(core: Core, chat: Chat, user: User, service: RewindService) -> None:
+async def test_in_a_group_members_read_and_fork_and_only_admins_restore_or_clear(
+    core: Core, chat: Chat, user: User, service: RewindService
+) -> None:
     await talk(core, chat, "hello", "calc 1+1")
     target = (await step_ids(core, chat.id, 1))[-1]
     member, admin = await core.store.add_user("bob"), await core.store.add_user("cy")
@@ -490,13 +517,14 @@ def test_help_lists_each_command_offered_on_a_surface_and_no_other(surface: str)
         lines = registry.help_text(lang, surface).split("\n\n")[0].splitlines()[1:]  # then, in a chat app, acting on a message
         offered = [leaf for leaf in registry.leaves() if surface in leaf.cmd.surfaces]
         assert [line.split(" — ")[0] for line in lines] == [leaf.typed(surface=surface) for leaf in offered]
-        assert all(leaf.description(lang, surface) in line for leaf, line in zip(offered, lines))
+        assert all(leaf.description(lang, surface) in line for leaf, line in zip(offered, lines, strict=True))
 
 
 # --- language ------------------------------------------------------------------------------
 
 def test_pick_lang_reads_locales_and_accept_language_headers() -> None:
-    assert [pick_lang(v) for v in ("ar-EG", "ar", "AR_sa", "en-US", None, "", "fr-FR", "*")] == ["ar", "ar", "ar", "en", "en", "en", "en", "en"]
+    picked = [pick_lang(v) for v in ("ar-EG", "ar", "AR_sa", "en-US", None, "", "fr-FR", "*")]
+    assert picked == ["ar", "ar", "ar", "en", "en", "en", "en", "en"]
     assert pick_lang("fr-FR,ar;q=0.8,en;q=0.5") == "ar"
     assert pick_lang("ar;q=0.2, en-GB;q=0.9") == "en"
     assert pick_lang("ar;q=abc, en;q=0.1") == "en"

@@ -128,7 +128,9 @@ async def two_turns(send_text: Callable[[str], Awaitable[object]]) -> None:
 
 
 @pytest.fixture
-async def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AsyncIterator[tuple[RunningServer, FakeTelegram, FakeDiscord, FakeSlack]]:
+async def server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> AsyncIterator[tuple[RunningServer, FakeTelegram, FakeDiscord, FakeSlack]]:
     async with (
         serve_fake_telegram(TG_TOKEN) as telegram,
         serve_fake_discord(DISCORD_TOKEN) as discord_fake,

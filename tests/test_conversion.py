@@ -33,7 +33,8 @@ async def old_layout(data: Path) -> tuple[str, list[str], list[tuple[int, str, s
     data.mkdir(parents=True)
     old = SqliteDB(data / "kazma.db", MIGRATIONS[:1], secure_delete=True)
     chat_id, user_id = uuid.uuid4().hex, uuid.uuid4().hex
-    scratch = SqlAppStore(SqliteDB(data.parent / "scratch.db", MIGRATIONS, secure_delete=True))  # the tools' facts, as the first Kazma kept them
+    # The tools' facts, as the first Kazma kept them.
+    scratch = SqlAppStore(SqliteDB(data.parent / "scratch.db", MIGRATIONS, secure_delete=True))
     await scratch.count_users()
     conn = await aiosqlite.connect(data / "checkpoints.db")
     saver = AsyncSqliteSaver(conn)
@@ -89,7 +90,7 @@ async def test_a_first_layout_folder_is_converted_once_and_the_chat_goes_on(
         state = await core.turns.graph.aget_state(core.turns.config(chat_id))
         assert [m.content for m in state.values["messages"]][: len(contents)] == contents
         transcript = [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)]
-        assert transcript == rows + [(4, "user", "what do you know?"), (4, "assistant", reply)]
+        assert transcript == [*rows, (4, "user", "what do you know?"), (4, "assistant", reply)]
     finally:
         await core.close()
     caplog.clear()

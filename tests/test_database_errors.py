@@ -25,7 +25,7 @@ from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
-from tests.helpers import error_of, eventually, new_chat, say
+from tests.helpers import error_of, new_chat, say
 from tests.http_server import RunningServer, serve_kazma
 from tests.postgres import free_port
 from tests.tcp_proxy import TcpProxy, tcp_proxy
@@ -225,12 +225,11 @@ async def test_a_turn_whose_answer_could_not_be_saved_is_closed_so_a_restore_to_
     restore to it put into the state an answer the transcript never had."""
     await core.turns.send(chat.id, "hello")
     card = (await core.turns.send(chat.id, "write a.txt: x")).gates[0]["card_id"] if cut != "a message" else ""
-    with answers_cannot_be_saved(core.settings.kazma_db):
-        with pytest.raises(StoreUnavailable):
-            if card:
-                await core.turns.decide(chat.id, card, "deny", user.id)
-            else:
-                await core.turns.send(chat.id, "are you there?")
+    with answers_cannot_be_saved(core.settings.kazma_db), pytest.raises(StoreUnavailable):
+        if card:
+            await core.turns.decide(chat.id, card, "deny", user.id)
+        else:
+            await core.turns.send(chat.id, "are you there?")
     await core.recover()  # what the server's sweep does every few seconds
 
     newest = (await core.snapshots.list_steps(chat.id))[-1]
@@ -277,9 +276,8 @@ async def test_a_turn_the_database_cut_ends_with_the_state_and_the_transcript_ag
     checkpoint, with the transcript row, failed: the answer is kept, with its row."""
     await core.turns.send(chat.id, "hello")
     away = [ANSWER_ROW, DROP_STEP] + ([NODE_MESSAGES] if lost == "the answer" else [])
-    with postgres_away_for(core.settings.database.url.get_secret_value(), *away):
-        with pytest.raises(StoreUnavailable):
-            await core.turns.send(chat.id, "are you there?")
+    with postgres_away_for(core.settings.database.url.get_secret_value(), *away), pytest.raises(StoreUnavailable):
+        await core.turns.send(chat.id, "are you there?")
     await core.recover()  # what the server's sweep does every few seconds, the database back
 
     async def agree() -> None:

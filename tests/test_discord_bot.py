@@ -204,7 +204,8 @@ async def test_a_429_is_waited_out_and_the_answer_still_delivered_once(bot: Bot)
 
 async def test_approval_buttons_answer_only_for_the_chats_owner(bot: Bot) -> None:
     [card] = await bot.say(ALICE, "write a.txt: hi")
-    assert set(card.buttons) == {"Approve", "Deny"} and card.content == "Kazma asks to write a file\nIt will write 2 B to a.txt in your files:\n\nhi"
+    assert set(card.buttons) == {"Approve", "Deny"}
+    assert card.content == "Kazma asks to write a file\nIt will write 2 B to a.txt in your files:\n\nhi"
     refused = await bot.click(BOB, card, "Approve")
     assert [(s.callback_type, s.ephemeral, s.content) for s in refused] == [
         (4, True, "Only this chat's owner can answer its approvals.")]
@@ -447,7 +448,7 @@ async def test_a_rejected_token_makes_run_raise(monkeypatch: pytest.MonkeyPatch,
     core = await Core.open(settings)
     try:
         adapter = adapter_for(core)
-        with pytest.raises(DiscordUnavailable, match="Discord refused the token .*Check KAZMA_DISCORD__TOKEN"):
+        with pytest.raises(DiscordUnavailable, match=r"Discord refused the token .*Check KAZMA_DISCORD__TOKEN"):
             await asyncio.wait_for(adapter.run(), 10)
         await adapter.close()
     finally:

@@ -7,12 +7,11 @@ message under `data.resolved.messages`.
 
 from __future__ import annotations
 
-from tests.fakes.discord_server import ALICE, BOB, GENERAL, Sent
-from tests.test_discord_bot import Bot, bot, fake, kazma, restore_discord_globals  # noqa: F401  (fixtures)
-
 from commands import registry
 from kazma_core.catalogue import sentence
 from kazma_ui.thread_rewind import RewindService
+from tests.fakes.discord_server import ALICE, BOB, GENERAL, Sent
+from tests.test_discord_bot import Bot, bot, fake, kazma, restore_discord_globals  # noqa: F401  (fixtures)
 
 FORK, REWIND = "Fork from here", "Rewind to here"
 UNKNOWN = "Kazma has no record of that message in this chat"

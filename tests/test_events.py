@@ -74,9 +74,8 @@ async def test_an_id_from_before_the_server_restarted_gets_a_reload(settings: Se
             async with open_events(http, chat) as events:
                 await say(http, chat, "calc 1+1")
                 await events.until("turn", turn_index=1)
-    async with serve_kazma(settings) as second, second.client(token) as http:
-        async with open_events(http, chat, events.last_id) as resumed:
-            reload = await resumed.next()
+    async with serve_kazma(settings) as second, second.client(token) as http, open_events(http, chat, events.last_id) as resumed:
+        reload = await resumed.next()
     assert (reload.type, reload.data) == ("reload", {"reason": "missed"})
 
 

@@ -175,5 +175,5 @@ async def test_a_file_written_twice_with_the_same_text_is_stored_once_and_deleti
     assert owner[0] == chat  # counted in the chat's bytes: its budgets, its owner's quota
     assert (await ann.http.delete(f"/api/chats/{chat}")).status_code < 300
     for table in ("file_marks", "bodies", "steps"):
-        left = await db.run(lambda c: c.execute(f"SELECT count(*) FROM {table} WHERE chat_id = ?", (chat,)).fetchone())
+        left = await db.run(lambda c, table=table: c.execute(f"SELECT count(*) FROM {table} WHERE chat_id = ?", (chat,)).fetchone())
         assert left[0] == 0, table

@@ -9,14 +9,13 @@ from pathlib import Path
 from commands.parser import ReplayRestore, parse
 from kazma_core.core import Core
 from kazma_core.stores.types import Chat
-from tests.test_discord_bot import ALICE, followups
+from tests.fakes.telegram_server import private_chat
+from tests.test_discord_bot import ALICE, fake, followups, kazma, restore_discord_globals  # noqa: F401
 from tests.test_discord_bot import Bot as DiscordBot
 from tests.test_discord_bot import bot as discord_bot  # noqa: F401  (fixtures)
-from tests.test_discord_bot import fake, kazma, restore_discord_globals  # noqa: F401
 from tests.test_slack_bot import ANN as SLACK_ANN
 from tests.test_slack_bot import DM, Slack, buttons_of, slack, talk, text_of  # noqa: F401  (slack is a fixture)
 from tests.test_telegram_bot import ANN, Bot, bot  # noqa: F401  (bot is a fixture)
-from tests.fakes.telegram_server import private_chat
 
 CHOICES = ["Conversation", "Files", "Both", "Cancel"]
 

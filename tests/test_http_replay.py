@@ -8,8 +8,6 @@ description (no answer may be a server error).
 
 from __future__ import annotations
 
-import pytest
-
 import asyncio
 import time
 import uuid
@@ -18,6 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
@@ -28,13 +27,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from schemathesis.checks import CHECKS, is_check_class
 from schemathesis.generation import GenerationMode
 
+from kazma_core.messages import encode_message
 from kazma_core.settings import Settings
 from kazma_core.stores.snapshots import NewStep
-from kazma_core.messages import encode_message
-from tests.conftest import make_settings, user_file
-from tests.http_server import RunningServer, serve_kazma
-from tests.conftest import Person
+from tests.conftest import Person, make_settings, user_file
 from tests.helpers import chat_ids, error_of, new_chat, open_events, say, transcript, turn_over
+from tests.http_server import RunningServer, serve_kazma
 
 # The same behaviour on both store engines.
 pytestmark = pytest.mark.engines()
@@ -173,7 +171,7 @@ async def test_a_steps_messages_page_as_the_transcript_does_and_mark_what_the_st
 
     # What the step added: its turn's question and answer, new since the chat's step before.
     assert whole["added_from"] == 8
-    assert [m["text"] for m in whole["messages"][whole["added_from"]:]][0] == "note 5"
+    assert whole["messages"][whole["added_from"]]["text"] == "note 5"
     assert ok(await ann.http.get(path, params={"limit": 1}))["added_from"] == 8
     first = (await step_ids(ann.http, chat))[0]
     assert ok(await ann.http.get(f"/api/replay/snapshots/{chat}/{first}"))["added_from"] == 0  # all of it is new
@@ -499,9 +497,8 @@ async def test_a_body_that_is_missing_fields_or_malformed_is_invalid_input(ann: 
     await say(ann.http, chat, "calc 1+1")
     before = (await transcript(ann.http, chat), await step_ids(ann.http, chat), await chat_ids(ann.http))
 
-    for path, body in INVALID_BODIES:
-        if isinstance(body, dict) and body.get("thread_id") == "x":
-            body = {**body, "thread_id": chat}
+    for path, listed in INVALID_BODIES:
+        body = {**listed, "thread_id": chat} if isinstance(listed, dict) and listed.get("thread_id") == "x" else listed
         error_of(await ann.http.post(path, json=body), 422, "invalid_input")
     for path in ("/api/replay/restore", "/api/replay/fork", "/api/replay/compare"):
         error_of(await ann.http.post(path, content=b"{not json", headers={"Content-Type": "application/json"}), 422, "invalid_input")
@@ -675,7 +672,7 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
             def check(case: Any, data: st.DataObject) -> None:
                 # Aim many valid cases at the user's real chat, steps and settings, so they get past the
                 # first check (an invalid case is left as generated: its invalid part must stay so).
-                for where in (case.path_parameters, case.body) if mode is GenerationMode.POSITIVE else ():
+                for where in (case.path_parameters, case.body) if mode is GenerationMode.POSITIVE else ():  # noqa: B023  (run below, in this iteration)
                     if not isinstance(where, dict):
                         continue
                     for key, real_ones in (("thread_id", chats), ("snapshot_id", addresses), ("a", addresses),
@@ -689,7 +686,7 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
                 check()
             except Unsatisfiable:
                 assert mode is GenerationMode.NEGATIVE, operation.label  # nothing of it can be made invalid
-            except (Exception, BaseExceptionGroup) as err:  # collect them all, then report every operation that failed
+            except (Exception, BaseExceptionGroup) as err:  # noqa: BLE001  collect them all, then report every operation that failed
                 failures.append(f"{operation.label} [{mode.value}]: {err}")
     return failures
 

@@ -97,14 +97,15 @@ async def test_a_fork_from_a_message_copies_up_to_it_and_from_before_the_first_i
 
 async def test_restoring_to_before_the_first_message_is_refused_with_what_to_do(ann: Person) -> None:
     chat, messages = await three_turns(ann.http)
-    body = error_of(await ann.http.post("/api/replay/restore", json={"thread_id": chat, "message_id": messages[0]["id"]}), 409, "wrong_message")
+    asked = {"thread_id": chat, "message_id": messages[0]["id"]}
+    body = error_of(await ann.http.post("/api/replay/restore", json=asked), 409, "wrong_message")
     assert "Fork from it" in body["message"]
     assert len(await transcript(ann.http, chat)) == 6
 
 
 async def test_a_message_of_another_chat_or_person_is_not_found_and_changes_nothing(ann: Person, bob: Person) -> None:
     chat, messages = await three_turns(ann.http)
-    other, other_rows = await three_turns(ann.http)
+    _other, other_rows = await three_turns(ann.http)
     for path in ("/api/replay/restore", "/api/replay/fork"):
         error_of(await ann.http.post(path, json={"thread_id": chat, "message_id": other_rows[1]["id"]}), 404, "not_found")
         error_of(await ann.http.post(path, json={"thread_id": chat, "message_id": 10**9}), 404, "not_found")

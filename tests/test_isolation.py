@@ -6,11 +6,10 @@ and real folders; each test is one row of the issue's table.
 
 from __future__ import annotations
 
-import base64
-import os
-
 import asyncio
+import base64
 import contextlib
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,8 @@ import pytest
 
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings, person, user_file
-from tests.http_server import RunningServer, serve_kazma
 from tests.helpers import chat_ids, error_of, new_chat, say, transcript
+from tests.http_server import RunningServer, serve_kazma
 
 
 async def approve(who: Person, chat: str, turn: dict[str, Any]) -> dict[str, Any]:
@@ -234,9 +233,8 @@ async def test_a_file_name_that_is_not_a_file_is_refused_before_any_card(
 
 async def test_the_openapi_description_states_the_message_limit_the_server_runs_with(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "data", limits={"max_message_chars": 500})
-    async with two_people(settings) as (server, _ann, _bob):
-        async with server.client() as http:
-            described = (await http.get("/openapi.json")).json()["components"]["schemas"]["NewMessage"]
+    async with two_people(settings) as (server, _ann, _bob), server.client() as http:
+        described = (await http.get("/openapi.json")).json()["components"]["schemas"]["NewMessage"]
     assert described["properties"]["text"] == {"type": "string", "minLength": 1, "maxLength": 500, "pattern": r"\S", "title": "Text"}
 
 

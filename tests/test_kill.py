@@ -119,7 +119,10 @@ async def check(
             turns = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role == "user"]
             assert turns == sorted(set(turns)), f"kill {cycle}: a turn numbered twice: {turns}"
             errors = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role in ("error", "stopped")]
-            assert len(errors) == len(set(errors)), f"kill {cycle}: a turn marked failed twice: {errors}: {[(r.turn_index, r.role, r.text[:40]) for r in await core.store.transcript(chat.thread_id)]}"
+            assert len(errors) == len(set(errors)), (
+                f"kill {cycle}: a turn marked failed twice: {errors}: "
+                f"{[(r.turn_index, r.role, r.text[:40]) for r in await core.store.transcript(chat.thread_id)]}"
+            )
             if not chat.restore_in_doubt:
                 for text, reply in chat.answered:
                     assert ("user", text) in rows and ("assistant", reply) in rows, f"kill {cycle}: lost {text!r}"

@@ -11,7 +11,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,11 +20,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from kazma_core.core import Core
 from kazma_core.maintenance import ALERT_TEXT_LEFT, DAY, MIN_FREE_BYTES, Maintenance, compaction_decision
+from kazma_core.messages import encode_message
 from kazma_core.schedule import JOB_ID, schedule_daily, start_scheduler, stop_scheduler
 from kazma_core.settings import Settings
-from kazma_core.stores.types import User
 from kazma_core.stores.snapshots import Budgets, NewStep
-from kazma_core.messages import encode_message
+from kazma_core.stores.types import User
 from kazma_core.time_travel import MessageIds
 from kazma_server.cli import main
 from tests.conftest import make_settings, metric
@@ -44,7 +44,7 @@ class Clock:
 
 
 def at(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return datetime.fromtimestamp(seconds, tz=UTC)
 
 
 async def put_steps(
@@ -104,7 +104,7 @@ async def owner(core: Core) -> User:
 # the schedule -------------------------------------------------------------------------------------
 async def test_the_first_pass_is_two_minutes_after_start_then_one_a_day(upkeep: Maintenance, clock: Clock) -> None:
     delay = upkeep.settings.server.first_cleanup_seconds
-    job = schedule_daily(AsyncIOScheduler(timezone=timezone.utc), upkeep.scheduled_pass, clock(), delay)
+    job = schedule_daily(AsyncIOScheduler(timezone=UTC), upkeep.scheduled_pass, clock(), delay)
     assert job.trigger.start_date == at(NOW + delay) and delay == 120
     assert job.trigger.interval == timedelta(days=1)
     first = job.trigger.get_next_fire_time(None, at(NOW))
@@ -127,7 +127,7 @@ async def test_kazma_serve_schedules_the_clean_up_whose_job_runs_a_pass(settings
         assert before + 120 <= job.next_run_time.timestamp() <= after + 120
         maintenance: Maintenance = server.app.state.maintenance
         assert maintenance.last_report is None
-        job.modify(next_run_time=datetime.now(timezone.utc))
+        job.modify(next_run_time=datetime.now(UTC))
         async with asyncio.timeout(10):
             while maintenance.last_report is None:
                 await asyncio.sleep(0.02)
@@ -362,7 +362,10 @@ def test_kazma_maintain_prints_what_the_pass_did(tmp_path: Path, capsys: pytest.
     assert out[5].startswith("  Saved steps: ") and out[5].endswith(" freed)")
     assert out[6].startswith("  Not compacted: ") and out[6].endswith("compaction waits for at least 8 MB")
     assert out[7].startswith("  snapshots.db on disk: ")
-    assert out[8] == "  Checks passed: 0 of 3 deleted steps left; 0 of 6 text samples of 6 freed messages left in the file or its WAL (0 also held by steps kept)"
+    assert out[8] == (
+        "  Checks passed: 0 of 3 deleted steps left; 0 of 6 text samples of 6 freed messages left in the file or its WAL"
+        " (0 also held by steps kept)"
+    )
     assert out[9].startswith("  Took ") and len(out) == 10
 
 
@@ -387,7 +390,7 @@ async def test_the_owner_sees_an_alert_until_acknowledging_it(settings: Settings
         await put_steps(core, await new_chat(core, owner), saved_at=time.time() - 40 * DAY, tag="held-back")
         maintenance: Maintenance = server.app.state.maintenance
         with reader_holding(settings.snapshots_db):
-            server.app.state.scheduler.get_job(JOB_ID).modify(next_run_time=datetime.now(timezone.utc))
+            server.app.state.scheduler.get_job(JOB_ID).modify(next_run_time=datetime.now(UTC))
             async with asyncio.timeout(10):
                 while maintenance.last_report is None:
                     await asyncio.sleep(0.02)

@@ -12,7 +12,9 @@ from tests.http_server import RunningServer
 
 
 def test_markdown_becomes_the_html_a_chat_app_shows() -> None:
-    html = render("# Plan\n\n**tea** then *coffee*, `cups`, ~~milk~~\n\n1. one\n2. two\n\n| a | b |\n|---|--:|\n| 1 | 2 |\n\n```sh\nls -l\n```")
+    html = render(
+        "# Plan\n\n**tea** then *coffee*, `cups`, ~~milk~~\n\n1. one\n2. two\n\n| a | b |\n|---|--:|\n| 1 | 2 |\n\n```sh\nls -l\n```"
+    )
     for part in ("<h1>Plan</h1>", "<strong>tea</strong>", "<em>coffee</em>", "<code>cups</code>", "<s>milk</s>",
                  "<ol>", "<li>one</li>", "<th>a</th>", "<td>2</td>", '<pre><code class="language-sh">ls -l\n</code></pre>'):
         assert part in html, (part, html)

@@ -24,7 +24,7 @@ KEY = "sk-test-kazma-0123456789"
 def _configure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, base_url: str, api_key: str) -> None:
     """Point Kazma at the fake through the environment, isolated from the machine's own settings."""
     for name in list(os.environ):
-        if name.startswith("KAZMA_") or name.startswith("OPENAI_"):
+        if name.startswith(("KAZMA_", "OPENAI_")):
             monkeypatch.delenv(name)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")

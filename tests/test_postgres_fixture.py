@@ -126,9 +126,8 @@ def test_the_named_server_is_used_as_it_is(postgres_admin_url: str) -> None:
 
 def test_a_named_server_that_does_not_answer_is_an_error_naming_the_variable() -> None:
     silent = f"postgresql://postgres@127.0.0.1:{free_port()}/postgres"
-    with pytest.raises(PostgresUnavailable, match=ENV_URL):
-        with postgres_for_tests(silent):
-            pass
+    with pytest.raises(PostgresUnavailable, match=ENV_URL), postgres_for_tests(silent):
+        pass
 
 
 def test_no_binaries_is_an_error_saying_what_to_install(tmp_path: Path) -> None:

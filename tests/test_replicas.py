@@ -18,7 +18,7 @@ import os
 import signal
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -34,12 +34,13 @@ from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.stores.replica_sql import ReplicaStore, one_at_a_time
 from kazma_core.users import FIRST_OWNER
 from tests.conftest import make_settings
+from tests.crash import killed_after as cut_after
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
 from tests.helpers import open_events
-from tests.crash import killed_after as cut_after
 from tests.test_restore_crash import prepared
-from tests.test_undo_crash import prepared as restored_chat, seen
 from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
+from tests.test_undo_crash import prepared as restored_chat
+from tests.test_undo_crash import seen
 
 TG_TOKEN = "5550002222:AAH-replicas-test-token"
 ANN_TG = person(5557654321, "Ann")
@@ -206,7 +207,7 @@ async def test_three_replicas_share_events_leases_the_clean_up_and_the_chat_apps
                         assert "Conflict" not in serve.log()
 
                 # 5. The clean-up: every replica's first pass came 3 s after its start; one of them ran it.
-                day = datetime.now(timezone.utc).date().isoformat()
+                day = datetime.now(UTC).date().isoformat()
                 with psycopg.connect(pg_url) as conn:
                     claims = conn.execute("SELECT day, holder FROM kazma.job_claims").fetchall()
                 assert [d for d, _ in claims] == [day]
@@ -231,7 +232,7 @@ async def test_stop_sent_to_another_replica_stops_the_turn_where_it_runs(tmp_pat
     finally:
         await core.close()
     env = replica_env(tmp_path, pg_url)
-    async with replica(tmp_path, "a", env) as a, replica(tmp_path, "b", env) as b:
+    async with replica(tmp_path, "a", env) as a, replica(tmp_path, "b", env) as b:  # noqa: SIM117  (the servers, then their clients)
         async with client(a, token) as on_a, client(b, token) as on_b, open_events(on_a, chat) as tab:
             r = await on_a.post(f"/api/chats/{chat}/messages", params={"wait": "false"}, json={"text": "sleep 5"})
             assert r.status_code == 202, r.text

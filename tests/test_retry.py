@@ -59,7 +59,7 @@ async def test_asking_until_yes_or_the_wait_is_over() -> None:
         return next(answers)
 
     # As the lease asks: a lambda giving a coroutine, which must be awaited, not taken for a yes.
-    assert await ask_until(NO_PAUSE, 10.0, lambda: ask()) is True
+    assert await ask_until(NO_PAUSE, 10.0, lambda: ask()) is True  # noqa: PLW0108
     assert next(answers, None) is None  # asked three times
 
     asked: list[int] = []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable
 import time
 import uuid
+from collections.abc import Awaitable
 from pathlib import Path
 
 import pytest
@@ -21,9 +21,9 @@ from kazma_core.errors import (
     StoreUnavailable,
     TurnRunning,
 )
-from kazma_core.stores.types import Chat, User
-from kazma_core.stores.snapshots import NewStep
 from kazma_core.messages import encode_message
+from kazma_core.stores.snapshots import NewStep
+from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings, metric
 
@@ -86,7 +86,9 @@ async def test_restore_to_a_step_inside_a_turn_drops_that_turns_answer(core: Cor
     assert state.values["scratchpad"] == {"notes": ["step 1 of 3", "step 2 of 3"]}
 
 
-async def test_fork_leaves_the_source_identical_and_belongs_to_the_forker(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
+async def test_fork_leaves_the_source_identical_and_belongs_to_the_forker(
+    core: Core, chat: Chat, user: User, rewind: RewindService
+) -> None:
     await chat_with_history(core, chat)
     before = (await rows(core, chat.id), await core.store.facts(chat.id), await core.snapshots.list_steps(chat.id),
               (await core.conversation.aget_tuple(core.turns.config(chat.id))).checkpoint["id"])
@@ -155,7 +157,9 @@ async def test_restore_is_refused_while_a_turn_runs_and_audited(core: Core, chat
     assert (row.user_id, row.surface, row.step_id) == (user.id, "web", target)
 
 
-async def test_restore_is_refused_while_an_approval_waits_naming_the_card(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
+async def test_restore_is_refused_while_an_approval_waits_naming_the_card(
+    core: Core, chat: Chat, user: User, rewind: RewindService
+) -> None:
     await core.turns.send(chat.id, "hello")
     waiting = await core.turns.send(chat.id, "write x.txt: y")
     with pytest.raises(ApprovalPending) as refused:
@@ -213,7 +217,9 @@ async def test_platform_ids_are_dropped_from_a_restored_state(core: Core, chat: 
     assert state.values["messages"][0].additional_kwargs == {"kept": 1}
 
 
-async def test_another_users_chat_is_not_found_for_every_operation_and_unchanged(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
+async def test_another_users_chat_is_not_found_for_every_operation_and_unchanged(
+    core: Core, chat: Chat, user: User, rewind: RewindService
+) -> None:
     await chat_with_history(core, chat)
     target = await step_of(core, chat.id, 2)
     stranger = await core.store.add_user("eve")
@@ -273,7 +279,9 @@ async def test_clear_and_the_cascades_of_deleting_and_forgetting(core: Core, cha
     assert ("clear", "ok") in await audit_outcomes(core, chat.id)
 
 
-async def test_restore_and_fork_are_audited_with_the_checkpoint_before_and_the_new_chat(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
+async def test_restore_and_fork_are_audited_with_the_checkpoint_before_and_the_new_chat(
+    core: Core, chat: Chat, user: User, rewind: RewindService
+) -> None:
     await chat_with_history(core, chat)
     checkpoint = (await core.conversation.aget_tuple(core.turns.config(chat.id))).checkpoint["id"]
     target = await step_of(core, chat.id, 2)
@@ -320,7 +328,9 @@ async def test_restore_and_new_messages_racing_never_interleave(core: Core, chat
     assert len(outcomes) >= 2, outcomes  # both orders really happened
 
 
-async def test_group_members_read_and_fork_while_only_admins_restore_or_clear(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
+async def test_group_members_read_and_fork_while_only_admins_restore_or_clear(
+    core: Core, chat: Chat, user: User, rewind: RewindService
+) -> None:
     from kazma_core.errors import Forbidden
     from kazma_ui.thread_rewind import GroupGrant
 

@@ -27,10 +27,10 @@ from typing import Any, TypeVar
 
 import httpx
 
-from tests.helpers import KAZMA, free_port
 from tests.fakes.discord_server import ALICE, DM, GENERAL, FakeDiscord, serve_fake_discord
 from tests.fakes.slack_server import FakeSlack, serve_fake_slack
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
+from tests.helpers import KAZMA, free_port
 
 T = TypeVar("T")
 

@@ -20,8 +20,8 @@ import pytest
 from kazma_core.catalogue import sentence
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings, user_file
-from tests.http_server import RunningServer, serve_kazma
 from tests.helpers import error_of, new_chat, say
+from tests.http_server import RunningServer, serve_kazma
 from tests.web_session import browser_client, login_url
 
 KAZMA = str(Path(sys.executable).parent / "kazma")
@@ -200,7 +200,8 @@ async def test_cookies_are_secure_behind_a_trusted_https_proxy_only(tmp_path: Pa
 async def test_cookies_are_secure_when_kazma_serves_https_itself(tmp_path: Path) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     made = await asyncio.create_subprocess_exec(
-        "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
         "-keyout", str(key), "-out", str(cert),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )

@@ -10,9 +10,9 @@ import pytest
 
 from kazma_core.errors import SettingsError
 from kazma_core.settings import is_live, load_settings, setting_names, validate_override
+from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.sqlite import SqliteDB
-from kazma_core.stores.app_schema import MIGRATIONS
 
 
 def test_time_travel_defaults_are_the_specs(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_an_override_is_checked_against_its_setting() -> None:
     assert validate_override("time_travel.max_snapshots", 5) == 5
     with pytest.raises(SettingsError, match="allowed: 1 to 100000"):
         validate_override("time_travel.max_snapshots", -5)
-    with pytest.raises(SettingsError, match="unknown setting time_travel.nope"):
+    with pytest.raises(SettingsError, match=r"unknown setting time_travel\.nope"):
         validate_override("time_travel.nope", 1)
 
 
@@ -101,8 +101,10 @@ def test_serve_stops_with_one_line_on_an_invalid_setting(tmp_path: Path, monkeyp
     done = _kazma("serve", "--data-dir", str(tmp_path))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "kazma: invalid setting time_travel.max_snapshots = '-1': input should be greater than or equal to 1; "
-        "allowed: 1 to 100000"
+        (
+            "kazma: invalid setting time_travel.max_snapshots = '-1': input should be greater than or equal to 1; "
+            "allowed: 1 to 100000"
+        )
     ]
 
 

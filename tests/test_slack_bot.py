@@ -223,7 +223,7 @@ async def test_replay_show_and_compare_answer_only_the_asker(slack: Slack) -> No
     await talk(slack, ANN, "hello", "calc 2+3")
     ids = await slack.step_ids(ANN)
     (shown,) = await slack.answers(await slack.command(ANN, f"show {ids[-1]}"))
-    assert shown["response_type"] == "ephemeral" and text_of(shown).startswith(f"turn 2, step ")
+    assert shown["response_type"] == "ephemeral" and text_of(shown).startswith("turn 2, step ")
     assert "calc 2+3" in text_of(shown)
     (compared,) = await slack.answers(await slack.command(ANN, f"compare {ids[0]} {ids[-1]}"))
     assert compared["response_type"] == "ephemeral" and "added" in text_of(compared)

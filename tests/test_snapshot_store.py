@@ -10,11 +10,11 @@ from pathlib import Path
 import orjson
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from kazma_core.messages import encode_message
 from kazma_core.stores.snapshots import Budgets, NewStep
 from kazma_core.stores.snapshots_sql import MIGRATIONS, SqlSnapshotStore
-from kazma_core.messages import encode_message
-from kazma_core.time_travel import MessageIds
 from kazma_core.stores.sqlite import SqliteDB
+from kazma_core.time_travel import MessageIds
 
 ROOMY = Budgets(10_000, 1_000_000, 10_000, 1 << 40, 1 << 44, 1 << 30)
 

@@ -7,8 +7,8 @@ import pytest
 
 from commands import render
 from tests.conftest import Person
-from tests.http_server import RunningServer
 from tests.helpers import new_chat, steps_of
+from tests.http_server import RunningServer
 
 pytestmark = pytest.mark.engines()
 

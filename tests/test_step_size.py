@@ -5,10 +5,10 @@ Over real HTTP, on both engines."""
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings

@@ -20,8 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kazma_core.settings import Settings
 from tests.conftest import Person
-from tests.http_server import RunningServer
 from tests.helpers import error_of, free_port, new_chat, say
+from tests.http_server import RunningServer
 
 
 def gauge(text: str, name: str, **labels: str) -> float | None:
@@ -74,7 +74,7 @@ async def test_a_store_damaged_while_running_is_reported_at_once_and_the_rest_ke
     """Broke: with snapshots.db unreadable /healthz answered 200, and garbage written over the file
     while the server ran went unnoticed until a restart; then the advice said steps could not be
     listed while the list answered 200 from the connection's cache."""
-    owner, token = await server.add_user("olga", role="owner")
+    _owner, token = await server.add_user("olga", role="owner")
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "hello")
     for part in (settings.snapshots_db, settings.snapshots_db.with_name("snapshots.db-wal")):
@@ -93,9 +93,11 @@ async def test_a_store_damaged_while_running_is_reported_at_once_and_the_rest_ke
         assert body["stores"]["kazma.db"] == {"ok": True, "problem": None}
         assert str(settings.data_dir) not in answer.text
         assert [r.getMessage() for r in caplog.records if "store damaged" in r.getMessage()] == [
-            "store damaged: snapshots.db is damaged (file is not a database). Saved steps cannot be listed, "
-            "restored or forked; chats go on. Stop Kazma, move snapshots.db aside (steps are never backed up) "
-            "and start again: a new, empty one is made."
+            (
+                "store damaged: snapshots.db is damaged (file is not a database). Saved steps cannot be listed, "
+                "restored or forked; chats go on. Stop Kazma, move snapshots.db aside (steps are never backed up) "
+                "and start again: a new, empty one is made."
+            )
         ]
         metrics = (await olga.get("/metrics")).text
         assert gauge(metrics, "kazma_store_healthy", store="snapshots.db") == 0
@@ -232,7 +234,9 @@ def test_kazma_serve_stops_in_one_line_naming_kazma_db_when_it_is_garbage(tmp_pa
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "kazma: kazma.db: file is not a database. Kazma cannot start without it: fix it (a damaged file: put "
-        "back your latest backup, `kazma backup restore PATH`), then start again."
+        (
+            "kazma: kazma.db: file is not a database. Kazma cannot start without it: fix it (a damaged file: put "
+            "back your latest backup, `kazma backup restore PATH`), then start again."
+        )
     ]
     assert "Kazma is starting" not in done.stdout

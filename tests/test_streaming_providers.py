@@ -7,10 +7,10 @@ rest, in order; joined they are the answer, the same words the server sent.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import langchain_anthropic  # noqa: F401  imported here, not while the server starts (a few seconds)
 import langchain_openai  # noqa: F401
@@ -35,9 +35,8 @@ async def remote(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     provider = request.param
     async with fake_of(provider)() as fake:
         model = {"provider": provider, "name": "fake-model", "base_url": fake.base_url, "api_key": KEY, "timeout_seconds": 10}
-        async with serve_kazma(make_settings(tmp_path / "data", model=model)) as server:
-            async with person(server, "ann") as ann:
-                yield fake, ann
+        async with serve_kazma(make_settings(tmp_path / "data", model=model)) as server, person(server, "ann") as ann:
+            yield fake, ann
 
 
 async def test_the_answer_streams_while_the_model_server_still_makes_it(remote: tuple[Any, Any]) -> None:
@@ -58,7 +57,7 @@ async def test_the_answer_streams_while_the_model_server_still_makes_it(remote: 
 
 
 async def test_a_tool_call_streams_its_events_then_the_answer(remote: tuple[Any, Any]) -> None:
-    fake, ann = remote
+    _fake, ann = remote
     chat = await new_chat(ann.http)
     async with open_events(ann.http, chat) as events:
         reply = (await say(ann.http, chat, "calc 6*7"))["reply"]

@@ -186,7 +186,7 @@ async def test_replay_list_show_compare_and_help_answer_in_the_chat(bot: Bot) ->
     assert "Turn 1: hello" in listed.text and "Turn 2: calc 2+3" in listed.text
     assert f"turn 1, step 0 · {first[:8]}" in listed.text
     [shown] = await bot.say(ANN, ann, f"/replay show {second[:8]}")
-    assert shown.text.startswith(f"turn 2, step ") and "calc 2+3" in shown.text
+    assert shown.text.startswith("turn 2, step ") and "calc 2+3" in shown.text
     [compared] = await bot.say(ANN, ann, f"/replay compare {first[:8]} {second[:8]}")
     assert compared.text.startswith("turn 1, step 0 → turn 2, step 1\nMessages: 4 added, 0 removed, 0 changed.")
     [helped] = await bot.say(ANN, ann, "/help")
@@ -269,7 +269,7 @@ async def fork_step(bot: Bot, user: dict[str, Any], chat: dict[str, Any], words:
 
 async def test_a_fork_in_a_group_with_topics_opens_a_topic_that_continues_the_fork(bot: Bot) -> None:
     bot.fake.members[(FORUM["id"], CY["id"])] = "administrator"
-    done, target = await fork_step(bot, ANN, FORUM)
+    done, _target = await fork_step(bot, ANN, FORUM)
     [topic] = bot.fake.topics
     assert (topic.chat_id, topic.name) == (FORUM["id"], "Telegram: Forum (fork)")
     assert done.text.startswith("Forked turn 1, step 0 into a new chat, “Telegram: Forum (fork)”: it continues in the topic")

@@ -222,4 +222,6 @@ async def test_a_reply_to_a_message_whose_step_is_no_longer_kept_says_so(monkeyp
 
 async def test_help_tells_how_to_act_on_a_message(bot: Bot) -> None:
     [helped] = await bot.say(ANN, private_chat(ANN), "/help")
-    assert helped.text.endswith("Reply to a message with /replay (go back to it), /fork (branch from it) or /replay show: no step id needed.")
+    assert helped.text.endswith(
+        "Reply to a message with /replay (go back to it), /fork (branch from it) or /replay show: no step id needed."
+    )

@@ -117,7 +117,9 @@ async def test_an_approval_card_is_answered_with_a_key(server: RunningServer, an
         await enter(pilot, "write notes.txt: hello")
         await until(pilot, lambda: app.cards)
         (card,) = app.cards
-        assert str(card.content) == "Kazma asks to write a file\nIt will write 5 B to notes.txt in your files:\n\nhello\n[a] approve  [d] deny"
+        assert str(card.content) == (
+            "Kazma asks to write a file\nIt will write 5 B to notes.txt in your files:\n\nhello\n[a] approve  [d] deny"
+        )
         assert app.focused is card  # the input was empty: the card takes the keys
         assert not (settings.files_of(ann.user.id) / "notes.txt").exists()
         await pilot.press("a")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from kazma_ui.tui.app import KazmaTui  # noqa: F401  (the pilot's app)
 from tests.conftest import Person
 from tests.fakes.telegram_server import private_chat
+from tests.helpers import new_chat, said, say, steps_of
 from tests.http_server import RunningServer
 from tests.test_telegram_bot import ANN, ARABIC, LINA, YES, Bot, bot  # noqa: F401  (bot is a fixture)
-from tests.helpers import new_chat, said, say, steps_of
 from tests.test_tui import enter, tui, until, until_shown
 
 
-async def test_telegram_restore_offers_undo_and_undo_brings_everything_back(bot: Bot) -> None:  # noqa: F811
+async def test_telegram_restore_offers_undo_and_undo_brings_everything_back(bot: Bot) -> None:
     ann = private_chat(ANN)
     for text in ("hello", "remember: tea is good", "calc 1+1"):
         await bot.say(ANN, ann, text)
@@ -40,25 +40,25 @@ async def test_telegram_restore_offers_undo_and_undo_brings_everything_back(bot:
     assert audited[-2:] == [("undo", "ok", "telegram"), ("undo", "not_found", "telegram")]
 
 
-async def test_telegram_says_in_arabic_that_there_is_nothing_to_undo(bot: Bot) -> None:  # noqa: F811
+async def test_telegram_says_in_arabic_that_there_is_nothing_to_undo(bot: Bot) -> None:
     lina = private_chat(LINA)
     await bot.say(LINA, lina, "hello")
     [answer] = await bot.say(LINA, lina, "/replay undo")
     assert ARABIC.search(answer.text) and "لا استعادة للتراجع عنها" in answer.text
 
 
-async def test_telegram_compares_a_step_of_a_fork_with_one_of_its_source(bot: Bot) -> None:  # noqa: F811
+async def test_telegram_compares_a_step_of_a_fork_with_one_of_its_source(bot: Bot) -> None:
     ann = private_chat(ANN)
     for text in ("hello", "calc 1+1"):
         await bot.say(ANN, ann, text)
-    chat = await bot.chat(ann)
+    await bot.chat(ann)
     first = (await bot.step_ids(ann, 1))[-1]
     user = await bot.kazma_user(ANN)
     fork = await bot.core.chats.create(user)  # a chat of another lineage first: refused
     [refused] = await bot.say(ANN, ann, f"/replay compare {first[:8]} {fork.id}:{'0' * 8}")
     assert refused.text.startswith("Those two chats are not of one lineage")
     [asked] = await bot.say(ANN, ann, f"/fork {first[:8]} here")
-    [forked] = await bot.press(ANN, asked, YES)
+    [_forked] = await bot.press(ANN, asked, YES)
     fork_id = next(c.id for c in await bot.core.chats.list(user) if c.forked_from)
     fork_step = [s.id for s in await bot.core.snapshots.list_steps(fork_id)][-1]
     second = (await bot.step_ids(ann, 2))[-1]

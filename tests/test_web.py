@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
-from kazma_core.settings import Settings, load_settings
-from kazma_core.stores.types import User
 from kazma_core import catalogue
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.catalogue.web import WEB as WEB_SENTENCES
+from kazma_core.settings import Settings, load_settings
+from kazma_core.stores.types import User
 from kazma_ui.web import i18n
 from kazma_ui.web.settings_api import EDITABLE
 from tests.helpers import error_of, new_chat

@@ -15,7 +15,7 @@ import contextlib
 import copy
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
@@ -26,7 +26,6 @@ from langchain_core.messages import (
     AIMessageChunk,
     AnyMessage,
     BaseMessage,
-    HumanMessage,
     RemoveMessage,
     SystemMessage,
     ToolMessage,
@@ -41,18 +40,18 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
-log = logging.getLogger(__name__)
-
 from kazma_core.agent.activity import TURN_KEY, DeltaStream, result_state, tool_block
 from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.stops import current_stop
-from kazma_core.catalogue.errors import ERRORS
 from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext, ToolLimits, run_tool
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import without_paths
 from kazma_core.messages import append_messages, load_messages
-from kazma_core.stores.types import NOTE_KEY
 from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.types import NOTE_KEY
+
+log = logging.getLogger(__name__)
+
 SYSTEM_PROMPT = (
     "You are Kazma, a helpful assistant. Use the tools when they help: remember and forget facts, "
     "calculate, write files in the workspace (the user approves each write), take notes."
@@ -94,7 +93,7 @@ class TurnDeps:
 
 def _add_cost(cost: dict[str, float] | None, message: AIMessage) -> dict[str, float]:
     total = dict(cost or {})
-    usage = message.usage_metadata or {}
+    usage: Mapping[str, Any] = message.usage_metadata or {}
     total["input_tokens"] = total.get("input_tokens", 0) + usage.get("input_tokens", 0)
     total["output_tokens"] = total.get("output_tokens", 0) + usage.get("output_tokens", 0)
     total["model_calls"] = total.get("model_calls", 0) + 1
@@ -144,7 +143,8 @@ async def _ask(model: Runnable[Any, BaseMessage], messages: ChatPromptValue, act
     # Merged once at the end: adding each piece to the sum so far builds a new message a piece,
     # each holding the whole text so far (a cost that grows with the square of the answer).
     chunks: list[AIMessageChunk] = []
-    async with contextlib.aclosing(model.astream(messages)) as pieces:
+    # LangChain types astream as an AsyncIterator; it is an async generator, which aclose() ends.
+    async with contextlib.aclosing(model.astream(messages)) as pieces:  # type: ignore[type-var]
         async for chunk in pieces:
             if not isinstance(chunk, AIMessageChunk):
                 continue
@@ -245,17 +245,18 @@ def closing_messages(messages: list[AnyMessage], reason: str | None = None, role
     for m in messages:
         if isinstance(m, AIMessage):
             for call in m.tool_calls:
-                if call.get("id") and call["id"] not in answered:
-                    out.append(ToolMessage(ERRORS["note_tool_not_run"].en, tool_call_id=call["id"], status="error"))
-                    answered.add(call["id"])
+                if (call_id := call.get("id")) and call_id not in answered:
+                    out.append(ToolMessage(ERRORS["note_tool_not_run"].en, tool_call_id=call_id, status="error"))
+                    answered.add(call_id)
     ends_answered = bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
     if reason is not None and (out or not ends_answered):
-        out.append(AIMessage(content=ERRORS["note_no_answer"].get("en", reason=reason), additional_kwargs={NOTE_KEY: {"role": role, "text": reason}}))
+        note = {NOTE_KEY: {"role": role, "text": reason}}
+        out.append(AIMessage(content=ERRORS["note_no_answer"].get("en", reason=reason), additional_kwargs=note))
     return out
 
 
 def _route(state: AgentState) -> Literal["tool_worker", "__end__"]:
-    return "tool_worker" if state.get("routing", {}).get("next") == "tools" else END
+    return "tool_worker" if state.get("routing", {}).get("next") == "tools" else "__end__"  # END, as the Literal says
 
 
 def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:

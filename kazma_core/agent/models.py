@@ -26,7 +26,8 @@ def build_model(settings: ModelSettings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     # OpenAI itself, or Ollama, vLLM, LM Studio: anything that speaks its chat API.
-    return ChatOpenAI(
+    # max_tokens is the field's name, max_completion_tokens its alias; the type stub lists only the alias.
+    return ChatOpenAI(  # type: ignore[call-arg]
         model=settings.name,
         base_url=settings.base_url or None,
         api_key=settings.api_key.get_secret_value() or "not-needed",  # type: ignore[arg-type]

@@ -15,7 +15,15 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolCallChunk,
+    ToolMessage,
+)
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
@@ -45,10 +53,8 @@ def _estimated_tokens(messages: Sequence[BaseMessage]) -> int:
     length per message, not a pass over every word of a long conversation (and, when every
     message is plain text, a pass in C: this runs at each model call of a long chat)."""
     contents = list(map(operator.attrgetter("content"), messages))
-    if set(map(type, contents)) <= {str}:
-        chars = sum(map(len, contents))
-    else:
-        chars = sum(len(_text(m)) for m in messages)
+    plain = set(map(type, contents)) <= {str}
+    chars = sum(map(len, contents)) if plain else sum(len(_text(m)) for m in messages)
     return (chars + 3 * len(messages)) // 4
 
 
@@ -87,8 +93,8 @@ class OfflineChatModel(BaseChatModel):
         (a piece costs LangChain and the turn a message object and a pass through the stream)."""
         message = self._generate(messages).generations[0].message
         assert isinstance(message, AIMessage)
-        calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
-                 for i, c in enumerate(message.tool_calls)]
+        calls: list[ToolCallChunk] = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+                                       for i, c in enumerate(message.tool_calls)]
         words = (PIECE.findall(_text(message)) if self.piece_seconds else [_text(message)]) or [""]
         chunks = [AIMessageChunk(content=w, id=message.id) for w in words]
         chunks[-1] = AIMessageChunk(content=words[-1], tool_call_chunks=calls, usage_metadata=message.usage_metadata)

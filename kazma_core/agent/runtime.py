@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from kazma_core.agent.activity import DeltaStream
@@ -18,7 +19,13 @@ from kazma_core.agent.graph import TurnDeps, closing_messages
 from kazma_core.agent.stops import StopRequests
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import (
-    ApprovalClosed, ApprovalPending, InvalidInput, KazmaError, NotFound, StoreUnavailable, TurnFailed,
+    ApprovalClosed,
+    ApprovalPending,
+    InvalidInput,
+    KazmaError,
+    NotFound,
+    StoreUnavailable,
+    TurnFailed,
     without_paths,
 )
 from kazma_core.events import EventBus
@@ -27,12 +34,11 @@ from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
 from kazma_core.stores.backends import database_url
+from kazma_core.stores.interfaces import AppStore, ConversationStore
 from kazma_core.stores.snapshots import StepInfo
 from kazma_core.stores.types import NOTE_KEY, Card, TurnStart
-from kazma_core.stores.interfaces import AppStore
-from kazma_core.stores.interfaces import ConversationStore
-from kazma_core.titles import UNTITLED, title_from
 from kazma_core.time_travel import SnapshotRecorder
+from kazma_core.titles import UNTITLED, title_from
 from kazma_core.undo_keep import TURN, UndoKeep
 
 log = logging.getLogger(__name__)
@@ -100,7 +106,7 @@ class TurnRunner:
     def model_name(self) -> str:
         return self.settings.model.name
 
-    def config(self, chat_id: str) -> dict[str, Any]:
+    def config(self, chat_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": chat_id}, "recursion_limit": 4 * self.settings.agent.max_iterations + 10}
 
     async def send(self, chat_id: str, text: str, *, wait_for_lease: float = 0.0) -> TurnResult:
@@ -316,7 +322,7 @@ class TurnRunner:
             approval_ttl=self.settings.agent.approval_ttl_seconds,
             limits=limits,
             keep_last_step=keep_last_step,
-            activity=DeltaStream(lambda type_, data: self.events.publish(chat_id, type_, data), turn_index),
+            activity=(activity := DeltaStream(lambda type_, data: self.events.publish(chat_id, type_, data), turn_index)),
         )
         node: str | None = None
         interrupted = False
@@ -346,7 +352,7 @@ class TurnRunner:
                             stopped = True
                             break
             finally:
-                deps.activity.close()  # the last pieces go before whatever the turn ends with
+                activity.close()  # the last pieces go before whatever the turn ends with
                 await asyncio.gather(*captures)
         except StoreUnavailable:
             # The database went away mid-turn: the turn is closed now as a crash's is (its error
@@ -375,5 +381,5 @@ class TurnRunner:
         reply = next((m.text for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)), "")
         self.events.publish(chat_id, "message", {"role": "assistant", "text": reply, "turn_index": turn_index})
         if turn_index % PRUNE_EVERY == 0:
-            await self.conversation.prune(chat_id, self.settings.history.checkpoints_per_chat)
+            await self.conversation.trim(chat_id, self.settings.history.checkpoints_per_chat)
         return TurnResult(reply, turn_index, "done", [])

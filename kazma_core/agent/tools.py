@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from kazma_core.agent.stops import current_stop
 from kazma_core.stores.interfaces import AppStore
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RESULT_CHARS = 65_536
@@ -100,7 +101,7 @@ def clean_file_name(path: str) -> str:
         raise refuse("a file name cannot hold control characters or backslashes")
     if path.endswith("/"):
         raise refuse("a file name cannot end with /: that names a folder, not a file")
-    if path.startswith("/") or path.startswith("~"):
+    if path.startswith(("/", "~")):
         raise refuse("a path starts inside your files, not at / or ~")
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if ".." in parts:
@@ -136,7 +137,7 @@ class BigArgs(BaseModel):
     kb: int = Field(ge=1, le=100_000)
 
 
-_OPS: dict[type, Callable[..., Any]] = {
+_OPS: dict[type, Callable[..., float | int]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
     ast.USub: operator.neg, ast.UAdd: operator.pos,
@@ -149,7 +150,7 @@ def calculate(expression: str) -> float | int:
     def walk(node: ast.AST) -> float | int:
         if isinstance(node, ast.Expression):
             return walk(node.body)
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
             return node.value
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
             return _OPS[type(node.op)](walk(node.operand))

@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from kazma_core.stores.interfaces import AppStore, GiveUp
 from kazma_core.stores.engine import Conn, Row
+from kazma_core.stores.interfaces import AppStore, GiveUp
 
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
 FORGOTTEN_AFTER_STEP = "(forgotten_turn > :t OR (forgotten_turn = :t AND forgotten_iteration > :j))"

@@ -12,9 +12,9 @@ from typing import Any
 
 import orjson
 
+from kazma_core.stores.app_rewind import undo_ready
 from kazma_core.stores.bodies import unpack
 from kazma_core.stores.engine import Conn, Database, Row, octets
-from kazma_core.stores.app_rewind import undo_ready
 from kazma_core.stores.interfaces import Also
 from kazma_core.stores.types import Alert, Card, Chat, Fact, Place, TranscriptRow, TurnStart, User
 
@@ -378,7 +378,8 @@ class SqlAppStore:
         """The chat's visible messages, oldest first; a row that refers to a message body shows that
         body's text. With `limit`, only the newest `limit` rows (of those before row id `before`):
         a page read by the index, however long the chat."""
-        where, params = "t.chat_id = ?", [chat_id]
+        where = "t.chat_id = ?"
+        params: list[str | int] = [chat_id]
         if before is not None:
             where += " AND t.id < ?"
             params.append(before)

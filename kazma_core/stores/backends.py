@@ -18,9 +18,9 @@ from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.audit_sql import SqlAuditStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.engine import Database, DatabaseError
-from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.pg_copy import SchemaFile
 from kazma_core.stores.postgres import DatabaseUnreachable, PostgresDB
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.sqlite import SqliteDB
 
 log = logging.getLogger(__name__)

@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 
 import orjson
+
 from kazma_core.stores.engine import Conn
 
 PACK_FROM = 512  # bytes: a longer body is kept compressed when that saves room,
@@ -97,7 +98,7 @@ def runs_slice(runs: Sequence[Sequence[int]], start: int, stop: int) -> Runs:
 def runs_common(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]]) -> int:
     """How many numbers the two runs share from their start (one pass over the runs)."""
     count = 0
-    for (sa, la), (sb, lb) in zip(a, b):
+    for (sa, la), (sb, lb) in zip(a, b, strict=False):
         if sa != sb:
             break
         count += min(la, lb)

@@ -32,14 +32,13 @@ import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import orjson
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
-    writes_sort_key,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -47,15 +46,15 @@ from langgraph.checkpoint.base import (
     copy_checkpoint,
     get_checkpoint_id,
     get_checkpoint_metadata,
+    writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from kazma_core.messages import MessageList, decode_messages, encode_message
 from kazma_core.stores import bodies, fence
 from kazma_core.stores.bodies import Runs
-
 from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack
 from kazma_core.stores.types import NOTE_KEY
@@ -109,7 +108,7 @@ class _Held:
         """Body number by message object (by identity), for the messages this checkpoint holds."""
         if self._numbers is None:
             messages = self.messages
-            found = zip(messages, bodies.numbers(self.runs)) if messages is not None and self.runs is not None else ()
+            found = zip(messages, bodies.numbers(self.runs), strict=False) if messages is not None and self.runs is not None else ()
             self._numbers = {id(m): n for m, n in found}
         return self._numbers
 
@@ -210,7 +209,7 @@ def _shared_prefix(new: list[BaseMessage], old: list[Any]) -> int:
     if all(map(operator.is_, new, old)):  # the common case, compared in C
         return min(len(new), len(old))
     n = 0
-    for a, b in zip(new, old):
+    for a, b in zip(new, old, strict=False):
         if a is not b:
             break
         n += 1
@@ -303,7 +302,7 @@ class SqlConversationStore(ConversationStore):
         if not bundle.done:
             raise RuntimeError(f"no checkpoint of chat {thread_id} was written: its bundled writes did not happen")
 
-    async def head(self, thread_id: str) -> tuple[str, list[BaseMessage]] | None:
+    async def head(self, thread_id: str) -> tuple[str, list[AnyMessage]] | None:
         """The chat's newest checkpoint id and its messages (the objects LangGraph will reuse)."""
         found = await self.aget_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
         if found is None:
@@ -367,7 +366,7 @@ class SqlConversationStore(ConversationStore):
             return [], 0
         old, new = bodies.numbers(prior.runs), bodies.numbers(runs)
         shared = 0
-        for a, b in zip(old, new):
+        for a, b in zip(old, new, strict=False):
             if a != b:
                 break
             shared += 1
@@ -387,7 +386,7 @@ class SqlConversationStore(ConversationStore):
         by_key = {(r[0], r[1], r[5]): r for r in rows}
         loaded = iter(out)
         merged = []
-        for task_id, channel, type_, value, task_path, idx in sorted(
+        for task_id, channel, type_, value, _task_path, _idx in sorted(
             (tuple(r) for r in by_key.values()), key=lambda r: writes_sort_key(r[4], r[0], r[5])
         ):
             if type_ == REFS:
@@ -518,7 +517,7 @@ class SqlConversationStore(ConversationStore):
         if bundle is not None:
             bundle.done = True
         held_checkpoint = copy_checkpoint(checkpoint)
-        self._keep(_Held(thread_id, checkpoint_ns, held_checkpoint, cast(CheckpointMetadata, meta), parent_id,
+        self._keep(_Held(thread_id, checkpoint_ns, held_checkpoint, meta, parent_id,
                          job.runs if messages is not None else None, job.msg_bytes, job.blob_bytes))
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
 
@@ -610,7 +609,7 @@ class SqlConversationStore(ConversationStore):
     ) -> None:
         """The transcript rows of the messages this put added: one row per body at most, so a
         rewrite of messages already shown adds none."""
-        showing = [(shown, n) for shown, n in zip(map(transcript_role, new), numbers) if shown is not None]
+        showing = [(shown, n) for shown, n in zip(map(transcript_role, new), numbers, strict=True) if shown is not None]
         if not showing:
             return  # the common put: a tool call, a result, a checkpoint with nothing new
         chat = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (job.thread_id,)).fetchone()
@@ -849,9 +848,9 @@ class SqlConversationStore(ConversationStore):
             if strategy == "delete":
                 await self.adelete_thread(str(thread_id))
             else:
-                await self.prune(str(thread_id), keep=1, per_namespace=True)
+                await self.trim(str(thread_id), keep=1, per_namespace=True)
 
-    async def prune(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
+    async def trim(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
         """Keep the newest `keep` checkpoints of a chat (of each namespace, or of the root one; for
         the root one, only the newest WRITES_KEPT keep their tasks' writes); bodies no kept
         checkpoint, write or transcript row uses are deleted."""
@@ -940,7 +939,7 @@ class SqlConversationStore(ConversationStore):
         rows = await self.db.run(lambda c: c.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall())
         return {r[0] for r in rows}
 
-    def get_next_version(self, current: int | str | None, channel: None) -> int:  # type: ignore[override]
+    def get_next_version(self, current: int | str | None, channel: None) -> int:
         """Whole numbers (a converted chat's versions were made numbers too): a few bytes a
         channel in every checkpoint, where LangGraph's SQLite saver writes 49."""
         if current is None:
@@ -954,7 +953,9 @@ class SqlConversationStore(ConversationStore):
     def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
         raise NotImplementedError("Kazma's checkpointer is asynchronous: use alist.")
 
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+    def put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+    ) -> RunnableConfig:
         raise NotImplementedError("Kazma's checkpointer is asynchronous: use aput.")
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:

@@ -162,7 +162,7 @@ class SqlFileStore:
                 r[0]: Mark(int(r[1]), int(r[2]))
                 for r in conn.execute("SELECT path, base_n, now_n FROM file_marks WHERE chat_id = ?", (chat_id,))
             }
-            wanted = sorted({n for n in files.values()} | {n for m in marks.values() for n in (m.base_n, m.now_n)} - {NO_FILE})
+            wanted = sorted(set(files.values()) | {n for m in marks.values() for n in (m.base_n, m.now_n)} - {NO_FILE})
             space = bodies.space_of(conn, SPACES, chat_id)
             digests: dict[int, bytes] = {}
             for i in range(0, len(wanted), 500):  # a few queries, not one per file

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AnyMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from kazma_core.stores.engine import Conn, Database
@@ -278,7 +278,7 @@ class ConversationStore(BaseCheckpointSaver[int], abc.ABC):
         a fork: `rewind`, the rows of messages the new state no longer holds are taken back)."""
 
     @abc.abstractmethod
-    async def head(self, thread_id: str) -> tuple[str, list[BaseMessage]] | None:
+    async def head(self, thread_id: str) -> tuple[str, list[AnyMessage]] | None:
         """The chat's newest checkpoint id and its messages."""
 
     @abc.abstractmethod
@@ -299,7 +299,7 @@ class ConversationStore(BaseCheckpointSaver[int], abc.ABC):
         refers to any more (a restore's undo given up); False when there was nothing to give up."""
 
     @abc.abstractmethod
-    async def prune(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
+    async def trim(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
         """Keep the newest `keep` checkpoints of a chat; how many went."""
 
     @abc.abstractmethod

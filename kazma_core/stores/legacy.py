@@ -21,7 +21,7 @@ import os
 import shutil
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,7 @@ def convert_legacy(data_dir: Path, now: float | None = None) -> Conversion | Non
     kazma_db = data_dir / "kazma.db"
     if not legacy.exists():
         return None
-    at = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None else datetime.now(timezone.utc)
+    at = datetime.fromtimestamp(now, tz=UTC) if now is not None else datetime.now(UTC)
     backup = data_dir / "backups" / f"before-conversion-{at.strftime('%Y%m%dT%H%M%SZ')}"
     if kazma_db.exists() and _version(kazma_db) >= CONVERSATION_VERSION:
         # A conversion finished but was cut off before the old file was moved away.

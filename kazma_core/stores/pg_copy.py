@@ -23,7 +23,8 @@ from psycopg import sql
 
 from kazma_core.stores.engine import Conn
 from kazma_core.stores.postgres import PgConn, migrate, reset_sequences, unreachable
-from kazma_core.stores.sqlite import Migration, migrate as migrate_sqlite, open_sqlite
+from kazma_core.stores.sqlite import Migration, open_sqlite
+from kazma_core.stores.sqlite import migrate as migrate_sqlite
 
 VERSION_TABLE = "kazma_version"
 BATCH = 1000

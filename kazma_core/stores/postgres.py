@@ -168,7 +168,7 @@ class Row(tuple):  # type: ignore[type-arg]
         row._index = index
         return row
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         return super().__getitem__(self._index[key] if isinstance(key, str) else key)
 
     def keys(self) -> list[str]:
@@ -202,12 +202,12 @@ class PgConn:
         self.raw = conn
 
     def execute(self, statement: str, parameters: Params = (), /) -> Cursor:
-        return self.raw.execute(to_pg(statement), _params(parameters))  # type: ignore[return-value]
+        return self.raw.execute(to_pg(statement), _params(parameters))
 
     def executemany(self, statement: str, parameters: Any, /) -> Cursor:
         cur = self.raw.cursor()
         cur.executemany(to_pg(statement), [_params(p) for p in parameters])
-        return cur  # type: ignore[return-value]
+        return cur
 
 
 class PostgresDB:

@@ -23,8 +23,8 @@ import orjson
 from kazma_core.errors import StoreUnavailable, without_paths
 from kazma_core.stores import bodies, fence, files_sql
 from kazma_core.stores.bodies import Runs
-from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 from kazma_core.stores.engine import Conn, Database, DatabaseError, Row
+from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 
 T = TypeVar("T")
 
@@ -198,7 +198,9 @@ def _keep_after(conn: Conn, chat_id: str, step_id: str, restore_id: str) -> int:
     where = "chat_id = ? AND seq > (SELECT seq FROM steps WHERE id = ? AND chat_id = ?)"
     args = (chat_id, step_id, chat_id)
     moved = conn.execute(f"SELECT own_bytes FROM steps WHERE {where}", args).fetchall()
-    conn.execute(f"INSERT INTO kept_steps (restore_id, {STEP_COLUMNS}) SELECT ?, {STEP_COLUMNS} FROM steps WHERE {where}", (restore_id, *args))
+    conn.execute(
+        f"INSERT INTO kept_steps (restore_id, {STEP_COLUMNS}) SELECT ?, {STEP_COLUMNS} FROM steps WHERE {where}", (restore_id, *args)
+    )
     conn.execute(f"DELETE FROM steps WHERE {where}", args)
     own = sum(r[0] for r in moved)
     _bump(conn, chat_id, -len(moved), -own)
@@ -423,7 +425,8 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
         # The step's files too, in the other chat's space (their numbers are that space's).
         files = files_sql.manifest_of(row["extra"])
         held = sorted(n for n in files.values() if n > 0)
-        renumber = dict(zip(held, (interner.add(b) for b in bodies.read(conn, "bodies", source_space, bodies.runs_extend([], held))), strict=True))
+        copied = (interner.add(b) for b in bodies.read(conn, "bodies", source_space, bodies.runs_extend([], held)))
+        renumber = dict(zip(held, copied, strict=True))
         did = orjson.loads(row["extra"]).get("did") if row["extra"] else None
         extra = _extra({p: renumber.get(n, n) for p, n in files.items()}, did)
         added = interner.added

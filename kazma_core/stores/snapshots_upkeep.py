@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kazma_core.stores.engine import Conn
 from kazma_core.stores.bodies import decode_runs, intervals, merge
+from kazma_core.stores.engine import Conn
 from kazma_core.stores.snapshots_sql import _delete_where, space_of
 
 MAX_MARKER = 256
@@ -77,7 +77,7 @@ class Checkpoint:
 
 def marker_length(conn: sqlite3.Connection, chat_id: str) -> int:
     """The longest head of a body that always stays on its row's own page."""
-    (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+    page_size: int = conn.execute("PRAGMA page_size").fetchone()[0]
     min_local = (page_size - 12) * 32 // 255 - 23  # SQLite's minimum local payload of a table leaf cell
     return max(MIN_MARKER, min(MAX_MARKER, min_local - ROW_PREFIX - len(chat_id.encode())))
 
@@ -187,7 +187,7 @@ def found_in_files(paths: Iterable[Path], markers: Sequence[bytes]) -> set[int]:
     return found
 
 
-def held_by_live_rows(conn: sqlite3.Connection, markers: Sequence[bytes]) -> set[int]:
+def held_by_live_rows(conn: Conn, markers: Sequence[bytes]) -> set[int]:
     """Indexes of the markers some live row also holds (a chat sharing a message, a fork's copy)."""
     held: set[int] = set()
     for query in ("SELECT body FROM bodies", "SELECT fields, questions FROM steps"):

@@ -273,7 +273,7 @@ class SqliteDB:
         await self.run(purge)
 
     async def close(self) -> None:
-        def shut(_: sqlite3.Connection) -> None:
+        def shut(_: None) -> None:
             if self._conn is not None:
                 try:
                     # Pages the chats freed go back to the disk when the server stops (a no-op for a

@@ -9,6 +9,7 @@ from textual.dom import DOMNode
 
 from kazma_core.catalogue.terminal import TERMINAL
 
+
 def say(key: str, lang: str, **values: Any) -> str:
     return TERMINAL[key].get(lang, **values)
 

@@ -11,8 +11,8 @@ from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel
 
 from kazma_core.errors import NotFound
-from kazma_core.stores.types import User
 from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.types import User
 from kazma_ui.web.auth import current_owner
 from kazma_ui.web.schemas import ErrorBody
 

@@ -22,6 +22,7 @@ from kazma_core.errors import InvalidInput, KazmaError
 from kazma_core.memory import give_back
 from kazma_core.stores.types import Chat, Place, User
 from kazma_ui.paging import MAX_PAGE, PAGE
+from kazma_ui.versions import EDIT, REGENERATE, Made, Versions
 from kazma_ui.web.auth import current_user, still_signed_in, surface_of
 from kazma_ui.web.markdown import answer_html
 from kazma_ui.web.schemas import (
@@ -47,7 +48,6 @@ from kazma_ui.web.schemas import (
     VersionList,
     VersionOut,
 )
-from kazma_ui.versions import EDIT, REGENERATE, Made, Versions
 
 log = logging.getLogger(__name__)
 ERRORS: dict[int | str, dict[str, object]] = {
@@ -74,7 +74,7 @@ def version_out(made: Made) -> VersionOut:
     r = made.result
     return VersionOut(
         thread_id=made.chat_id, version_of=made.version_of, reply=r.reply, turn_index=r.turn_index,
-        status=r.status, gates=[Gate(**g) for g in r.gates],  # type: ignore[arg-type]
+        status=r.status, gates=[Gate(**g) for g in r.gates],
     )
 
 

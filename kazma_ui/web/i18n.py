@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from commands.i18n import LANGS, pick_lang
+from commands.i18n import pick_lang
+from kazma_core.catalogue.text import LANGS
 from kazma_core.catalogue.web import WEB
 
 DIRECTION = {"en": "ltr", "ar": "rtl"}
@@ -39,5 +40,5 @@ def lang_for(stored: str | None, accept_language: str | None, asked: str | None 
     """The page's language: asked in the address (?lang=), else the user's choice, else the browser's."""
     for choice in (asked, stored):
         if choice in LANGS:
-            return choice  # type: ignore[return-value]
+            return choice
     return pick_lang(accept_language)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from kazma_core.catalogue.errors import ERRORS
-
 import nh3
 from markdown_it import MarkdownIt
+
+from kazma_core.catalogue.errors import ERRORS
 
 # CommonMark with GitHub's tables and strikethrough; the message's own HTML is text, not markup;
 # a line break stays one (as chat apps show an answer's lines).

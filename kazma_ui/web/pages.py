@@ -19,11 +19,11 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from kazma_core.catalogue.errors import ERRORS, LISTS
-from kazma_core.catalogue.tools import TOOL_LABELS, TOOL_STATES
 from kazma_core.catalogue.steps import WORDS as STEP_WORDS
+from kazma_core.catalogue.tools import TOOL_LABELS, TOOL_STATES
 from kazma_core.stores.types import User
-from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
+from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
 
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -23,7 +24,7 @@ from kazma_ui.web.guard import security_headers
 log = logging.getLogger(__name__)
 
 
-def refusal(code: str, message_id: str, status: int, headers: dict[str, str] | None = None, **params: Any) -> JSONResponse:
+def refusal(code: str, message_id: str, status: int, headers: Mapping[str, str] | None = None, **params: Any) -> JSONResponse:
     """A refusal of the web server's own, shaped as a KazmaError's: its code, its catalogue sentence and parameters."""
     body = {"error": code, "message": error_sentence(message_id, "en", params), "message_id": message_id, **params}
     return JSONResponse(body, status_code=status, headers=headers)

@@ -17,19 +17,19 @@ from kazma_core.catalogue import sentence
 from kazma_core.memory import give_back
 from kazma_core.stores.types import User
 from kazma_ui.message_point import MessagePoint
+from kazma_ui.paging import MAX_PAGE
 from kazma_ui.rewind_results import (
     ChatWithSteps,
     Cleared,
     Comparison,
     Forked,
-    RestorePreview,
     Restored,
+    RestorePreview,
     StepDetail,
     StepList,
     Undone,
     UndoOffer,
 )
-from kazma_ui.paging import MAX_PAGE
 from kazma_ui.step_address import MAX_ADDRESS, MIN_PREFIX
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web.auth import current_user, surface_of
@@ -65,7 +65,7 @@ class PointRef(BaseModel):
             raise PydanticCustomError("step_or_message", sentence("errors.step_or_message", "en"))
         return self
 
-    def point(self) -> tuple[str | None, int | None]:  # noqa: D102
+    def point(self) -> tuple[str | None, int | None]:
         return self.snapshot_id, self.message_id
 
 

@@ -144,7 +144,7 @@ def _strict(name: str, value: Any) -> None:
     if _field(name).annotation is bool:
         if not isinstance(value, bool):
             raise refused_setting("setting_switch", name, value)
-    elif isinstance(value, bool) or isinstance(value, str):
+    elif isinstance(value, (bool, str)):
         # validate_override reads true as 1 and "7" as 7: a switch or text sent to a number is a mistake.
         raise refused_setting("setting_whole_number_not_bool" if isinstance(value, bool) else "setting_whole_number_not_text", name, value)
 

@@ -78,7 +78,8 @@ class FakeAnthropic:
             else:
                 start = {**block, "input": {}}
                 yield event("content_block_start", {"index": i, "content_block": start})
-                yield event("content_block_delta", {"index": i, "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+                yield event("content_block_delta", {"index": i, "delta": delta})
             yield event("content_block_stop", {"index": i})
         yield event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 7}})
         yield event("message_stop", {})

@@ -224,8 +224,8 @@ class FakeDiscord:
         if command == "replay" or command == "memory":
             sub, *args = words
             names = {"show": ["step"], "restore": ["step"], "compare": ["a", "b"]}.get(sub, [])
-            return [{"name": sub, "type": 1, "options": [{"name": n, "type": 3, "value": v} for n, v in zip(names, args)]}]
-        return [{"name": n, "type": 3, "value": w} for n, w in zip(("step", "here"), words)]
+            return [{"name": sub, "type": 1, "options": [{"name": n, "type": 3, "value": v} for n, v in zip(names, args, strict=False)]}]
+        return [{"name": n, "type": 3, "value": w} for n, w in zip(("step", "here"), words, strict=False)]
 
     async def _interact(
         self, kind: int, user: int, channel: int, locale: str, data: dict[str, Any], message: dict[str, Any] | None = None

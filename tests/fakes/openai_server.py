@@ -142,7 +142,8 @@ class FakeOpenAI:
             yield chunk({"tool_calls": [{"index": i, **call}]}, None)
         yield chunk({}, finish)
         if usage is not None:
-            yield f"data: {json.dumps({'id': ident, 'object': 'chat.completion.chunk', 'created': created, 'model': model, 'choices': [], 'usage': usage})}\n\n".encode()
+            last = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": usage}
+            yield f"data: {json.dumps(last)}\n\n".encode()
         yield b"data: [DONE]\n\n"
 
     async def _not_found(self, request: Request) -> Response:

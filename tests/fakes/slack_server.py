@@ -272,7 +272,7 @@ class FakeSlack:
             async for message in socket:
                 if message.type == WSMsgType.TEXT:
                     ack = json.loads(message.data)
-                    await self._record(lambda: self.acks.append(ack))
+                    await self._record(lambda ack=ack: self.acks.append(ack))
         finally:
             if self._socket is socket:
                 self._socket = None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Static
 
@@ -26,7 +26,7 @@ def describe(card: dict[str, Any], lang: str = "en") -> str:
 
 
 class ApprovalCard(Static, can_focus=True):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "decide('approve')", "key_approve"),
         Binding("d", "decide('deny')", "key_deny"),
     ]

@@ -3,8 +3,10 @@ or only what Kazma learned in it)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
@@ -16,7 +18,7 @@ from kazma_ui.tui.widgets.confirm import DIALOG_CSS
 class RenameDialog(ModalScreen["str | None"]):
     """The chat's new title (None: keep it)."""
 
-    BINDINGS = [Binding("escape", "keep", "key_cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "keep", "key_cancel")]
     DEFAULT_CSS = DIALOG_CSS.format(name="RenameDialog")
 
     def __init__(self, title: str, lang: str = "en") -> None:
@@ -45,7 +47,7 @@ class RenameDialog(ModalScreen["str | None"]):
 class DeleteDialog(ModalScreen["str | None"]):
     """What to delete: "chat" (all of it), "learned" (only what Kazma learned), or None (nothing)."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "choose('chat')", "key_whole_chat"),
         Binding("l", "choose('learned')", "key_only_learned"),
         Binding("escape", "choose(None)", "key_keep_it"),

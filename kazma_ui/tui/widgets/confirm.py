@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
@@ -38,7 +40,7 @@ DIALOG_CSS = """
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "key_yes"),
         Binding("n", "answer(False)", "key_no"),
         Binding("escape", "answer(False)", "key_cancel"),

@@ -4,10 +4,10 @@ chosen one (its text then waits in the input, to edit and send again); f forks f
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
@@ -32,13 +32,15 @@ def prompt_line(row: dict[str, Any]) -> str:
 class RewindList(ModalScreen[tuple[str, dict[str, Any]] | None]):
     """Answers (RESTORE or FORK, the chosen prompt's row), or None when left with Escape."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "key_cancel"),
         Binding("f", "fork", "key_fork_here"),
     ]
     DEFAULT_CSS = """
     RewindList { align: center middle; }
-    RewindList > Vertical { width: 90%; max-width: 110; height: auto; max-height: 80%; border: thick $accent; background: $surface; padding: 1 2; }
+    RewindList > Vertical {
+        width: 90%; max-width: 110; height: auto; max-height: 80%; border: thick $accent; background: $surface; padding: 1 2;
+    }
     RewindList #rewind-help { height: auto; margin-bottom: 1; }
     RewindList OptionList { height: auto; max-height: 20; }
     """
