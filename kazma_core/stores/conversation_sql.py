@@ -235,7 +235,9 @@ class SqlConversationStore(ConversationStore):
     def __init__(self, db: Database, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self.db = db
-        self._one_writer = db.dialect == "sqlite"  # fence.check: a transaction holds the file's only write lock
+        # fence.check: a transaction holds the file's only write lock (no database: the first layout's
+        # conversion, which only puts)
+        self._one_writer = db is None or db.dialect == "sqlite"
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._held_bytes = 0
         # Messages a task's write stored, by identity, until the chat's next checkpoint takes them in.

@@ -174,7 +174,13 @@ class ChatView(VerticalScroll):
             await self._add(entry)
         self._asked = False
         if self.more and self.max_scroll_y == 0:
-            self.call_after_refresh(self._ask_older)  # nothing to scroll yet: fill the screen
+            self.call_after_refresh(self._fill_screen)
+
+    def _fill_screen(self) -> None:
+        """Older messages while nothing can be scrolled yet, judged once what was added is laid out
+        (before, a busy machine could see an empty height and load the whole chat)."""
+        if self.more and self.max_scroll_y == 0:
+            self._ask_older()
 
     async def show_older(self, messages: list[dict[str, Any]], more: bool) -> None:
         """Older messages, put above those shown; what the person was reading stays in place."""
