@@ -291,3 +291,35 @@ async def test_a_turn_the_database_cut_ends_with_the_state_and_the_transcript_ag
     await RewindService(core).restore(user, "test", chat.id, newest.id)
     await agree()
     assert (await core.turns.send(chat.id, "and now?")).reply.startswith('You said: "and now?"')
+
+
+@pytest.mark.engines("postgresql")
+async def test_a_stop_while_the_database_is_cut_ends_with_the_state_and_the_transcript_agreeing(
+    tmp_path: Path, pg_kazma_url: str
+) -> None:
+    """A Stop pressed while the answer is said keeps what was said as a `stopped` row, written with
+    the supervisor's checkpoint; the database refusing that row (away at that moment, and again
+    when the stopped turn is closed) must still end with the state and the transcript agreeing."""
+    opened = await Core.open(make_settings(tmp_path / "data", database={"url": pg_kazma_url}, model={"piece_seconds": 0.05}))
+    try:
+        user = await opened.store.add_user("ann")
+        chat = await opened.chats.create(user, "stop")
+        await opened.turns.send(chat.id, "hello")
+        stopped_row = "BEFORE INSERT ON kazma.transcript FOR EACH ROW WHEN (NEW.role = 'stopped')"
+        with postgres_away_for(pg_kazma_url, stopped_row, DROP_STEP):
+            async with opened.events.subscribe(chat.id) as events:
+                turn = asyncio.create_task(opened.turns.send(chat.id, " ".join(f"word{n}" for n in range(80))))
+                async for event in events:
+                    if event.type == "delta":  # the answer is being said
+                        break
+                await opened.turns.stop(chat.id)
+                with contextlib.suppress(StoreUnavailable):
+                    await turn
+        await opened.recover()  # what the server's sweep does every few seconds, the database back
+        state = await opened.turns.graph.aget_state(opened.turns.config(chat.id))
+        rows = [(r.role, r.text) for r in await opened.store.transcript(chat.id)]
+        assert rows == [row for _, row in shown(list(state.values["messages"]))]
+        assert rows[-1][0] in ("stopped", "error")
+        assert (await opened.turns.send(chat.id, "and now?")).reply.startswith('You said: "and now?"')
+    finally:
+        await opened.close()
