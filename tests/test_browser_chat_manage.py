@@ -184,7 +184,9 @@ async def test_compare_names_costs_in_words_and_opens_a_long_message_whole(web: 
     first, last = listing["snapshots"][0]["snapshot_id"], listing["snapshots"][-1]["snapshot_id"]
     page = await open_page(web, f"/replay?thread={chat}", DESK)
     await page.click("#tab-compare")
-    await expect(page.locator("#panel-compare")).to_contain_text("from another version of it, from a fork of it or the chat it was forked from")
+    await expect(page.locator("#panel-compare")).to_contain_text(
+        "from another version of it, from a fork of it or the chat it was forked from"
+    )
     await page.select_option("#compare-a", first)
     await page.select_option("#compare-b", last)
     await page.click("#compare-run")
