@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import random
+import re
 import signal
 import sys
 import time
@@ -167,5 +168,23 @@ async def test_two_replicas_through_outages_and_a_kill_keep_every_chat_whole(tmp
     # Not every answer has its step here: while the database was away a step's write could fail
     # and the answer, whose write came once it was back, was given without it (degraded, as a
     # step store that is down is; the kill test checks the steps, with the database there).
-    seen = await check(tmp_path / "check", chats, -1, database, steps=False)
+    try:
+        seen = await check(tmp_path / "check", chats, -1, database, steps=False)
+    except AssertionError as err:
+        raise AssertionError(f"{err}\n{what_the_replicas_said(tmp_path, str(err))}") from err
     assert seen["rows"] > len(chats)
+
+
+def what_the_replicas_said(tmp_path: Path, failure: str) -> str:
+    """The replicas' log lines about the chat a failure names (where a cause shows: a turn cut, a
+    lease lost, a step that could not be dropped), for whoever reads the failure."""
+    found = re.search(r"chat ([0-9a-f]{32})", failure)
+    if found is None:
+        return ""
+    lines = [
+        f"{name}: {line}"
+        for name in ("a", "b")
+        for line in (tmp_path / name / "serve.err").read_text(errors="replace").splitlines()
+        if found.group(1) in line
+    ]
+    return "what the replicas logged of that chat:\n" + "\n".join(lines[-80:])
