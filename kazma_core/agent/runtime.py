@@ -308,9 +308,16 @@ class TurnRunner:
 
         async def keep_last_step(values: dict[str, Any]) -> StepInfo | None:
             """The turn's last step, saved before its answer is shown (agent/graph.py), after
-            the tool steps before it. See SnapshotRecorder.capture for a step store that is down."""
+            the tool steps before it. See SnapshotRecorder.capture for a step store that is down.
+
+            The save is one of the turn's captures, which the turn waits for before it is closed:
+            a Stop that ends the stream cancels the node mid-save, and the step would otherwise be
+            written after the closing had looked for an unshown step (a restore to it would bring
+            back an answer the transcript never had)."""
             await asyncio.gather(*captures)
-            return await self.recorder.capture(chat_id, values, last=True)
+            save = asyncio.ensure_future(self.recorder.save(self.recorder.prepare(chat_id, values, last=True)))
+            captures.append(save)
+            return await asyncio.shield(save)
 
         deps = TurnDeps(
             chat_id=chat_id,
