@@ -27,7 +27,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import kazma_core.core as core_module
+import kazma_core.stores.backends as backends
 from kazma_core.stores.conversation_sql import MESSAGES, _is_messages, transcript_role
 from kazma_core.stores.sqlite import SqliteDB
 
@@ -115,7 +115,7 @@ class StockCheckpointer(AsyncSqliteSaver):
         async with self.conn.execute("SELECT DISTINCT thread_id FROM checkpoints") as cur:
             return {r[0] for r in await cur.fetchall()}
 
-    async def prune(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
+    async def trim(self, thread_id: str, keep: int, *, per_namespace: bool = False) -> int:
         await self.setup()
         async with self.lock:
             cur = await self.conn.execute(
@@ -138,7 +138,8 @@ class StockCheckpointer(AsyncSqliteSaver):
 def main() -> None:
     from kazma_server.cli import main as kazma_main
 
-    core_module.SqlConversationStore = StockCheckpointer  # type: ignore[misc,assignment]
+    # Where the stores are opened for the server (Stores.open): its conversation store is this one.
+    backends.SqlConversationStore = StockCheckpointer  # type: ignore[misc,assignment]
     sys.exit(kazma_main(["serve", *sys.argv[1:]]))
 
 
