@@ -20,7 +20,7 @@ from kazma_core.settings import Settings, ensure_data_dir
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.stores.backends import Stores
 from kazma_core.stores.conversation_sql import SqlConversationStore
-from kazma_core.stores.interfaces import AppStore, AuditStore
+from kazma_core.stores.interfaces import CUT_TURNS, AppStore, AuditStore
 from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
@@ -28,11 +28,6 @@ from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import UndoKeep
 
 log = logging.getLogger(__name__)
-
-# The leases whose holder, gone, may have left a turn cut off: a turn's, and the one that was closing
-# it when the database went away (`TurnRunner.close_interrupted` keeps its lease for the sweep).
-CUT_TURNS = ("turn", "recover")
-
 
 def prepare_data_dir(settings: Settings) -> None:
     """The data folder, writable, in today's layout: what every command does before opening a store

@@ -20,12 +20,12 @@ import pytest
 
 from kazma_core.catalogue import sentence
 from kazma_core.core import Core
-from kazma_core.errors import StoreUnavailable
+from kazma_core.errors import LeaseLost, StoreUnavailable, TurnRunning
 from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.types import Chat, User
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
-from tests.helpers import error_of, new_chat, say
+from tests.helpers import error_of, eventually, new_chat, say
 from tests.http_server import RunningServer, serve_kazma
 from tests.postgres import free_port
 from tests.tcp_proxy import TcpProxy, tcp_proxy
@@ -323,3 +323,53 @@ async def test_a_stop_while_the_database_is_cut_ends_with_the_state_and_the_tran
         assert (await opened.turns.send(chat.id, "and now?")).reply.startswith('You said: "and now?"')
     finally:
         await opened.close()
+
+
+@pytest.mark.engines("postgresql")
+async def test_a_turn_whose_lease_another_replica_took_leaves_no_answer_the_transcript_lacks(
+    tmp_path: Path, pg_kazma_url: str
+) -> None:
+    """Broke (the chaos test, a lease lost mid-turn): replica A stalled while saving its answer's
+    step, long enough for its lease to run out; replica B's next message took the expired lease and
+    ran its turn over A's cut one, A's step (the answer) landed after, and its answer's checkpoint was
+    refused (lease_lost). Nothing closed A's turn: its step stayed listed, and a restore to it
+    brought back an answer the transcript never had. An expired lease that may cover a cut turn is
+    now taken only by the sweep, which waits for the stalled write and closes the turn first."""
+    a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_kazma_url}))
+    b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_kazma_url}))
+    try:
+        user = await a.store.add_user("ann")
+        chat = await a.chats.create(user, "taken over")
+        await a.turns.send(chat.id, "hello")
+        with psycopg.connect(pg_kazma_url, autocommit=True) as pg:
+            pg.execute("CREATE FUNCTION public.kazma_test_slow() RETURNS trigger LANGUAGE plpgsql AS"
+                       " $$ BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$")
+            pg.execute("CREATE TRIGGER kazma_test_slow BEFORE INSERT ON kazma_steps.steps FOR EACH ROW"
+                       " WHEN (NEW.turn_index = 2) EXECUTE FUNCTION public.kazma_test_slow()")
+
+            def stalled() -> bool:
+                return bool(pg.execute("SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'").fetchone())
+
+            turn = asyncio.create_task(a.turns.send(chat.id, "are you there?"))
+            await eventually(stalled, "replica A to be saving its answer's step")
+            pg.execute("UPDATE kazma.leases SET expires_at = 0 WHERE chat_id = %s", (chat.id,))  # A's lease ran out
+            with contextlib.suppress(TurnRunning):
+                await b.turns.send(chat.id, "anyone?")
+            await b.recover()  # what B's sweep does every few seconds
+            with contextlib.suppress(LeaseLost):
+                await turn
+            pg.execute("DROP FUNCTION public.kazma_test_slow() CASCADE")
+        await b.turns.send(chat.id, "anyone?")
+
+        async def agree(what: str) -> None:
+            state = await b.turns.graph.aget_state(b.turns.config(chat.id))
+            rows = [(r.role, r.text) for r in await b.store.transcript(chat.id)]
+            assert rows == [row for _, row in shown(list(state.values["messages"]))], what
+
+        await agree("after the takeover")
+        for step in reversed(await b.snapshots.list_steps(chat.id)):  # a restore takes the later ones back
+            await RewindService(b).restore(user, "test", chat.id, step.id)
+            await agree(f"restored to turn {step.turn_index}'s step of {step.message_count} messages")
+    finally:
+        await b.close()
+        await a.close()

@@ -15,8 +15,10 @@ import orjson
 from kazma_core.stores.app_rewind import undo_ready
 from kazma_core.stores.bodies import unpack
 from kazma_core.stores.engine import Conn, Database, Row, octets
-from kazma_core.stores.interfaces import Also
+from kazma_core.stores.interfaces import CUT_TURNS, RECOVER, Also
 from kazma_core.stores.types import Alert, Card, Chat, Fact, Place, TranscriptRow, TurnStart, User
+
+_CUT_TURNS = f"({', '.join('?' * len(CUT_TURNS))})"
 
 
 def hash_token(token: str) -> str:
@@ -514,8 +516,9 @@ class SqlAppStore:
             cur = conn.execute(
                 "INSERT INTO leases (chat_id, holder, purpose, expires_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(chat_id) DO UPDATE SET holder = excluded.holder, purpose = excluded.purpose,"
-                " expires_at = excluded.expires_at WHERE leases.expires_at < ?",
-                (chat_id, holder, purpose, now + ttl, now),
+                " expires_at = excluded.expires_at WHERE leases.expires_at < ?"
+                f" AND (excluded.purpose = ? OR leases.purpose NOT IN {_CUT_TURNS})",
+                (chat_id, holder, purpose, now + ttl, now, RECOVER, *CUT_TURNS),
             )
             if cur.rowcount != 1:
                 return False

@@ -82,6 +82,9 @@ def check(conn: Conn, fence: Fence | None, leases: str = "leases", *, one_writer
     (SQLite), so a lease renewed until a time to come is not read again (see above)."""
     if fence is None or (one_writer and time.time() < fence.until):
         return
-    row = conn.execute(f"SELECT holder FROM {leases} WHERE chat_id = ?", (fence.chat_id,)).fetchone()
+    # Elsewhere (PostgreSQL) the row is locked until the write commits: a takeover waits for it, so
+    # whoever takes the lease over then sees every write made under it (a cut turn's last step).
+    lock = "" if one_writer else " FOR SHARE"
+    row = conn.execute(f"SELECT holder FROM {leases} WHERE chat_id = ?{lock}", (fence.chat_id,)).fetchone()
     if row is None or row["holder"] != fence.holder:
         raise LeaseLost(message_id="lease_lost")

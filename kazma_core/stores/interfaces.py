@@ -21,6 +21,11 @@ from kazma_core.stores.types import Alert, AuditRow, Card, Chat, Fact, Place, Tr
 
 # A write of the caller's that commits with the conversation store's next put of a chat.
 Also = Callable[[Conn], None]
+# The leases whose holder, gone, may have left a turn cut off: a turn's, and the one that was closing
+# it when the database went away (`TurnRunner.close_interrupted` keeps its lease for the sweep).
+# Expired, such a lease is taken only to close that turn (purpose RECOVER: the sweep, Core.recover).
+RECOVER = "recover"
+CUT_TURNS = ("turn", RECOVER)
 # What becomes of the transcript rows a rewind takes back (by id), in the same transaction.
 TakenBack = Callable[[Conn, list[int]], None]
 # A caller's writes that give up the older part of a chat's history, run first in the transaction
@@ -209,6 +214,9 @@ class AppStore(Protocol):
     ) -> bool:
         """Take the chat's lease unless another holds it; unless `finishing`, not while a restore
         of the chat is still to be finished (its steps part was cut: whoever finishes it first).
+        An expired lease is taken over, except one of CUT_TURNS by anything but RECOVER: its
+        holder may have stalled mid-turn, and whatever ran next over its cut turn would leave the
+        step of an answer never saved restorable (the sweep drops it as it closes the turn).
         `also` reads what the holder needs first, once the lease is taken: in the same transaction on
         SQLite, just after it on PostgreSQL."""
         ...
