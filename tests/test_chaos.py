@@ -89,13 +89,6 @@ async def keep_busy(urls: list[str], chat: ChatLog, rng: random.Random, answers:
             await client.aclose()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open (issue 23): under the full suite's load, about one fresh-clone run in two ends with a chat whose"
-    " agent state holds a message its transcript lacks (seeds 902779: a stopped note; a later run: an answer,"
-    " 'n4 hello', then a 'sleep 2' turn). Two causes are fixed (tests in test_database_errors.py); at least one"
-    " remains. It still runs and reports; the failure prints the replicas' log lines about the chat.",
-)
 async def test_two_replicas_through_outages_and_a_kill_keep_every_chat_whole(tmp_path: Path, pg_url: str) -> None:
     seed = int(os.environ.get("CHAOS_SEED") or random.randrange(10**6))
     rng = random.Random(seed)
