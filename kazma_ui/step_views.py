@@ -14,6 +14,7 @@ from typing import Any
 
 from kazma_core.catalogue.steps import ROLES as ROLE_NAMES
 from kazma_core.catalogue.steps import WORDS
+from kazma_core.catalogue.tools import TOOL_DONE, TOOL_LABELS
 from kazma_core.stores.snapshots import StepInfo
 from kazma_ui.rewind_results import (
     ChangedMessage,
@@ -56,11 +57,17 @@ def step_label(turn: int, step: int, lang: str = "en") -> str:
 
 
 def step_action(did: dict[str, Any] | None, lang: str = "en") -> str:
-    """What a step did, in words ("used calculator", "asked to approve writing notes.txt"); "" when not known."""
+    """What a step did, in words ("calculated", "asked to approve writing notes.txt"); "" when not known.
+    Tools are named in people's words (catalogue/tools.py), never by their names in the code."""
     kind = (did or {}).get("kind")
+    if kind == "used":
+        tools = [str(name) for name in (did or {}).get("tools") or []]
+        return _say("did_joiner", lang).join(TOOL_DONE.get(name, TOOL_DONE["other"]).get(lang) for name in tools)
     if not kind or f"did_{kind}" not in WORDS:
         return ""
     values = {k: ", ".join(map(str, v)) if isinstance(v, list) else isolate(str(v), lang) for k, v in (did or {}).items() if k != "kind"}
+    if kind == "approval":
+        values["tool"] = TOOL_LABELS.get(str(did.get("tool")), TOOL_LABELS["other"]).get(lang) if did else ""
     try:
         return _say(f"did_{kind}", lang, **values)
     except KeyError:

@@ -113,7 +113,7 @@ async def test_a_chats_steps_come_in_capture_order_and_each_turn_once_with_numbe
     assert [t["turn_index"] for t in turns] == [1, 2]  # each turn once
     assert turns[0]["questions"] == ["steps 2"]
     assert turns[1]["questions"] == ["calc 1+2"]
-    used_note = {"action": "used note", "did": {"kind": "used", "tools": ["note"]}}
+    used_note = {"action": "took a note", "did": {"kind": "used", "tools": ["note"]}}
     answered = {"action": "answered", "did": {"kind": "answered"}}
     assert turns[0]["steps"] == [
         {"step": i, "snapshot_id": snapshots[i]["snapshot_id"], "label": f"turn 1, step {i}", "truncated": False,
@@ -121,7 +121,7 @@ async def test_a_chats_steps_come_in_capture_order_and_each_turn_once_with_numbe
         for i in range(3)
     ]
     # Each step says what it did, the list and the turns alike.
-    assert [s["action"] for s in snapshots] == ["used note", "used note", "answered", "used calculator", "answered"]
+    assert [s["action"] for s in snapshots] == ["took a note", "took a note", "answered", "calculated", "answered"]
     assert [st["label"] for st in turns[1]["steps"]] == [f"turn 2, step {i}" for i in range(len(turns[1]["steps"]))]
     assert [st["snapshot_id"] for t in turns for st in t["steps"]] == [s["snapshot_id"] for s in snapshots]
 

@@ -22,7 +22,7 @@ async def test_each_step_says_what_it_did_in_the_list_and_in_both_languages(serv
     assert (await ann.http.post(f"/api/chats/{chat}/messages", json={"text": "calc 1+1"})).status_code == 200
     steps = await steps_of(ann.http, chat)
     assert [s["action"] for s in steps] == [
-        "asked to approve writing notes.txt", "answered", "used calculator", "answered",
+        "asked to approve writing notes.txt", "answered", "calculated", "answered",
     ]
     # /replay list, as every chat app and the terminal word it (commands/render.py).
     listing = await server.app.state.rewind.list_steps(ann.user, "http", chat)
@@ -30,4 +30,4 @@ async def test_each_step_says_what_it_did_in_the_list_and_in_both_languages(serv
     assert f"turn 1, step 0 · {steps[0]['snapshot_id'][:8]} · asked to approve writing notes.txt" in english
     arabic, _ = render.step_list(listing, "ar", "http://kazma.test/replay")
     assert "طلب الموافقة على كتابة" in arabic and "notes.txt" in arabic
-    assert "استخدم calculator" in arabic and "أجاب" in arabic
+    assert "أجرى حسابًا" in arabic and "أجاب" in arabic and "calculator" not in arabic

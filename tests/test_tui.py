@@ -172,7 +172,7 @@ async def test_replay_list_shows_the_steps_turn_by_turn_with_short_ids(server: R
         assert "Turn 1: calc 1+1" in lines and "Turn 2: steps 2" in lines
         assert SHORT_ID.findall(listing) == [s["snapshot_id"][:8] for s in steps]
         # Each step says what it did: the calculator used, the answer given.
-        assert "  turn 1, step 0 · " + steps[0]["snapshot_id"][:8] + " · used calculator" in lines
+        assert "  turn 1, step 0 · " + steps[0]["snapshot_id"][:8] + " · calculated" in lines
         assert "  turn 2, step 2 · " + steps[-1]["snapshot_id"][:8] + " · answered" in lines
         assert lines.index("Turn 2: steps 2") > lines.index("Turn 1: calc 1+1")
         assert app.input_line.value == ""

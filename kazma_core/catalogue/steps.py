@@ -17,9 +17,10 @@ ROLES: dict[str, tuple[str, str]] = {
 WORDS: dict[str, tuple[str, str]] = {
     "step_label": ("turn {turn}, step {step}", "الدورة {turn}، الخطوة {step}"),
     # what a step did (kazma_core.time_travel.step_did), shown after its label on every surface
-    "did_used": ("used {tools}", "استخدم {tools}"),
+    # a tool step: what each of its tools did (catalogue/tools.py TOOL_DONE), joined by this
+    "did_joiner": (", ", "، "),
     "did_answered": ("answered", "أجاب"),
-    "did_approval": ("asked to approve {tool}", "طلب الموافقة على {tool}"),
+    "did_approval": ("asked to approve “{tool}”", "طلب الموافقة على «{tool}»"),
     "did_approval_write": ("asked to approve writing {path}", "طلب الموافقة على كتابة {path}"),
     "did_stopped": ("stopped", "توقّف"),
     "did_no_answer": ("ended without an answer", "انتهى دون إجابة"),

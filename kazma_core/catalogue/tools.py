@@ -20,6 +20,18 @@ TOOL_LABELS: dict[str, Text] = {
     "other": Text("Use a tool", "استخدام أداة"),
 }
 
+# -- what a step that used the tool did, after the step's label ("turn 2, step 1 · calculated")
+TOOL_DONE: dict[str, Text] = {
+    "remember": Text("remembered a fact", "تذكّر معلومة"),
+    "forget": Text("forgot a fact", "نسي معلومة"),
+    "calculator": Text("calculated", "أجرى حسابًا"),
+    "note": Text("took a note", "دوّن ملاحظة"),
+    "write_file": Text("wrote a file", "كتب ملفًا"),
+    "sleep": Text("waited", "انتظر"),
+    "big": Text("made a long text", "أنشأ نصًا طويلًا"),
+    "other": Text("used a tool", "استخدم أداة"),
+}
+
 # -- how a tool call went, after its label
 TOOL_STATES: dict[str, Text] = {
     "running": Text("working…", "قيد العمل…"),

@@ -20,7 +20,7 @@ from markupsafe import Markup, escape
 
 from kazma_core.catalogue.errors import ERRORS, LISTS
 from kazma_core.catalogue.steps import WORDS as STEP_WORDS
-from kazma_core.catalogue.tools import TOOL_LABELS, TOOL_STATES
+from kazma_core.catalogue.tools import TOOL_DONE, TOOL_LABELS, TOOL_STATES
 from kazma_core.stores.types import User
 from kazma_ui.web.i18n import DIRECTION, catalogue, lang_for, text
 from kazma_ui.web.sessions import SESSION_COOKIE, session_seconds
@@ -79,6 +79,7 @@ def render(request: Request, template: str, page: str, user: User | None, status
             # Tool calls in people's words, as the events and the transcript's `tools` name them.
             **{f"tools.{key}": text.get(lang) for key, text in TOOL_LABELS.items()},
             **{f"tool_states.{key}": text.get(lang) for key, text in TOOL_STATES.items()},
+            **{f"tools_done.{key}": text.get(lang) for key, text in TOOL_DONE.items()},
             # what a step did, in the step words (the Time Travel page labels its steps with them)
             **{f"steps.{key}": pair[1 if lang == "ar" else 0] for key, pair in STEP_WORDS.items() if key.startswith("did_")},
         },

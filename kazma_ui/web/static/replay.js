@@ -27,13 +27,18 @@
   // A refusal is shown as the error's own sentence (its message_id), unless the page names one of its own.
   const showError = (err, key) => notice(nodes.notice, key ? t(key) : errorText(err));
   const labelOf = (info) => stepLabel(info.turn_index, info.iteration);
-  // What a step did ("used calculator"), in the page's language, from its terms (steps.did_*).
+  // What a step did ("calculated"), in the page's language, from its terms (steps.did_*); its
+  // tools in people's words (tools_done.*, tools.*), as step_views.step_action says them.
+  const strings = Kazma.config.strings;
+  const toolWords = (group, name) => strings[`${group}.${name}`] ?? strings[`${group}.other`];
   const didOf = (step) => {
     const did = step.did || {};
+    if (did.kind === "used") return (did.tools || []).map((name) => toolWords("tools_done", name)).join(t("steps.did_joiner"));
     const key = `steps.did_${did.kind}`;
-    if (!did.kind || !(key in Kazma.config.strings)) return step.action || "";
+    if (!did.kind || !(key in strings)) return step.action || "";
     const values = {};
     for (const [name, value] of Object.entries(did)) if (name !== "kind") values[name] = Array.isArray(value) ? value.join(", ") : value;
+    if (did.kind === "approval") values.tool = toolWords("tools", did.tool);
     return t(key, values);
   };
 
