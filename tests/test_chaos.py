@@ -22,7 +22,6 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import pytest
 
 from tests.helpers import eventually
 from tests.tcp_proxy import TcpProxy, tcp_proxy
