@@ -17,6 +17,7 @@ again after a success, and ask `Backoff.pause` for each pause. The platform SDKs
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -86,10 +87,15 @@ def retried(
 
 async def ask_until(backoff: Backoff, within: float, ask: Callable[[], Awaitable[bool]]) -> bool:
     """Ask until `ask()` says yes or `within` seconds are over (it is asked at least once); its last answer."""
+    if await ask():  # most asks (a turn taking its chat's lease) are answered yes at once: no retrier is built then
+        return True
+    if within <= 0:
+        return False
     asking = AsyncRetrying(
         stop=stop_after_delay(within), wait=backoff._wait, retry=retry_if_result(lambda yes: not yes),
         retry_error_callback=lambda state: False,
     )
+    await asyncio.sleep(backoff.pause(1))
     return await asking(_awaiting(ask))
 
 
