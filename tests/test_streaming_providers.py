@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import make_settings, person
 from tests.fakes.anthropic_server import serve_fake_anthropic
-from tests.fakes.openai_server import serve_fake_openai
+from tests.fakes.openai_server import SAID_FIRST, serve_fake_openai
 from tests.helpers import new_chat, open_events, say
 from tests.http_server import serve_kazma
 
@@ -70,3 +70,21 @@ async def test_a_tool_call_streams_its_events_then_the_answer(remote: tuple[Any,
     assert "".join(e.data["text"] for e in events.seen[after_tool:] if e.type == "delta") == reply
     rows = (await ann.http.get(f"/api/chats/{chat}/messages")).json()["messages"]
     assert rows[-1]["text"] == reply and [t["state"] for t in rows[-1]["tools"]] == ["done"]
+
+
+async def test_words_said_before_a_tool_call_stay_above_its_block_and_are_not_the_answer(remote: tuple[Any, Any]) -> None:
+    """Broke: the words a model said before asking for a tool were shown as they came, then gone once
+    the tool ran, and never in the chat again."""
+    _fake, ann = remote
+    chat = await new_chat(ann.http)
+    async with open_events(ann.http, chat) as events:
+        reply = (await say(ann.http, chat, "think calc 6*7"))["reply"]
+        await events.until("turn", turn_index=1)
+    assert reply == "The answer is 6*7 = 42"
+    tools = [e.data for e in events.seen if e.type == "tool"]
+    assert [(t["state"], t["said"]) for t in tools] == [("running", SAID_FIRST), ("done", SAID_FIRST)]
+    first_tool = next(i for i, e in enumerate(events.seen) if e.type == "tool")
+    assert "".join(e.data["text"] for e in events.seen[:first_tool] if e.type == "delta") == SAID_FIRST
+    rows = (await ann.http.get(f"/api/chats/{chat}/messages")).json()["messages"]
+    assert [(r["role"], r["text"]) for r in rows] == [("user", "think calc 6*7"), ("assistant", reply)]
+    assert [(t["said"], t["result"]) for t in rows[-1]["tools"]] == [(SAID_FIRST, "6*7 = 42")]

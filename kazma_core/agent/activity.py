@@ -2,9 +2,12 @@
 (`tool` events), and the tool blocks of a saved conversation (the transcript's `tools`).
 
 A tool call is a block: `{"turn_index", "call_id", "name", "label", "label_id", "state",
-"args", "result", "result_chars"}`, `state` one of running, done, failed; `result` is the
-first RESULT_CHARS characters of the result, `result_chars` its whole length. The same block
-is the event and the transcript's entry, so a page reloaded shows what it saw live.
+"args", "result", "result_chars", "said"}`, `state` one of running, done, failed; `result` is
+the first RESULT_CHARS characters of the result, `result_chars` its whole length; `said` the
+words the model said before asking for it ("Let me work that out."; on the first call of a
+reply, "" otherwise), shown above the block: they are not the answer, which is what follows
+the turn's last call, but a person saw them said. The same block is the event and the
+transcript's entry, so a page reloaded shows what it saw live.
 
 The pieces of an answer are sent in batches (`DeltaStream`): the first piece at once (the
 time to the first word is what a person feels), then what came meanwhile at most every
@@ -31,13 +34,19 @@ Publish = Callable[[str, dict[str, Any]], None]  # (event type, data)
 
 
 def tool_block(turn_index: int, call_id: str, name: str, state: str, args: dict[str, Any],
-               result: str | None = None) -> dict[str, Any]:
+               result: str | None = None, said: str = "") -> dict[str, Any]:
     ident = label_id(name)
     text = result or ""
     return {
         "turn_index": turn_index, "call_id": call_id, "name": name, "label": sentence(ident, "en"),
         "label_id": ident, "state": state, "args": args, "result": text[:RESULT_CHARS], "result_chars": len(text),
+        "said": said,
     }
+
+
+def said_before(reply: AIMessage, call_index: int) -> str:
+    """What a reply that asks for tools said before them, given with its first call (see above)."""
+    return _content(reply).strip() if call_index == 0 else ""
 
 
 def result_state(message: ToolMessage) -> str:
@@ -59,12 +68,14 @@ def turn_tools(messages: Sequence[BaseMessage]) -> dict[int, list[dict[str, Any]
         turn = message.additional_kwargs.get(TURN_KEY)
         if not isinstance(turn, int):
             continue
-        for call in message.tool_calls:
+        for n, call in enumerate(message.tool_calls):
             call_id = call.get("id") or ""
             done = results.get(call_id)
             state = "running" if done is None else result_state(done)
-            by_turn.setdefault(turn, []).append(
-                tool_block(turn, call_id, call["name"], state, dict(call.get("args") or {}), _content(done) if done else None))
+            by_turn.setdefault(turn, []).append(tool_block(
+                turn, call_id, call["name"], state, dict(call.get("args") or {}), _content(done) if done else None,
+                said_before(message, n),
+            ))
     return by_turn
 
 

@@ -40,7 +40,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
-from kazma_core.agent.activity import TURN_KEY, DeltaStream, result_state, tool_block
+from kazma_core.agent.activity import TURN_KEY, DeltaStream, result_state, said_before, tool_block
 from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.stops import current_stop
 from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext, ToolLimits, run_tool
@@ -177,17 +177,18 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
     ctx = ToolContext(deps.chat_id, deps.turn_index, state.get("iteration", 0), deps.store, deps.workspace, scratch, deps.limits)
     results: list[ToolMessage] = []
     gates = list(state.get("gates") or [])
-    for call in last.tool_calls:
+    for n, call in enumerate(last.tool_calls):
         spec = TOOLS.get(call["name"])
         call_id = call.get("id") or ""
+        said = said_before(last, n)
         if deps.activity is not None:
-            deps.activity.tool(tool_block(deps.turn_index, call_id, call["name"], "running", dict(call.get("args") or {})))
+            deps.activity.tool(tool_block(deps.turn_index, call_id, call["name"], "running", dict(call.get("args") or {}), said=said))
         before = len(results)
         await _one_call(deps, ctx, call, spec, call_id, results, gates)
         if deps.activity is not None and len(results) > before:
             done = results[-1]
             deps.activity.tool(tool_block(deps.turn_index, call_id, call["name"], result_state(done),
-                                          dict(call.get("args") or {}), done.text))
+                                          dict(call.get("args") or {}), done.text, said))
     return {"messages": results, "scratchpad": scratch, "gates": gates}
 
 

@@ -130,6 +130,7 @@ class ToolBlock(BaseModel):
     args: dict[str, Any]
     result: str  # its first 2,000 characters
     result_chars: int  # its whole length
+    said: str = ""  # what the model said before asking for it (on a reply's first call), shown above the block
 
 
 class TranscriptMessage(BaseModel):

@@ -1,7 +1,8 @@
 """A fake Anthropic Messages API on 127.0.0.1, for end-to-end tests.
 
 Scripted like the OpenAI fake: a user turn "calc <expr>" asks for the ``calculator`` tool
-(when offered), a tool result is answered "The answer is <result>", anything else
+(when offered; "think calc <expr>" says SAID_FIRST first, in a text block before the call),
+a tool result is answered "The answer is <result>", anything else
 "Echo: <text>". A request without the right key (``x-api-key`` or bearer) gets Anthropic's 401.
 
 With ``"stream": true`` it streams as the Messages API does (server-sent events
@@ -29,6 +30,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.fakes.openai_server import SAID_FIRST, THINK
+
 
 @dataclass
 class FakeAnthropic:
@@ -50,10 +53,12 @@ class FakeAnthropic:
             return [{"type": "text", "text": f"The answer is {text}"}], "end_turn"
         text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
         tools = [t.get("name") for t in body.get("tools") or []]
+        thinking = text.startswith(THINK)  # words said before the call, as real models often do
+        text = text.removeprefix(THINK)
         if text.startswith("calc ") and "calculator" in tools:
             call = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}", "name": "calculator",
                     "input": {"expression": text[5:]}}
-            return [call], "tool_use"
+            return [*([{"type": "text", "text": SAID_FIRST}] if thinking else []), call], "tool_use"
         return [{"type": "text", "text": f"Echo: {text}"}], "end_turn"
 
     async def _stream(self, body: dict[str, Any], content: list[dict[str, Any]], stop: str) -> AsyncIterator[bytes]:

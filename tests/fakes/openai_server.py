@@ -3,6 +3,7 @@
 Scripted replies:
 - last message is a user message starting with "calc ": a tool call to ``calculator``
   with ``{"expression": <rest of the text>}`` (only if the request offers that tool);
+  "think calc ...": the same call, said after SAID_FIRST, in one reply;
 - last message is a ``tool`` message: "The answer is <tool content>";
 - otherwise: "Echo: <last user text>".
 
@@ -33,6 +34,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+THINK = "think "
+SAID_FIRST = "Let me work that out."
+
 
 @dataclass
 class Received:
@@ -57,10 +61,12 @@ class FakeOpenAI:
         last = messages[-1] if messages else {}
         tools = [t.get("function", {}).get("name") for t in body.get("tools") or []]
         role, content = last.get("role"), _text(last.get("content"))
-        if role == "user" and content.startswith("calc ") and "calculator" in tools:
+        thinking = content.startswith(THINK)  # words said before the call, as real models often do
+        if role == "user" and content.removeprefix(THINK).startswith("calc ") and "calculator" in tools:
+            content = content.removeprefix(THINK)
             return {
                 "role": "assistant",
-                "content": None,
+                "content": SAID_FIRST if thinking else None,
                 "tool_calls": [
                     {
                         "id": f"call_{uuid.uuid4().hex[:12]}",

@@ -75,7 +75,9 @@ class ToolLine(Static):
         return f"{args}\n{result}" + (f"\n… (+{more})" if more > 0 else "")
 
     def _text(self) -> str:
-        return f"▶ {self.title}" if self.collapsed else f"▼ {self.title}\n{self.details}"
+        said = str(self.block.get("said") or "")  # what the model said before asking for the tool
+        line = f"▶ {self.title}" if self.collapsed else f"▼ {self.title}\n{self.details}"
+        return f"{said}\n{line}" if said else line
 
     def toggle(self) -> None:
         self.collapsed = not self.collapsed

@@ -93,9 +93,11 @@ const MessageView = (() => {
     const ids = (selector) => new Set([...box.querySelectorAll(selector)].map((d) => d.dataset.call));
     const opened = ids("details[open]");
     const expanded = ids("details[data-expanded]");
-    box.replaceChildren(...(tools || []).map((tool) => toolBlock(tool, {
-      open: opened.has(tool.call_id), expanded: expanded.has(tool.call_id), replayHref,
-    })));
+    // What the model said before asking for a tool comes above its block (plain text, as said).
+    box.replaceChildren(...(tools || []).flatMap((tool) => [
+      tool.said ? el("p", { class: "tool-said", dir: "auto" }, tool.said) : null,
+      toolBlock(tool, { open: opened.has(tool.call_id), expanded: expanded.has(tool.call_id), replayHref }),
+    ].filter(Boolean)));
   }
 
   // -- approval cards ---------------------------------------------------------------------------------
