@@ -12,8 +12,8 @@ real stores, in a folder of its own per engine:
   saved (SnapshotRecorder.capture into snapshots.db), the lease renewed, a second iteration and
   the turn's last step, the lease released; conversations of about 1 KB a message.
 
-Printed per engine: process CPU time (every thread: the event loop's and the database's) and wall
-time per turn, with 1 chat and with 20 chats taking turns at once; then the hand-off alone, per
+Printed per engine: process CPU time (every thread: the event loop's and the databases'), the event
+loop thread's alone, and wall time per turn, with 1 chat and with 20 chats taking turns at once; then the hand-off alone, per
 request that does nothing on the thread, from 1 caller and from 20 at once; each the median over
 rounds that alternate the engines (the shared machine drifts from minute to minute), and the
 ratio aiosqlite / executor of each median.
@@ -47,6 +47,7 @@ from kazma_core.stores import app_schema, snapshots_sql
 from kazma_core.stores import fence as fences
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
+from kazma_core.stores.engine import Conn
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.sqlite import SqliteDB
 from kazma_core.time_travel import SnapshotRecorder
@@ -55,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from capture import conversation, make_state, turn_writes
 
 T = TypeVar("T")
+Figures = tuple[float, ...]  # CPU (every thread), the event loop thread's CPU, wall
 TTL = 60.0
 SETTINGS = load_settings().time_travel
 
@@ -140,20 +142,20 @@ class Bench:
         await self.app.close()
 
 
-async def timed(bench: Bench, chats: int, each: int) -> tuple[float, float]:
-    """(CPU ms, wall ms) per turn, chats taking `each` turns at once."""
+async def timed(bench: Bench, chats: int, each: int) -> Figures:
+    """(CPU ms, the event loop's CPU ms, wall ms) per turn, chats taking `each` turns at once."""
     gc.collect()
     hops = ExecutorDB.hops
-    cpu, wall = time.process_time(), time.perf_counter()
+    cpu, loop, wall = time.process_time(), time.thread_time(), time.perf_counter()
     await bench.turns(bench.chats[:chats], each)
     turns = chats * each
     if ExecutorDB.hops != hops:
         Bench.per_turn = (ExecutorDB.hops - hops) / turns
-    return (time.process_time() - cpu) * 1000 / turns, (time.perf_counter() - wall) * 1000 / turns
+    return tuple((now - then) * 1000 / turns for now, then in _since(cpu, loop, wall))
 
 
-async def handoffs(bench: Bench, at_once: int, requests: int = 2000) -> tuple[float, float]:
-    """(CPU us, wall us) per request that does nothing on the thread: the hand-off alone, there
+async def handoffs(bench: Bench, at_once: int, requests: int = 2000) -> Figures:
+    """(CPU us, the event loop's CPU us, wall us) per request that does nothing on the thread: the hand-off alone, there
     and back, `at_once` callers asking together."""
     db = bench.app.db
 
@@ -162,12 +164,16 @@ async def handoffs(bench: Bench, at_once: int, requests: int = 2000) -> tuple[fl
             await db.run(_nothing)
 
     gc.collect()
-    cpu, wall = time.process_time(), time.perf_counter()
+    cpu, loop, wall = time.process_time(), time.thread_time(), time.perf_counter()
     await asyncio.gather(*(caller() for _ in range(at_once)))
-    return (time.process_time() - cpu) * 1e6 / requests, (time.perf_counter() - wall) * 1e6 / requests
+    return tuple((now - then) * 1e6 / requests for now, then in _since(cpu, loop, wall))
 
 
-def _nothing(conn: sqlite3.Connection) -> None:
+def _since(cpu: float, loop: float, wall: float) -> list[tuple[float, float]]:
+    return [(time.process_time(), cpu), (time.thread_time(), loop), (time.perf_counter(), wall)]
+
+
+def _nothing(conn: Conn) -> None:
     return None
 
 
@@ -183,7 +189,7 @@ async def main() -> None:
             (Path(tmp) / name).mkdir()
             benches[name] = Bench(engine, Path(tmp) / name)
             await benches[name].open(args.chats)
-        figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        figures: dict[tuple[str, str], list[Figures]] = {}
         try:
             for round_ in range(args.rounds):
                 order = list(benches) if round_ % 2 == 0 else list(reversed(benches))
@@ -201,15 +207,15 @@ async def main() -> None:
                     await bench.close()
     print(f"median of {args.rounds} rounds; CPU is the whole process's (every thread)")
     print(f"turn: ms per turn ({Bench.per_turn:.0f} requests to a database thread); hop: us per request doing nothing")
-    print(f"{'':10} {'workload':>10} {'CPU':>8} {'wall':>8}")
-    medians: dict[tuple[str, str], tuple[float, float]] = {}
+    print(f"{'':10} {'workload':>10} {'CPU':>8} {'loop CPU':>9} {'wall':>8}")
+    medians: dict[tuple[str, str], Figures] = {}
     for (name, load), samples in figures.items():
-        medians[name, load] = (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples))
-    for (name, load), (cpu, wall) in sorted(medians.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        print(f"{name:10} {load:>10} {cpu:8.2f} {wall:8.2f}")
+        medians[name, load] = tuple(statistics.median(s[i] for s in samples) for i in range(3))
+    for (name, load), (cpu, loop, wall) in sorted(medians.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        print(f"{name:10} {load:>10} {cpu:8.2f} {loop:9.2f} {wall:8.2f}")
     for load in ("1 chat", f"{args.chats} chats", "hop x1", f"hop x{args.chats}"):
-        (cpu_a, wall_a), (cpu_e, wall_e) = medians["aiosqlite", load], medians["executor", load]
-        print(f"aiosqlite / executor, {load}: CPU {cpu_a / cpu_e:.3f}, wall {wall_a / wall_e:.3f}")
+        (cpu_a, loop_a, wall_a), (cpu_e, loop_e, wall_e) = medians["aiosqlite", load], medians["executor", load]
+        print(f"aiosqlite / executor, {load}: CPU {cpu_a / cpu_e:.3f}, loop CPU {loop_a / loop_e:.3f}, wall {wall_a / wall_e:.3f}")
 
 
 if __name__ == "__main__":
