@@ -1,8 +1,11 @@
 """One SQLite file, one connection, one thread: a whole transaction runs in a single hop.
 
-aiosqlite sends every statement across threads on its own; a capture or a restore is
-several statements that must commit together, so each store hands a whole function to
-its thread instead, and the event loop waits once.
+The thread and its queue are aiosqlite's (one thread per connection, requests run in the order
+they were asked for). Its public calls send one statement per hop; a capture or a restore is
+several statements that must commit together, and the stores write them as one function of the
+connection, so each function is handed to the connection's thread whole (``Connection._execute``,
+what every aiosqlite call goes through) and the event loop waits once. ``bench/sqlite_engine.py``
+times a turn's transactions on it and on the standard library's one-thread executor it replaced.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+
+import aiosqlite
 
 from kazma_core.errors import without_paths
 from kazma_core.stores.engine import DatabaseError, NewerSchema
@@ -142,12 +147,23 @@ def _reason(err: sqlite3.Error) -> str:
     return without_paths(str(err)) or type(err).__name__
 
 
+async def _on_thread(link: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args) on the connection's thread. Queued as soon as called (nothing is awaited before),
+    so requests reach the thread in the order they were made."""
+    result: T = await link._execute(fn, *args)  # type: ignore[no-untyped-call]  # aiosqlite leaves it untyped
+    return result
+
+
 # A mistake in Kazma's own SQL is a bug (a 500), not a file that cannot be used.
 _BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError)
 
 
 class SqliteDB:
-    """A SQLite file served by one worker thread."""
+    """A SQLite file served by one worker thread (an aiosqlite connection's).
+
+    Every request, read or write, runs on that thread in the order it was asked for: one writer,
+    and a chat's writes (a turn's, and the captures it started) commit in the order they were made,
+    which the fence's ``one_writer`` reasoning relies on (stores/fence.py)."""
 
     dialect = "sqlite"
     alone = True
@@ -157,7 +173,12 @@ class SqliteDB:
         self.label = path.name
         self._migrations = migrations
         self._secure_delete = secure_delete
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
+        # The thread, started by the first request; the file's connection is opened on it then (and
+        # again there by the request after one whose error dropped it), as every request is served.
+        self._link: aiosqlite.Connection | None = None
+        self._gate = asyncio.Lock()  # the requests made while the thread starts: in order, one at a time
+        self._waiting = 0  # ... how many there are: a request goes straight to the queue only behind none
+        self._closed = False
         # The probes' own thread (they never wait behind the store's work), ended by close: no probe
         # has the file open once the store is closed (a failed start takes back what it made then).
         self._probes = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-probe-{path.name}")
@@ -209,8 +230,34 @@ class SqliteDB:
 
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn with the connection on the store's thread (reads, or writes in autocommit)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._call, fn)
+        link = self._link
+        if link is None or self._waiting:
+            # The thread is not started yet (the first request), or requests made before this one
+            # still wait for it: behind them, so that none overtakes one asked for earlier.
+            self._waiting += 1
+            try:
+                async with self._gate:
+                    return await self._hop(await self._started(), fn)
+            finally:
+                self._waiting -= 1
+        return await self._hop(link, fn)
+
+    async def _hop(self, link: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await _on_thread(link, self._call, fn)
+
+    async def _started(self) -> aiosqlite.Connection:
+        if self._closed:
+            raise RuntimeError(f"{self.label} is closed")
+        if self._link is None:
+            # aiosqlite's connector runs on the new thread, through the same door as every request
+            # (a file found damaged, missing, or of a newer Kazma is refused there): the connection
+            # it opens is the one requests use, until an error drops it and the next one reopens.
+            link = aiosqlite.Connection(lambda: self._call(lambda conn: conn), iter_chunk_size=64)
+            # A store never closed (a command's error path) must not keep the process from ending,
+            # as the executor's thread before did not: aiosqlite's thread would, waiting for work.
+            link._thread.daemon = True
+            self._link = await link
+        return self._link
 
     async def probe(self) -> str | None:
         try:
@@ -285,6 +332,11 @@ class SqliteDB:
                 self._conn = None
 
         await asyncio.to_thread(self._probes.shutdown, wait=True)
-        if self._conn is not None:
-            await asyncio.get_running_loop().run_in_executor(self._pool, shut, None)
-        self._pool.shutdown(wait=True)
+        self._closed = True
+        async with self._gate:  # behind the requests still waiting for the thread to start
+            link, self._link = self._link, None
+        if link is not None:
+            # After every request queued before (the thread serves them in order), then the thread
+            # ends: aiosqlite's close has nothing left to close but a connection already closed.
+            await _on_thread(link, shut, None)
+            await link.close()
