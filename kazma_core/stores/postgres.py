@@ -176,8 +176,17 @@ class Row(tuple):  # type: ignore[type-arg]
 
 
 def _rows(cursor: Any) -> Callable[[Sequence[Any]], Row]:
-    index = {column.name: i for i, column in enumerate(cursor.description or ())}
+    # Asked of every statement: the result's column names straight from libpq (cursor.description
+    # would make a Column object of each), and one index per set of names, shared by its rows.
+    result = cursor.pgresult
+    names = tuple(result.fname(i) for i in range(result.nfields)) if result is not None else ()
+    index = _index(names)
     return lambda values: Row(values, index)
+
+
+@lru_cache(maxsize=1024)
+def _index(names: tuple[bytes | None, ...]) -> dict[str, int]:
+    return {(name or b"").decode(): i for i, name in enumerate(names)}
 
 
 class _Numeric(Loader):
@@ -308,7 +317,15 @@ class PostgresDB:
                      "" if isinstance(err, errors.TransactionRollback) else f": {str(err).strip()[:80]}")
 
         try:
-            return retried(AGAIN, ATTEMPTS, CONFLICT_SECONDS, lambda: self._once(fn, serializable, committing),
+            try:
+                # The first attempt without tenacity's bookkeeping: nearly every transaction ends in it.
+                return self._once(fn, serializable, committing)
+            except BaseException as err:
+                if not again(err):
+                    raise
+                note(err, AGAIN.pause(1))
+                time.sleep(AGAIN.pause(1))
+            return retried(AGAIN, ATTEMPTS - 1, CONFLICT_SECONDS, lambda: self._once(fn, serializable, committing),
                            again=again, note=note)
         except _AWAY as err:
             if _conflict(err):

@@ -126,13 +126,16 @@ def _extra(files: dict[str, int], did: Any) -> str | None:
     return orjson.dumps(found).decode() if found else None
 
 
-def _bump(conn: Conn, scope: str, steps: int, nbytes: int, at: float = 0.0) -> None:
-    conn.execute(
+def _bump(conn: Conn, scope: str, steps: int, nbytes: int, at: float = 0.0) -> tuple[int, int]:
+    """Add to a scope's counters; what they hold now (so a put need not read them again)."""
+    row = conn.execute(
         "INSERT INTO counters (scope, steps, bytes, last_at) VALUES (?, ?, ?, ?) ON CONFLICT(scope) DO UPDATE SET"
         " steps = counters.steps + excluded.steps, bytes = counters.bytes + excluded.bytes,"
-        " last_at = CASE WHEN excluded.last_at > counters.last_at THEN excluded.last_at ELSE counters.last_at END",
+        " last_at = CASE WHEN excluded.last_at > counters.last_at THEN excluded.last_at ELSE counters.last_at END"
+        " RETURNING steps, bytes",
         (scope, steps, nbytes, at),
-    )
+    ).fetchone()
+    return int(row[0]), int(row[1])
 
 
 def _counter(conn: Conn, scope: str) -> tuple[int, int]:
@@ -317,14 +320,16 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     fields = orjson.dumps(step.fields)
     questions = orjson.dumps(step.questions)
     keys: list[bytes | None] = [bodies.digest(b) for b in new_bodies]
-    known = _known(conn, space_of(conn, step.chat_id), [k for k in keys if k is not None])
+    space = space_of(conn, step.chat_id)
+    known = _known(conn, space, [k for k in keys if k is not None])
     fresh = [i for i, k in enumerate(keys) if k not in known]
     room = budgets.max_snapshot_bytes - (len(fields) + len(questions) + shared.refs_bytes + ROW_OVERHEAD)
     cut = bool(fresh) and _stored_bytes([new_bodies[i] for i in fresh], room) > room
     if cut:
         for i, body in zip(fresh, step.shrink([new_bodies[i] for i in fresh], max(room, 0)), strict=True):
             new_bodies[i], keys[i] = body, None
-    interner = _Interner(conn, step.chat_id)
+    # Its counters are written below, in this transaction: the space read above is the one.
+    interner = bodies.Interner(conn, "bodies", space, owner=step.chat_id)
     new_ids = [interner.add(body, key) for body, key in zip(new_bodies, keys, strict=True)]
     added = interner.added
     truncated = cut or shared.cut
@@ -344,9 +349,8 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
         ),
     )
     (seq,) = cur.fetchone()
-    _bump(conn, step.chat_id, 1, size, step.created_at)
-    _bump(conn, GLOBAL, 1, size, step.created_at)
-    evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets)
+    counts = _bump(conn, step.chat_id, 1, size, step.created_at), _bump(conn, GLOBAL, 1, size, step.created_at)
+    evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets, counts)
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
         created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
@@ -355,8 +359,11 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     return PutResult(info, evicted)
 
 
-def _enforce(conn: Conn, chat: str, turn_index: int, seq: int, b: Budgets) -> list[str]:
-    """Drop what the budgets no longer allow, oldest first; the step just written (seq) stays."""
+def _enforce(
+    conn: Conn, chat: str, turn_index: int, seq: int, b: Budgets, counts: tuple[tuple[int, int], tuple[int, int]] | None = None,
+) -> list[str]:
+    """Drop what the budgets no longer allow, oldest first; the step just written (seq) stays.
+    `counts`: the chat's and the global counters as the put left them (read again after a deletion)."""
     evicted: list[str] = []
     (in_turn,) = conn.execute(
         "SELECT count(*) FROM steps WHERE chat_id = ? AND turn_index = ?", (chat, turn_index)
@@ -370,16 +377,19 @@ def _enforce(conn: Conn, chat: str, turn_index: int, seq: int, b: Budgets) -> li
         )
     oldest_in_chat = "seq = (SELECT seq FROM steps WHERE chat_id = ? AND seq < ? ORDER BY seq LIMIT 1)"
     oldest_anywhere = "seq = (SELECT seq FROM steps WHERE seq < ? ORDER BY seq LIMIT 1)"
-    while _counter(conn, chat)[0] > b.max_snapshots or _counter(conn, chat)[1] > b.max_thread_bytes:
+    mine, total = counts if counts is not None and not evicted else (_counter(conn, chat), _counter(conn, GLOBAL))
+    while mine[0] > b.max_snapshots or mine[1] > b.max_thread_bytes:
         dropped = _delete_where(conn, oldest_in_chat, (chat, seq))
         if not dropped:
             break
         evicted += dropped
-    while _counter(conn, GLOBAL)[0] > b.max_global_snapshots or _counter(conn, GLOBAL)[1] > b.max_total_bytes:
+        mine, total = _counter(conn, chat), _counter(conn, GLOBAL)
+    while total[0] > b.max_global_snapshots or total[1] > b.max_total_bytes:
         dropped = _delete_where(conn, oldest_anywhere, (seq,))
         if not dropped:
             break
         evicted += dropped
+        total = _counter(conn, GLOBAL)
     return evicted
 
 
