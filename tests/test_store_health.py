@@ -5,7 +5,9 @@ program damages them: garbage written over the file while the server runs."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import io
 import logging
 import os
 import signal
@@ -19,6 +21,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kazma_core.settings import Settings
+from kazma_server.cli import main
 from tests.conftest import Person
 from tests.helpers import error_of, free_port, new_chat, say
 from tests.http_server import RunningServer
@@ -173,10 +176,12 @@ def kazma_serve(data: Path, port: int) -> Iterator[subprocess.Popen[str]]:
 
 
 def kazma_user(data: Path, name: str) -> str:
-    env = {**os.environ, "KAZMA_CONFIG": str(data.parent / "none.toml")}
-    done = subprocess.run([KAZMA, "users", "add", name, "--data-dir", str(data)], env=env, capture_output=True,
-                          text=True, timeout=60, check=True)
-    return done.stdout.strip().splitlines()[-1]
+    """`kazma users add NAME`, run in this process (its own thread, as a shell would run it): only the
+    servers need processes of their own, and each start of one costs seconds of imports."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), concurrent.futures.ThreadPoolExecutor(1) as thread:
+        assert thread.submit(main, ["users", "add", name, "--data-dir", str(data)]).result(timeout=60) == 0
+    return out.getvalue().strip().splitlines()[-1]
 
 
 async def answering(url: str, server: subprocess.Popen[str]) -> None:
