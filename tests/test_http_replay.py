@@ -627,6 +627,10 @@ async def test_metrics_count_stored_steps_restores_and_forks_in_the_prometheus_f
 # -- schemathesis against the OpenAPI description ------------------------------------------------------
 
 FUZZ_EXAMPLES = 25  # per operation and generation mode
+# The operations are fuzzed in three tests, each a third of them against a server of its own: one test
+# fuzzing all of them ran on one core (the server and Hypothesis share a process) for longer than any
+# other test of the suite but the kill test, and xdist runs the thirds side by side.
+FUZZ_SHARDS = 3
 EVERY_CHECK = {
     "not_a_server_error", "status_code_conformance", "content_type_conformance", "response_headers_conformance",
     "response_schema_conformance", "negative_data_rejection", "positive_data_acceptance", "missing_required_header",
@@ -643,8 +647,8 @@ def run_late(operation: schemathesis.APIOperation) -> int:
     return int(operation.method.upper() == "DELETE" or operation.path.endswith("/forget"))
 
 
-def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: list[str]) -> list[str]:
-    """Every operation of /openapi.json, in positive and negative mode, checked with every check
+def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: list[str], shard: int) -> list[str]:
+    """Every `FUZZ_SHARDS`th operation of /openapi.json from the `shard`th on, in positive and negative mode, checked with every check
     schemathesis has (status codes, content types, bodies, headers, valid data accepted, invalid
     data refused, auth enforced ...). Blocking (requests, Hypothesis): run in a thread while the
     server serves."""
@@ -661,7 +665,7 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
     names = st.sampled_from([None, *settings])
     failures: list[str] = []
 
-    for operation in operations:
+    for operation in operations[shard::FUZZ_SHARDS]:  # those run late still last
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
             @hypothesis_settings(
@@ -692,7 +696,8 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
 
 
 @pytest.mark.engines("sqlite")  # the routes and their schema are the same on either engine
-async def test_schemathesis_with_every_check_passes_on_every_documented_route(server: RunningServer) -> None:
+@pytest.mark.parametrize("shard", range(FUZZ_SHARDS))
+async def test_schemathesis_with_every_check_passes_on_every_documented_route(server: RunningServer, shard: int) -> None:
     _, token = await server.add_user("olga", role="owner")  # the owner reaches the settings and alerts too
     async with server.client(token) as http:
         chat = await new_chat(http, "fuzzed")
@@ -703,7 +708,7 @@ async def test_schemathesis_with_every_check_passes_on_every_documented_route(se
         settings = [s["name"] for s in ok(await http.get("/api/settings"))["settings"]]
         assert settings
 
-    failures = await asyncio.wait_for(asyncio.to_thread(fuzz_the_api, server.url, token, chat, steps, settings), 400)
+    failures = await asyncio.wait_for(asyncio.to_thread(fuzz_the_api, server.url, token, chat, steps, settings, shard), 400)
     assert failures == [], "\n\n".join(failures)
 
 
