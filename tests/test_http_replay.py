@@ -432,6 +432,7 @@ async def test_a_prefix_shared_by_two_steps_is_ambiguous_step_naming_both(server
     assert ok(await ann.http.get(f"/api/replay/snapshots/{chat}/abcdef01f"))["snapshot"]["snapshot_id"] == second
 
 
+@pytest.mark.engines("sqlite")  # refused before any store is asked: the same on either engine
 async def test_an_address_that_is_not_a_hex_prefix_of_eight_is_invalid_step(ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "calc 1+1")
@@ -492,6 +493,7 @@ INVALID_BODIES: list[tuple[str, Any]] = [
 ]
 
 
+@pytest.mark.engines("sqlite")  # refused before any store is asked: the same on either engine
 async def test_a_body_that_is_missing_fields_or_malformed_is_invalid_input(ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "calc 1+1")
@@ -508,6 +510,7 @@ async def test_a_body_that_is_missing_fields_or_malformed_is_invalid_input(ann: 
     assert (await transcript(ann.http, chat), await step_ids(ann.http, chat), await chat_ids(ann.http)) == before
 
 
+@pytest.mark.engines("sqlite")  # refused at the token, whose lookup every other test runs on both engines
 async def test_every_replay_route_without_a_valid_token_is_unauthorized(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "calc 1+1")
@@ -723,6 +726,7 @@ async def test_acknowledging_an_alert_id_beyond_sqlites_range_is_invalid_input_n
         error_of(await http.post(f"/api/alerts/{2**63 - 1}/ack"), 404, "not_found")
 
 
+@pytest.mark.engines("sqlite")  # the wording of a comparison: the engine has no part in it
 async def test_the_comparison_summary_is_in_the_readers_language(ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "hello")
