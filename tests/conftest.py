@@ -20,7 +20,14 @@ from kazma_core.core import Core
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.types import Chat, User
 from tests.http_server import RunningServer, serve_kazma
-from tests.postgres import ENV_URL, PostgresUnavailable, close_to_connections, fresh_database, postgres_for_tests
+from tests.postgres import (
+    ENV_URL,
+    PostgresUnavailable,
+    close_to_connections,
+    fresh_database,
+    postgres_for_tests,
+    private_server,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -80,6 +87,25 @@ def pytest_configure(config: pytest.Config) -> None:
     # the next), so that the long ones start on different workers, in order.
     if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
         config.option.maxschedchunk = 1
+    share_one_private_postgres(config)
+
+
+def share_one_private_postgres(config: pytest.Config) -> None:
+    """With xdist and no server named, the controller starts the run's private PostgreSQL before the
+    workers start, and names it to them as KAZMA_TEST_DATABASE_URL: one initdb and one server for the
+    run instead of one per worker, the first four of them made at once on two cores. It stops when
+    the run ends (or dies: `private_server` sees to that)."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return  # a worker, or a run without workers: `postgres_admin_url` starts one when a test needs it
+    if not config.getoption("numprocesses", None) or os.environ.get(ENV_URL):
+        return
+    stack = contextlib.ExitStack()
+    try:
+        os.environ[ENV_URL] = stack.enter_context(private_server()).url
+    except PostgresUnavailable:
+        return  # each worker then fails the tests that need it, saying why
+    config.add_cleanup(stack.close)
+    config.add_cleanup(lambda: os.environ.pop(ENV_URL, None))
 
 
 # The longest tests (half a minute to several minutes each under `make test`, most of it waiting on

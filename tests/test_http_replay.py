@@ -432,6 +432,7 @@ async def test_a_prefix_shared_by_two_steps_is_ambiguous_step_naming_both(server
     assert ok(await ann.http.get(f"/api/replay/snapshots/{chat}/abcdef01f"))["snapshot"]["snapshot_id"] == second
 
 
+@pytest.mark.engines("sqlite")  # refused before any store is asked: the same on either engine
 async def test_an_address_that_is_not_a_hex_prefix_of_eight_is_invalid_step(ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "calc 1+1")
@@ -492,6 +493,7 @@ INVALID_BODIES: list[tuple[str, Any]] = [
 ]
 
 
+@pytest.mark.engines("sqlite")  # refused before any store is asked: the same on either engine
 async def test_a_body_that_is_missing_fields_or_malformed_is_invalid_input(ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "calc 1+1")
@@ -508,6 +510,7 @@ async def test_a_body_that_is_missing_fields_or_malformed_is_invalid_input(ann: 
     assert (await transcript(ann.http, chat), await step_ids(ann.http, chat), await chat_ids(ann.http)) == before
 
 
+@pytest.mark.engines("sqlite")  # refused at the token, whose lookup every other test runs on both engines
 async def test_every_replay_route_without_a_valid_token_is_unauthorized(server: RunningServer, ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "calc 1+1")
@@ -627,6 +630,10 @@ async def test_metrics_count_stored_steps_restores_and_forks_in_the_prometheus_f
 # -- schemathesis against the OpenAPI description ------------------------------------------------------
 
 FUZZ_EXAMPLES = 25  # per operation and generation mode
+# The operations are fuzzed in three tests, each a third of them against a server of its own: one test
+# fuzzing all of them ran on one core (the server and Hypothesis share a process) for longer than any
+# other test of the suite but the kill test, and xdist runs the thirds side by side.
+FUZZ_SHARDS = 3
 EVERY_CHECK = {
     "not_a_server_error", "status_code_conformance", "content_type_conformance", "response_headers_conformance",
     "response_schema_conformance", "negative_data_rejection", "positive_data_acceptance", "missing_required_header",
@@ -643,8 +650,8 @@ def run_late(operation: schemathesis.APIOperation) -> int:
     return int(operation.method.upper() == "DELETE" or operation.path.endswith("/forget"))
 
 
-def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: list[str]) -> list[str]:
-    """Every operation of /openapi.json, in positive and negative mode, checked with every check
+def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: list[str], shard: int) -> list[str]:
+    """Every `FUZZ_SHARDS`th operation of /openapi.json from the `shard`th on, in positive and negative mode, checked with every check
     schemathesis has (status codes, content types, bodies, headers, valid data accepted, invalid
     data refused, auth enforced ...). Blocking (requests, Hypothesis): run in a thread while the
     server serves."""
@@ -661,7 +668,7 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
     names = st.sampled_from([None, *settings])
     failures: list[str] = []
 
-    for operation in operations:
+    for operation in operations[shard::FUZZ_SHARDS]:  # those run late still last
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
             @hypothesis_settings(
@@ -692,7 +699,8 @@ def fuzz_the_api(url: str, token: str, chat: str, steps: list[str], settings: li
 
 
 @pytest.mark.engines("sqlite")  # the routes and their schema are the same on either engine
-async def test_schemathesis_with_every_check_passes_on_every_documented_route(server: RunningServer) -> None:
+@pytest.mark.parametrize("shard", range(FUZZ_SHARDS))
+async def test_schemathesis_with_every_check_passes_on_every_documented_route(server: RunningServer, shard: int) -> None:
     _, token = await server.add_user("olga", role="owner")  # the owner reaches the settings and alerts too
     async with server.client(token) as http:
         chat = await new_chat(http, "fuzzed")
@@ -703,7 +711,7 @@ async def test_schemathesis_with_every_check_passes_on_every_documented_route(se
         settings = [s["name"] for s in ok(await http.get("/api/settings"))["settings"]]
         assert settings
 
-    failures = await asyncio.wait_for(asyncio.to_thread(fuzz_the_api, server.url, token, chat, steps, settings), 400)
+    failures = await asyncio.wait_for(asyncio.to_thread(fuzz_the_api, server.url, token, chat, steps, settings, shard), 400)
     assert failures == [], "\n\n".join(failures)
 
 
@@ -718,6 +726,7 @@ async def test_acknowledging_an_alert_id_beyond_sqlites_range_is_invalid_input_n
         error_of(await http.post(f"/api/alerts/{2**63 - 1}/ack"), 404, "not_found")
 
 
+@pytest.mark.engines("sqlite")  # the wording of a comparison: the engine has no part in it
 async def test_the_comparison_summary_is_in_the_readers_language(ann: Person) -> None:
     chat = await new_chat(ann.http)
     await say(ann.http, chat, "hello")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from kazma_core.settings import is_live, load_settings, setting_names, validate_
 from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.sqlite import SqliteDB
+from kazma_server.cli import main
 
 
 def test_time_travel_defaults_are_the_specs(tmp_path: Path) -> None:
@@ -90,15 +90,19 @@ def test_an_override_is_checked_against_its_setting() -> None:
         validate_override("time_travel.nope", 1)
 
 
-def _kazma(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kazma_server.cli", *args], capture_output=True, text=True, timeout=60, check=False
-    )
+def _kazma(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The `kazma` command run in this process, as a shell would run it: a process of its own would
+    spend seconds on imports before refusing the setting."""
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(["kazma", *args], code, captured.out, captured.err)
 
 
-def test_serve_stops_with_one_line_on_an_invalid_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_stops_with_one_line_on_an_invalid_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("KAZMA_TIME_TRAVEL__MAX_SNAPSHOTS", "-1")
-    done = _kazma("serve", "--data-dir", str(tmp_path))
+    done = _kazma(capsys, "serve", "--data-dir", str(tmp_path))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         (
@@ -108,10 +112,10 @@ def test_serve_stops_with_one_line_on_an_invalid_setting(tmp_path: Path, monkeyp
     ]
 
 
-def test_serve_stops_with_one_line_on_an_unwritable_data_folder(tmp_path: Path) -> None:
+def test_serve_stops_with_one_line_on_an_unwritable_data_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    done = _kazma("serve", "--data-dir", str(blocker / "data"))
+    done = _kazma(capsys, "serve", "--data-dir", str(blocker / "data"))
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"kazma: invalid setting data_dir = '{blocker / 'data'}': the folder cannot be written")

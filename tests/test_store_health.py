@@ -5,7 +5,9 @@ program damages them: garbage written over the file while the server runs."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import io
 import logging
 import os
 import signal
@@ -19,6 +21,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kazma_core.settings import Settings
+from kazma_server.cli import main
 from tests.conftest import Person
 from tests.helpers import error_of, free_port, new_chat, say
 from tests.http_server import RunningServer
@@ -173,10 +176,12 @@ def kazma_serve(data: Path, port: int) -> Iterator[subprocess.Popen[str]]:
 
 
 def kazma_user(data: Path, name: str) -> str:
-    env = {**os.environ, "KAZMA_CONFIG": str(data.parent / "none.toml")}
-    done = subprocess.run([KAZMA, "users", "add", name, "--data-dir", str(data)], env=env, capture_output=True,
-                          text=True, timeout=60, check=True)
-    return done.stdout.strip().splitlines()[-1]
+    """`kazma users add NAME`, run in this process (its own thread, as a shell would run it): only the
+    servers need processes of their own, and each start of one costs seconds of imports."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), concurrent.futures.ThreadPoolExecutor(1) as thread:
+        assert thread.submit(main, ["users", "add", name, "--data-dir", str(data)]).result(timeout=60) == 0
+    return out.getvalue().strip().splitlines()[-1]
 
 
 async def answering(url: str, server: subprocess.Popen[str]) -> None:
@@ -224,19 +229,21 @@ async def test_kazma_serve_starts_with_a_garbage_store_and_serves_everything_els
     assert err.count(f"store damaged: {damaged} is damaged") == 1  # reported once
 
 
-def test_kazma_serve_stops_in_one_line_naming_kazma_db_when_it_is_garbage(tmp_path: Path) -> None:
-    """kazma.db holds the sign-in and every chat: a server without it would serve nothing but 503s."""
+def test_kazma_serve_stops_in_one_line_naming_kazma_db_when_it_is_garbage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kazma.db holds the sign-in and every chat: a server without it would serve nothing but 503s.
+    (The command runs in the test's process: it stops before serving, with nothing to kill.)"""
     data = tmp_path / "data"
     kazma_user(data, "ann")
     garbage_over(data / "kazma.db")
-    env = {**os.environ, "KAZMA_CONFIG": str(tmp_path / "none.toml")}
-    done = subprocess.run([KAZMA, "serve", "--data-dir", str(data), "--port", str(free_port())], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
+    capsys.readouterr()
+    assert main(["serve", "--data-dir", str(data), "--port", str(free_port())]) == 2
+    done = capsys.readouterr()
+    assert done.err.strip().splitlines() == [
         (
             "kazma: kazma.db: file is not a database. Kazma cannot start without it: fix it (a damaged file: put "
             "back your latest backup, `kazma backup restore PATH`), then start again."
         )
     ]
-    assert "Kazma is starting" not in done.stdout
+    assert "Kazma is starting" not in done.out
