@@ -24,6 +24,7 @@ from pydantic_settings import (
 )
 
 from kazma_core.errors import SettingsError
+from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.postgres import read_rows as pg_rows
 from kazma_core.stores.sqlite import read_rows as sqlite_rows
 
@@ -363,6 +364,14 @@ def _check(cls: type[_Section], name: str, value: Any) -> Any:
     fields: dict[str, Any] = {name: (cls.model_fields[name].annotation, cls.model_fields[name])}
     probe = create_model("Probe", **fields)
     return getattr(probe(**{name: value}), name)
+
+
+def prepare_data_dir(settings: Settings) -> None:
+    """The data folder, writable, in today's layout: what every command does before opening a store
+    (a folder of the first layout has its checkpoints.db converted into kazma.db first). Here, not
+    in the core: `kazma serve` prepares the folder and signs its owner in before the graph is imported."""
+    ensure_data_dir(settings)
+    convert_legacy(settings.data_dir)
 
 
 def ensure_data_dir(settings: Settings) -> None:

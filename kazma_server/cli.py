@@ -9,10 +9,9 @@ import os
 import sys
 from typing import Any
 
-from kazma_core.core import prepare_data_dir
 from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError, SettingsError
-from kazma_core.settings import Settings, ensure_data_dir, load_settings
+from kazma_core.settings import Settings, ensure_data_dir, load_settings, prepare_data_dir
 from kazma_core.stores.backends import database_url, ensure_ready, opened
 from kazma_core.stores.engine import DatabaseError, NewerSchema
 from kazma_core.users import first_sign_in
@@ -38,10 +37,6 @@ async def _login_url(settings: Settings) -> str | None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from kazma_server.app import create_app
-
     settings = load_settings(data_dir=args.data_dir, **_server_options(args))
     # Kazma's own lines (bots starting or retrying, the clean-up) with time and level, next to uvicorn's.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -64,6 +59,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             url = asyncio.run(_login_url(settings))
             print(say("starting", url=settings.base_url, data_dir=settings.data_dir, provider=settings.model.provider))
             print(say("owner_elsewhere") if url is None else say("sign_in", url=url), flush=True)
+            # The web app, the core and its graph (most of a start's CPU: FastAPI, LangChain, LangGraph)
+            # are imported once the sign-in line is out: the owner reads it while they load.
+            import uvicorn
+
+            from kazma_server.app import create_app
+
             # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
             config = uvicorn.Config(
                 create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",

@@ -9,7 +9,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from kazma_core.core import Core
 from kazma_core.sizes import human_size
 from kazma_core.users import UserAdmin
 from kazma_server.cli_data import data_folder
@@ -33,6 +32,8 @@ def register(users: Any, shared: argparse.ArgumentParser) -> None:
 
 def administer(args: argparse.Namespace, work: Callable[[UserAdmin], Awaitable[T]]) -> T:
     """`work` done by the core's user administration, on the deployment of the command's --data-dir."""
+
+    from kazma_core.core import Core  # with its graph, only for a command that runs
 
     async def run() -> T:
         core = await Core.open(settings)
