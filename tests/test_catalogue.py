@@ -390,3 +390,36 @@ async def test_the_advice_for_a_store_found_wrong_is_a_catalogue_sentence_in_bot
     finally:
         await sqlite_db.close()
         await postgres_db.close()
+
+
+def _written_words(node: object) -> str:
+    """The words a string, f-string or a join of them writes in the source (placeholders left out)."""
+    import ast
+
+    if isinstance(node, ast.BinOp):
+        return _written_words(node.left) + " " + _written_words(node.right)
+    if isinstance(node, ast.JoinedStr):
+        return " ".join(_written_words(part) for part in node.values)
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+def test_the_kazma_command_prints_and_helps_only_in_catalogue_sentences() -> None:
+    """The command's help texts were English written beside argparse; what it prints, and each
+    help, description or usage it gives argparse, is read from the catalogue's `cli` section
+    (the program's name before a refusal, "kazma: ", is not a sentence)."""
+    import ast
+
+    written = []
+    for path, source in _sources():
+        if not path.startswith("kazma_server"):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            said = [arg for arg in node.args if name == "print"]
+            said += [k.value for k in node.keywords if k.arg in ("help", "description", "usage", "epilog")]
+            words = " ".join(_written_words(value) for value in said).replace("kazma:", "")
+            if re.search(r"[A-Za-z\u0600-\u06FF]{2,}", words):
+                written.append(f"{path}:{node.lineno} {words.strip()!r}")
+    assert not written, written
