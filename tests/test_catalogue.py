@@ -423,3 +423,18 @@ def test_the_kazma_command_prints_and_helps_only_in_catalogue_sentences() -> Non
             if re.search(r"[A-Za-z\u0600-\u06FF]{2,}", words):
                 written.append(f"{path}:{node.lineno} {words.strip()!r}")
     assert not written, written
+
+
+def test_an_operator_alert_is_a_catalogue_sentence() -> None:
+    """The clean-up's alerts (shown to the owner on every page, printed by `kazma maintain`) were
+    English written where they were raised; each is a catalogue sentence with its Arabic beside it."""
+    import ast
+
+    written = []
+    for path, source in _sources():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "raise_alert":
+                message = node.args[2] if len(node.args) > 2 else None
+                if message is not None and _is_words(message):
+                    written.append(f"{path}:{node.lineno}")
+    assert not written, written

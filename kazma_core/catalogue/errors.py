@@ -674,6 +674,31 @@ ERRORS.update({
         "{label} تالف ({problem}). أوقف كازما وأعد آخر نسخة احتياطية لديك (`kazma backup restore PATH`)، "
         "وفيها {label}؛ ثم ابدأ مجددًا.",
     ),
+    # the clean-up's operator alerts (stored in English, as the log says them; the Arabic beside them)
+    "alert_cleanup_failed": Text(
+        "The daily clean-up of saved steps failed ({error}). Check the disk and {where}, then run `kazma maintain` to try again.",
+        "فشل التنظيف اليومي للخطوات المحفوظة ({error}). تحقّق من القرص ومن {where}، ثم شغّل `kazma maintain` لتحاول مجددًا.",
+    ),
+    "alert_rows_left": Text(
+        "The clean-up deleted {deleted} saved steps, but {left} of them are still in {where}. Check the disk and {where}, "
+        "then run `kazma maintain` again.",
+        "حذف التنظيف {deleted} خطوة محفوظة، لكن {left} منها ما زالت في {where}. تحقّق من القرص ومن {where}، "
+        "ثم شغّل `kazma maintain` مجددًا.",
+    ),
+    "alert_text_left": Text(
+        "The clean-up deleted saved steps, but text of {left} deleted messages is still in snapshots.db or its WAL. "
+        "Close any program that has the file open, then run `kazma maintain`: it checks again.",
+        "حذف التنظيف خطوات محفوظة، لكن نص {left} رسالة محذوفة ما زال في snapshots.db أو في WAL الخاص به. "
+        "أغلق أيّ برنامج يفتح الملف، ثم شغّل `kazma maintain`: فهو يتحقّق مجددًا.",
+    ),
+    "alert_text_left_held": Text(
+        "The clean-up deleted saved steps, but text of {left} deleted messages is still in snapshots.db or its WAL. "
+        "A program holds snapshots.db open (a SQLite browser, a backup or replication tool), so SQLite could not "
+        "write the cleared pages back. Close any program that has the file open, then run `kazma maintain`: it checks again.",
+        "حذف التنظيف خطوات محفوظة، لكن نص {left} رسالة محذوفة ما زال في snapshots.db أو في WAL الخاص به. "
+        "برنامج يفتح snapshots.db (متصفح SQLite، أو أداة نسخ احتياطي أو نسخ متماثل)، فلم يستطع SQLite "
+        "إعادة كتابة الصفحات المُفرغة. أغلق أيّ برنامج يفتح الملف، ثم شغّل `kazma maintain`: فهو يتحقّق مجددًا.",
+    ),
     "pg_conflicts": Text(
         "the PostgreSQL server refused it for conflicts with others", "رفضه خادم PostgreSQL لتعارضه مع معاملات أخرى",
     ),
