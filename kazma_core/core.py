@@ -16,25 +16,17 @@ from kazma_core.events import EventBus, LocalEventBus
 from kazma_core.events_relay import RelayedBus, shared_bus
 from kazma_core.leases import chat_lease, holder_is_dead
 from kazma_core.rewind_finish import RewindFinisher
-from kazma_core.settings import Settings, ensure_data_dir
+from kazma_core.settings import Settings, prepare_data_dir
 from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.stores.backends import Stores
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.interfaces import CUT_TURNS, AppStore, AuditStore
-from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.undo_keep import UndoKeep
 
 log = logging.getLogger(__name__)
-
-def prepare_data_dir(settings: Settings) -> None:
-    """The data folder, writable, in today's layout: what every command does before opening a store
-    (a folder of the first layout has its checkpoints.db converted into kazma.db first)."""
-    ensure_data_dir(settings)
-    convert_legacy(settings.data_dir)
-
 
 @dataclass
 class Core:

@@ -250,8 +250,9 @@ class Maintenance:
             log.exception("clean-up: the pass failed")
             await raise_alert(
                 self.store, ALERT_FAILED,
-                f"The daily clean-up of saved steps failed ({type(err).__name__}: {err}). "
-                f"Check the disk and {steps_space(self.snapshots.db).label}, then run `kazma maintain` to try again.",
+                sentence(
+                    "errors.alert_cleanup_failed", "en", error=f"{type(err).__name__}: {err}", where=steps_space(self.snapshots.db).label,
+                ),
                 self.now(),
             )
             return None
@@ -391,20 +392,13 @@ class Maintenance:
         if check.rows_left:
             raised.append(await raise_alert(
                 self.store, ALERT_ROWS_LEFT,
-                f"The clean-up deleted {check.steps_deleted} saved steps, but {check.rows_left} of them are still "
-                f"in {report.where}. Check the disk and {report.where}, then run `kazma maintain` again.",
+                sentence("errors.alert_rows_left", "en", deleted=check.steps_deleted, left=check.rows_left, where=report.where),
                 report.started_at,
             ))
         if check.samples_left:
-            why = (
-                " A program holds snapshots.db open (a SQLite browser, a backup or replication tool), so SQLite "
-                "could not write the cleared pages back." if check.wal_busy else ""
-            )
             raised.append(await raise_alert(
                 self.store, ALERT_TEXT_LEFT,
-                f"The clean-up deleted saved steps, but text of {check.samples_left} deleted messages is still in "
-                f"snapshots.db or its WAL.{why} Close any program that has the file open, then run "
-                "`kazma maintain`: it checks again.",
+                sentence(f"errors.alert_text_left{'_held' if check.wal_busy else ''}", "en", left=check.samples_left),
                 report.started_at,
             ))
         return raised

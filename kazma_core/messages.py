@@ -29,7 +29,6 @@ from langchain_core.messages import (
     message_to_dict,
     messages_from_dict,
 )
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 _TRUSTED_TYPES: dict[str, type[AnyMessage]] = {
     "human": HumanMessage, "ai": AIMessage, "tool": ToolMessage, "system": SystemMessage,
@@ -104,6 +103,9 @@ def append_messages(left: Any, right: Any) -> MessageList:
                 message.id = str(uuid.uuid4())
     removals = list(map(type, news)).count(RemoveMessage)
     if removals:
+        # Imported here: the stores read messages without the graph's machinery (langgraph.graph).
+        from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
         # A restore's update: one REMOVE_ALL_MESSAGES first, then the whole conversation.
         if removals == 1 and type(news[0]) is RemoveMessage and news[0].id == REMOVE_ALL_MESSAGES:
             cut: int | None = 0

@@ -24,6 +24,7 @@ from pydantic_settings import (
 )
 
 from kazma_core.errors import SettingsError
+from kazma_core.stores.legacy import convert_legacy
 from kazma_core.stores.postgres import read_rows as pg_rows
 from kazma_core.stores.sqlite import read_rows as sqlite_rows
 
@@ -280,13 +281,32 @@ def refused_setting(problem: str, name: str, value: Any = None, /, **params: Any
     return SettingsError(message_id=problem + suffix, setting=shown, **params, **allowed)
 
 
+# pydantic's kinds of refusal, by the catalogue sentence that says what the setting expects: its own
+# English ("Input should be greater than or equal to 1") never reaches the owner, in either language.
+_PROBLEMS = {
+    "int_type": "setting_not_integer", "int_parsing": "setting_not_integer", "int_from_float": "setting_not_integer",
+    "float_type": "setting_not_number", "float_parsing": "setting_not_number",
+    "bool_type": "setting_switch", "bool_parsing": "setting_switch",
+    "string_type": "setting_not_text", "string_unicode": "setting_not_text", "string_too_short": "setting_empty",
+    "greater_than_equal": "setting_out_of_range", "greater_than": "setting_out_of_range",
+    "less_than_equal": "setting_out_of_range", "less_than": "setting_out_of_range",
+    "literal_error": "setting_not_a_choice", "enum": "setting_not_a_choice",
+    "dict_type": "setting_not_section", "model_type": "setting_not_section", "model_attributes_type": "setting_not_section",
+}
+
+
+def refused_value(name: str, first: Any) -> SettingsError:
+    """The refusal of one value pydantic found wrong (the first of its errors): which setting, and
+    what it expects, in the catalogue's words (`setting_invalid` for a kind not named above)."""
+    return refused_setting(_PROBLEMS.get(first["type"], "setting_invalid"), name, first.get("input"))
+
+
 def _describe(err: ValidationError) -> SettingsError:
     first = err.errors()[0]
     name = ".".join(str(p) for p in first["loc"])
     if first["type"] == "extra_forbidden":
         return SettingsError(message_id="setting_unknown", setting=name)
-    # pydantic's own words for what is wrong ("input should be ..."): the sentence around them is ours.
-    return refused_setting("setting_invalid", name, first.get("input"), problem=first["msg"].lower())
+    return refused_value(name, first)
 
 
 def _stored_rows(kazma_db: Path, url: str) -> list[tuple[str, str]]:
@@ -335,8 +355,7 @@ def validate_override(dotted: str, value: Any) -> Any:
     try:
         return _check(cls, name, value)
     except ValidationError as err:
-        first = err.errors()[0]
-        raise refused_setting("setting_invalid", dotted, first.get("input"), problem=first["msg"].lower()) from None
+        raise refused_value(dotted, err.errors()[0]) from None
 
 
 def _check(cls: type[_Section], name: str, value: Any) -> Any:
@@ -345,6 +364,14 @@ def _check(cls: type[_Section], name: str, value: Any) -> Any:
     fields: dict[str, Any] = {name: (cls.model_fields[name].annotation, cls.model_fields[name])}
     probe = create_model("Probe", **fields)
     return getattr(probe(**{name: value}), name)
+
+
+def prepare_data_dir(settings: Settings) -> None:
+    """The data folder, writable, in today's layout: what every command does before opening a store
+    (a folder of the first layout has its checkpoints.db converted into kazma.db first). Here, not
+    in the core: `kazma serve` prepares the folder and signs its owner in before the graph is imported."""
+    ensure_data_dir(settings)
+    convert_legacy(settings.data_dir)
 
 
 def ensure_data_dir(settings: Settings) -> None:

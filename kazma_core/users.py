@@ -11,8 +11,8 @@ import asyncio
 import secrets
 import shutil
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kazma_core.core import Core
 from kazma_core.errors import KazmaError
 from kazma_core.quota import folder_bytes
 from kazma_core.settings import Settings
@@ -20,6 +20,9 @@ from kazma_core.stores.backends import database_url
 from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.replica_sql import one_at_a_time
 from kazma_core.stores.types import User
+
+if TYPE_CHECKING:  # `kazma serve` signs its owner in before the core (and its graph) is imported
+    from kazma_core.core import Core
 
 PLATFORMS = ("telegram", "discord", "slack")
 LOGIN_TTL = 86_400

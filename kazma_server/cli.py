@@ -9,16 +9,15 @@ import os
 import sys
 from typing import Any
 
-from kazma_core.core import prepare_data_dir
 from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError, SettingsError
-from kazma_core.settings import Settings, ensure_data_dir, load_settings
+from kazma_core.settings import Settings, ensure_data_dir, load_settings, prepare_data_dir
 from kazma_core.stores.backends import database_url, ensure_ready, opened
 from kazma_core.stores.engine import DatabaseError, NewerSchema
 from kazma_core.users import first_sign_in
 from kazma_server import cli_data, cli_users
 from kazma_server.cli_users import administer
-from kazma_server.cli_words import cli_lang, refused, say
+from kazma_server.cli_words import Parser, cli_lang, refused, say
 
 SHUTDOWN_GRACE = 3
 
@@ -38,10 +37,6 @@ async def _login_url(settings: Settings) -> str | None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from kazma_server.app import create_app
-
     settings = load_settings(data_dir=args.data_dir, **_server_options(args))
     # Kazma's own lines (bots starting or retrying, the clean-up) with time and level, next to uvicorn's.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -64,6 +59,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             url = asyncio.run(_login_url(settings))
             print(say("starting", url=settings.base_url, data_dir=settings.data_dir, provider=settings.model.provider))
             print(say("owner_elsewhere") if url is None else say("sign_in", url=url), flush=True)
+            # The web app, the core and its graph (most of a start's CPU: FastAPI, LangChain, LangGraph)
+            # are imported once the sign-in line is out: the owner reads it while they load.
+            import uvicorn
+
+            from kazma_server.app import create_app
+
             # Open event streams (web tabs, the TUI) would hold a stop for ever: give them a few seconds.
             config = uvicorn.Config(
                 create_app(settings, serving), host=settings.server.host, port=settings.server.port, log_level="info",
@@ -116,37 +117,35 @@ def cmd_slack_manifest(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="kazma", description="Kazma: a self-hosted chat agent with time travel.")
+    top = Parser(prog="kazma", description=say("help_kazma"))
     sub = top.add_subparsers(dest="command", required=True)
     # What every command takes: the data folder its settings (and, on SQLite, its stores) are in.
-    shared = argparse.ArgumentParser(add_help=False)
-    shared.add_argument("--data-dir", help="the data folder, whose settings are read (default: $KAZMA_DATA_DIR, else ./kazma-data)")
+    shared = Parser(add_help=False)
+    shared.add_argument("--data-dir", help=say("help_data_dir"))
 
-    serve = sub.add_parser("serve", parents=[shared], help="start the web/API server (and configured chat-app bots)")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
+    serve = sub.add_parser("serve", parents=[shared], help=say("help_serve"))
+    serve.add_argument("--host", help=say("help_serve_host"))
+    serve.add_argument("--port", type=int, help=say("help_serve_port"))
     serve.set_defaults(func=cmd_serve)
 
-    users = sub.add_parser("users", help="manage users").add_subparsers(dest="users_command", required=True)
-    add = users.add_parser("add", parents=[shared], help="create a user (or reuse one) and print a new API token")
-    add.add_argument("name")
-    add.add_argument("--role", default="user", choices=("user", "owner"))
+    users = sub.add_parser("users", help=say("help_users")).add_subparsers(dest="users_command", required=True)
+    add = users.add_parser("add", parents=[shared], help=say("help_users_add"))
+    add.add_argument("name", help=say("help_users_name"))
+    add.add_argument("--role", default="user", choices=("user", "owner"), help=say("help_users_add_role"))
     add.set_defaults(func=cmd_users_add)
-    link = users.add_parser("link", parents=[shared], help="link a platform identity to a user")
-    link.add_argument("name")
-    link.add_argument("identity", help="telegram:<id>, discord:<id> or slack:<team>:<id>")
+    link = users.add_parser("link", parents=[shared], help=say("help_users_link"))
+    link.add_argument("name", help=say("help_users_name"))
+    link.add_argument("identity", help=say("help_users_link_identity"))
     link.set_defaults(func=cmd_users_link)
 
-    slack = sub.add_parser(
-        "slack-manifest", parents=[shared], help="print a Slack app manifest declaring every slash command Kazma answers"
-    )
-    slack.add_argument("--url", help="where Slack reaches this server (default: the settings' public address)")
-    slack.add_argument("--socket-mode", action="store_true", help="the app connects over Socket Mode (no request URLs)")
+    slack = sub.add_parser("slack-manifest", parents=[shared], help=say("help_slack_manifest"))
+    slack.add_argument("--url", help=say("help_slack_manifest_url"))
+    slack.add_argument("--socket-mode", action="store_true", help=say("help_slack_manifest_socket_mode"))
     slack.set_defaults(func=cmd_slack_manifest)
 
-    tui = sub.add_parser("tui", parents=[shared], help="the terminal UI, over the server's HTTP API")
-    tui.add_argument("--url", help="the server (default: $KAZMA_URL, else the settings' server address)")
-    tui.add_argument("--token", help="an API token from `kazma users add` (default: $KAZMA_TOKEN)")
+    tui = sub.add_parser("tui", parents=[shared], help=say("help_tui"))
+    tui.add_argument("--url", help=say("help_tui_url"))
+    tui.add_argument("--token", help=say("help_tui_token"))
     tui.set_defaults(func=cmd_tui)
     cli_users.register(users, shared)
     cli_data.register(sub, shared)

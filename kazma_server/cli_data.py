@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kazma_core.backup import NEVER_COPIED, create_backup, ensure_databases, restore_backup, verify_backup
-from kazma_core.core import prepare_data_dir
 from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError
 from kazma_core.maintenance import Maintenance, PassReport
 from kazma_core.migration import export_bundle, import_bundle
-from kazma_core.settings import Settings, load_settings
+from kazma_core.settings import Settings, load_settings, prepare_data_dir
 from kazma_core.sizes import human_size
 from kazma_core.stores import pg_copy
 from kazma_core.stores.backends import APP_SCHEMA, AUDIT_SCHEMA, STEPS_SCHEMA, database_url, opened
@@ -29,25 +28,25 @@ T = TypeVar("T")
 
 def register(sub: Any, shared: argparse.ArgumentParser) -> None:
     """Add the data commands to the `kazma` parser's subcommands."""
-    maintain = sub.add_parser("maintain", parents=[shared], help="run one clean-up pass now and print what it did")
+    maintain = sub.add_parser("maintain", parents=[shared], help=say("help_maintain"))
     maintain.set_defaults(func=cmd_maintain)
 
-    backup = sub.add_parser("backup", help="back up or restore kazma.db (chats and their conversations) and the audit trail")
+    backup = sub.add_parser("backup", help=say("help_backup"))
     backups = backup.add_subparsers(dest="backup_command", required=True)
-    create = backups.add_parser("create", parents=[shared], help="copy the databases (safe while the server runs); never the steps")
-    create.add_argument("--out", help="folder the backup is written under (default: DATA_DIR/backups)")
+    create = backups.add_parser("create", parents=[shared], help=say("help_backup_create"))
+    create.add_argument("--out", help=say("help_backup_create_out"))
     create.set_defaults(func=cmd_backup_create)
-    restore = backups.add_parser("restore", parents=[shared], help="put a backup back (stop the server first)")
-    restore.add_argument("path", help="the backup folder printed by `kazma backup create`")
+    restore = backups.add_parser("restore", parents=[shared], help=say("help_backup_restore"))
+    restore.add_argument("path", help=say("help_backup_restore_path"))
     restore.set_defaults(func=cmd_backup_restore)
 
-    migrate = sub.add_parser("migrate", help="move Kazma to another machine in one file")
+    migrate = sub.add_parser("migrate", help=say("help_migrate"))
     bundles = migrate.add_subparsers(dest="migrate_command", required=True)
-    export = bundles.add_parser("export", parents=[shared], help="write a migration bundle (databases, settings; never the steps)")
-    export.add_argument("file")
+    export = bundles.add_parser("export", parents=[shared], help=say("help_migrate_export"))
+    export.add_argument("file", help=say("help_migrate_file"))
     export.set_defaults(func=cmd_migrate_export)
-    load = bundles.add_parser("import", parents=[shared], help="load a migration bundle into an empty data folder")
-    load.add_argument("file")
+    load = bundles.add_parser("import", parents=[shared], help=say("help_migrate_import"))
+    load.add_argument("file", help=say("help_migrate_file"))
     load.set_defaults(func=cmd_migrate_import)
 
 

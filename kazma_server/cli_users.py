@@ -9,7 +9,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from kazma_core.core import Core
 from kazma_core.sizes import human_size
 from kazma_core.users import UserAdmin
 from kazma_server.cli_data import data_folder
@@ -20,21 +19,21 @@ T = TypeVar("T")
 
 def register(users: Any, shared: argparse.ArgumentParser) -> None:
     """Add the commands to `kazma users`."""
-    listing = users.add_parser("list", parents=[shared], help="every user: role, chats and the storage they use")
+    listing = users.add_parser("list", parents=[shared], help=say("help_users_list"))
     listing.set_defaults(func=cmd_users_list)
-    token = users.add_parser(
-        "token", parents=[shared], help="give a user a new API token; every older token and sign-in stops working"
-    )
-    token.add_argument("name")
+    token = users.add_parser("token", parents=[shared], help=say("help_users_token"))
+    token.add_argument("name", help=say("help_users_name"))
     token.set_defaults(func=cmd_users_token)
-    remove = users.add_parser("remove", parents=[shared], help="remove a user with their chats, steps, memories and files")
-    remove.add_argument("name")
-    remove.add_argument("--yes", action="store_true", help="do it (without it, only say what would go)")
+    remove = users.add_parser("remove", parents=[shared], help=say("help_users_remove"))
+    remove.add_argument("name", help=say("help_users_name"))
+    remove.add_argument("--yes", action="store_true", help=say("help_users_remove_yes"))
     remove.set_defaults(func=cmd_users_remove)
 
 
 def administer(args: argparse.Namespace, work: Callable[[UserAdmin], Awaitable[T]]) -> T:
     """`work` done by the core's user administration, on the deployment of the command's --data-dir."""
+
+    from kazma_core.core import Core  # with its graph, only for a command that runs
 
     async def run() -> T:
         core = await Core.open(settings)

@@ -6,6 +6,7 @@ chat app's locale is (`commands.i18n.pick_lang`): Arabic for ar_EG.UTF-8, Englis
 
 from __future__ import annotations
 
+import argparse
 import os
 from typing import Any
 
@@ -32,3 +33,14 @@ def count(key: str, n: int, **values: Any) -> str:
 def refused(err: KazmaError) -> str:
     """An error's sentence in the command's language."""
     return error_text(err, cli_lang())
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with its -h, --help said in the catalogue's words (the subcommands' parsers
+    are of this class too). The words argparse writes itself ("usage:", a refused argument) stay
+    its own English: it offers them only through gettext, which has no Arabic of them."""
+
+    def __init__(self, *, add_help: bool = True, **kwargs: Any) -> None:
+        super().__init__(add_help=False, **kwargs)
+        if add_help:
+            self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help=say("help_help"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -308,3 +309,132 @@ def test_the_terminal_footer_labels_its_keys_from_the_catalogue_in_the_persons_l
         assert len(shown) >= 6
         for label in shown:
             assert label in {text.get(lang) for key, text in ALL.items() if key.startswith("terminal.key_")}, (lang, label)
+
+
+# -- the command line's help and a refused setting (h31) ----------------------------------------------
+
+
+def _helps(parser: object) -> list[str]:
+    """Every sentence `kazma ... --help` prints of its own: descriptions, options, subcommands."""
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    said = [parser.description] if parser.description else []
+    for action in parser._actions:
+        if action.help and action.help != argparse.SUPPRESS:
+            said.append(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            said += [choice.help for choice in action._choices_actions if choice.help]
+            said += [text for sub in dict.fromkeys(action.choices.values()) for text in _helps(sub)]
+    return said
+
+
+@pytest.mark.parametrize(("locale", "lang"), [("C.UTF-8", "en"), ("ar_EG.UTF-8", "ar")])
+def test_every_help_text_of_the_kazma_command_is_a_catalogue_sentence_in_the_locales_language(
+    monkeypatch: pytest.MonkeyPatch, locale: str, lang: str,
+) -> None:
+    """`kazma --help` and each command's help were English written beside argparse, whatever the locale."""
+    from kazma_server.cli import parser
+
+    monkeypatch.setenv("LC_ALL", locale)
+    said = _helps(parser())
+    entries = {text.get(lang) for key, text in ALL.items() if key.startswith("cli.help_")}
+    assert len(said) > 30
+    assert not [text for text in said if text not in entries]
+
+
+# one bad value of each kind pydantic tells apart, through the environment as an owner sets it
+BAD_SETTINGS = {
+    "KAZMA_TIME_TRAVEL__MAX_SNAPSHOTS": "many", "KAZMA_SERVER__PORT": "0", "KAZMA_MODEL__PROVIDER": "nope",
+    "KAZMA_MODEL__TEMPERATURE": "warm", "KAZMA_TIME_TRAVEL__ENABLED": "maybe", "KAZMA_SERVER__HOST": "",
+    "KAZMA_MODEL__TIMEOUT_SECONDS": "0",
+}
+
+
+@pytest.mark.parametrize(("name", "value"), BAD_SETTINGS.items())
+def test_a_refused_setting_says_which_and_what_it_expects_in_the_catalogues_words(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, value: str,
+) -> None:
+    """A bad setting's refusal carried pydantic's own English ("input should be a valid integer, unable
+    to parse string as an integer"), in English even to an owner reading Arabic."""
+    from kazma_core.errors import SettingsError
+    from kazma_core.settings import load_settings
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as refused:
+        load_settings(data_dir=str(tmp_path))
+    err = refused.value
+    setting = name.removeprefix("KAZMA_").lower().replace("__", ".")
+    assert err.message_id != "setting_invalid", err.message  # a kind of its own, saying what is expected
+    for lang in ("en", "ar"):
+        said = error_text(err, lang)
+        assert setting in said and "input should" not in said.lower() and matches_an_entry(said, lang), said
+    assert ARABIC.search(error_text(err, "ar"))
+
+
+async def test_the_advice_for_a_store_found_wrong_is_a_catalogue_sentence_in_both_languages(tmp_path: Path) -> None:
+    """What the operator reads when the health check finds a database wrong was English written in the engines."""
+    from kazma_core.stores.postgres import PostgresDB
+    from kazma_core.stores.sqlite import SqliteDB
+
+    sqlite_db = SqliteDB(tmp_path / "kazma.db", [])
+    postgres_db = PostgresDB("postgresql://127.0.0.1:9/kazma", "kazma", [])  # never asked: only worded
+    try:
+        for lang in ("en", "ar"):
+            for role in ("chats", "steps", "audit"):
+                said = sqlite_db.found_wrong(role, "file is not a database", lang)
+                assert matches_an_entry(said, lang) and "kazma.db" in said, said
+            said = postgres_db.found_wrong("chats", "the PostgreSQL server cannot be reached", lang)
+            assert matches_an_entry(said, lang) and "PostgreSQL schema kazma" in said, said
+        assert ARABIC.search(sqlite_db.found_wrong("steps", "x", "ar"))
+    finally:
+        await sqlite_db.close()
+        await postgres_db.close()
+
+
+def _written_words(node: object) -> str:
+    """The words a string, f-string or a join of them writes in the source (placeholders left out)."""
+    import ast
+
+    if isinstance(node, ast.BinOp):
+        return _written_words(node.left) + " " + _written_words(node.right)
+    if isinstance(node, ast.JoinedStr):
+        return " ".join(_written_words(part) for part in node.values)
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+def test_the_kazma_command_prints_and_helps_only_in_catalogue_sentences() -> None:
+    """The command's help texts were English written beside argparse; what it prints, and each
+    help, description or usage it gives argparse, is read from the catalogue's `cli` section
+    (the program's name before a refusal, "kazma: ", is not a sentence)."""
+    import ast
+
+    written = []
+    for path, source in _sources():
+        if not path.startswith("kazma_server"):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            said = [arg for arg in node.args if name == "print"]
+            said += [k.value for k in node.keywords if k.arg in ("help", "description", "usage", "epilog")]
+            words = " ".join(_written_words(value) for value in said).replace("kazma:", "")
+            if re.search(r"[A-Za-z\u0600-\u06FF]{2,}", words):
+                written.append(f"{path}:{node.lineno} {words.strip()!r}")
+    assert not written, written
+
+
+def test_an_operator_alert_is_a_catalogue_sentence() -> None:
+    """The clean-up's alerts (shown to the owner on every page, printed by `kazma maintain`) were
+    English written where they were raised; each is a catalogue sentence with its Arabic beside it."""
+    import ast
+
+    written = []
+    for path, source in _sources():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "raise_alert":
+                message = node.args[2] if len(node.args) > 2 else None
+                if message is not None and _is_words(message):
+                    written.append(f"{path}:{node.lineno}")
+    assert not written, written

@@ -106,9 +106,21 @@ def test_serve_stops_with_one_line_on_an_invalid_setting(
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         (
-            "kazma: invalid setting time_travel.max_snapshots = '-1': input should be greater than or equal to 1; "
-            "allowed: 1 to 100000"
+            "kazma: invalid setting time_travel.max_snapshots = '-1': it is out of range; allowed: 1 to 100000"
         )
+    ]
+
+
+def test_a_refused_setting_is_said_in_the_locales_language(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal once carried pydantic's English ("input should be a valid integer") whatever the locale."""
+    monkeypatch.setenv("KAZMA_TIME_TRAVEL__MAX_SNAPSHOTS", "many")
+    monkeypatch.setenv("LC_ALL", "ar_EG.UTF-8")
+    done = _kazma(capsys, "serve", "--data-dir", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "kazma: قيمة غير مقبولة للإعداد time_travel.max_snapshots = 'many': يأخذ عددًا صحيحًا؛ المسموح: من 1 إلى 100000"
     ]
 
 

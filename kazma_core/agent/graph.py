@@ -43,7 +43,7 @@ from pydantic import ValidationError
 from kazma_core.agent.activity import TURN_KEY, DeltaStream, result_state, said_before, tool_block
 from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.stops import current_stop
-from kazma_core.agent.tools import TOOL_SCHEMAS, TOOLS, ToolContext, ToolLimits, run_tool
+from kazma_core.agent.tools import TOOLS, ToolContext, ToolLimits, run_tool, tool_schemas
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import without_paths
 from kazma_core.messages import append_messages, load_messages
@@ -108,7 +108,7 @@ async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str,
     if facts:
         system += "\n" + FACTS_HEADER + "\n" + "\n".join(f"- {f.text}" for f in facts)
     can_use_tools = iteration < deps.max_iterations
-    model = deps.model.bind_tools(TOOL_SCHEMAS) if can_use_tools else deps.model
+    model = deps.model.bind_tools(tool_schemas()) if can_use_tools else deps.model
     # The conversation as a prompt already: LangChain takes it as it is, without converting and
     # validating every message of a long chat again at each call (they were validated when made).
     prompt = ChatPromptValue.model_construct(messages=[SystemMessage(system), *state.get("messages", [])])

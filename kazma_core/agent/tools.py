@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import base64
+import functools
 import logging
 import operator
 import random
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -289,6 +289,8 @@ class ToolSpec:
     side_effect: str | None = None  # what kind of world change it makes, if any
 
     def schema(self) -> dict[str, Any]:
+        from langchain_core.utils.function_calling import convert_to_openai_tool  # see tool_schemas
+
         tool = convert_to_openai_tool(self.args)
         tool["function"]["name"] = self.name
         return tool
@@ -325,4 +327,9 @@ async def run_tool(spec: ToolSpec, ctx: ToolContext, args: BaseModel) -> str:
 
 
 # What the model is told of the tools, made once (building it costs milliseconds a call).
-TOOL_SCHEMAS: list[dict[str, Any]] = [spec.schema() for spec in TOOLS.values()]
+@functools.cache
+def tool_schemas() -> list[dict[str, Any]]:
+    """The tools as the model is given them, made at the first turn: LangChain's converter imports
+    langchain_core.tools and LangSmith with it, which the commands and a start's sign-in line (that
+    reach this module for Room and ToolLimits) do without."""
+    return [spec.schema() for spec in TOOLS.values()]

@@ -8,6 +8,74 @@ from __future__ import annotations
 from kazma_core.catalogue.text import Text
 
 CLI: dict[str, Text] = {
+    # what `kazma --help` and each command's --help say (help_<command>_<option>)
+    "help_kazma": Text("Kazma: a self-hosted chat agent with time travel.", "كازما: وكيل دردشة تستضيفه بنفسك، فيه سفر عبر الزمن."),
+    "help_help": Text("show this help and exit", "اعرض هذه المساعدة واخرج"),
+    "help_data_dir": Text(
+        "the data folder, whose settings are read (default: $KAZMA_DATA_DIR, else ./kazma-data)",
+        "مجلد البيانات الذي تُقرأ إعداداته (الافتراضي: $KAZMA_DATA_DIR، وإلا ./kazma-data)",
+    ),
+    "help_serve": Text("start the web/API server (and configured chat-app bots)", "شغّل خادم الويب/API (وبوتات تطبيقات الدردشة المضبوطة)"),
+    "help_serve_host": Text("the address to listen on (default: the setting server.host)", "العنوان الذي يُستمع عليه (الافتراضي: الإعداد server.host)"),
+    "help_serve_port": Text("the port to listen on (default: the setting server.port)", "المنفذ الذي يُستمع عليه (الافتراضي: الإعداد server.port)"),
+    "help_users": Text("manage users", "أدر المستخدمين"),
+    "help_users_add": Text("create a user (or reuse one) and print a new API token", "أنشئ مستخدمًا (أو أعد استعمال موجود) واطبع رمز API جديدًا"),
+    "help_users_add_role": Text("the user's role (default: user)", "دور المستخدم (الافتراضي: user)"),
+    "help_users_name": Text("the user's name", "اسم المستخدم"),
+    "help_users_link": Text("link a platform identity to a user", "اربط هوية منصة بمستخدم"),
+    "help_users_link_identity": Text("telegram:<id>, discord:<id> or slack:<team>:<id>", "telegram:<id> أو discord:<id> أو slack:<team>:<id>"),
+    "help_users_list": Text("every user: role, chats and the storage they use", "كل المستخدمين: الدور والدردشات والمساحة التي يستعملونها"),
+    "help_users_token": Text(
+        "give a user a new API token; every older token and sign-in stops working",
+        "أعطِ مستخدمًا رمز API جديدًا؛ يتوقف كل رمز وجلسة دخول أقدم",
+    ),
+    "help_users_remove": Text(
+        "remove a user with their chats, steps, memories and files", "أزل مستخدمًا مع دردشاته وخطواته وذكرياته وملفاته",
+    ),
+    "help_users_remove_yes": Text("do it (without it, only say what would go)", "نفّذ (وبدونه يُقال فقط ما سيُزال)"),
+    "help_slack_manifest": Text(
+        "print a Slack app manifest declaring every slash command Kazma answers",
+        "اطبع بيان تطبيق Slack يعلن كل أمر مائل تجيبه كازما",
+    ),
+    "help_slack_manifest_url": Text(
+        "where Slack reaches this server (default: the settings' public address)",
+        "حيث يصل Slack إلى هذا الخادم (الافتراضي: العنوان العام في الإعدادات)",
+    ),
+    "help_slack_manifest_socket_mode": Text(
+        "the app connects over Socket Mode (no request URLs)", "يتصل التطبيق عبر Socket Mode (بلا عناوين طلبات)",
+    ),
+    "help_tui": Text("the terminal UI, over the server's HTTP API", "واجهة الطرفية، عبر واجهة HTTP للخادم"),
+    "help_tui_url": Text(
+        "the server (default: $KAZMA_URL, else the settings' server address)",
+        "الخادم (الافتراضي: $KAZMA_URL، وإلا عنوان الخادم في الإعدادات)",
+    ),
+    "help_tui_token": Text(
+        "an API token from `kazma users add` (default: $KAZMA_TOKEN)", "رمز API من `kazma users add` (الافتراضي: $KAZMA_TOKEN)",
+    ),
+    "help_maintain": Text("run one clean-up pass now and print what it did", "شغّل جولة تنظيف واحدة الآن واطبع ما فعلته"),
+    "help_backup": Text(
+        "back up or restore kazma.db (chats and their conversations) and the audit trail",
+        "انسخ احتياطيًّا أو استعد kazma.db (الدردشات ومحادثاتها) وسجلّ التدقيق",
+    ),
+    "help_backup_create": Text(
+        "copy the databases (safe while the server runs); never the steps",
+        "انسخ قواعد البيانات (آمن والخادم يعمل)؛ لا الخطوات أبدًا",
+    ),
+    "help_backup_create_out": Text(
+        "folder the backup is written under (default: DATA_DIR/backups)",
+        "المجلد الذي تُكتب فيه النسخة الاحتياطية (الافتراضي: DATA_DIR/backups)",
+    ),
+    "help_backup_restore": Text("put a backup back (stop the server first)", "أعد نسخة احتياطية (أوقف الخادم أولًا)"),
+    "help_backup_restore_path": Text(
+        "the backup folder printed by `kazma backup create`", "مجلد النسخة الاحتياطية الذي طبعه `kazma backup create`",
+    ),
+    "help_migrate": Text("move Kazma to another machine in one file", "انقل كازما إلى جهاز آخر في ملف واحد"),
+    "help_migrate_export": Text(
+        "write a migration bundle (databases, settings; never the steps)",
+        "اكتب حزمة نقل (قواعد البيانات والإعدادات؛ لا الخطوات أبدًا)",
+    ),
+    "help_migrate_import": Text("load a migration bundle into an empty data folder", "حمّل حزمة نقل في مجلد بيانات فارغ"),
+    "help_migrate_file": Text("the migration bundle's file", "ملف حزمة النقل"),
     # kazma serve
     "starting": Text(
         "Kazma is starting on {url} (data in {data_dir}, model: {provider})",

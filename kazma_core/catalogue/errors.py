@@ -542,8 +542,24 @@ LISTS: dict[str, tuple[Text, Text]] = {
 # -- settings, the data folder, the databases and the chat apps at start (h25setup): what the
 # -- owner reads on the command line or in the server's log.
 _SETTING_PROBLEMS = {
-    # pydantic's own words for what is wrong ("input should be ...") fill {problem}
-    "setting_invalid": Text("invalid setting {setting}: {problem}", "قيمة غير مقبولة للإعداد {setting}: {problem}"),
+    # what is wrong, by the kind of refusal pydantic found (settings._PROBLEMS); its own English is never shown
+    "setting_invalid": Text("invalid setting {setting}: the value is not accepted", "قيمة غير مقبولة للإعداد {setting}: القيمة غير مقبولة"),
+    "setting_not_integer": Text(
+        "invalid setting {setting}: it takes a whole number", "قيمة غير مقبولة للإعداد {setting}: يأخذ عددًا صحيحًا",
+    ),
+    "setting_not_number": Text("invalid setting {setting}: it takes a number", "قيمة غير مقبولة للإعداد {setting}: يأخذ رقمًا"),
+    "setting_not_text": Text("invalid setting {setting}: it takes text", "قيمة غير مقبولة للإعداد {setting}: يأخذ نصًّا"),
+    "setting_empty": Text("invalid setting {setting}: it cannot be empty", "قيمة غير مقبولة للإعداد {setting}: لا يمكن أن يكون فارغًا"),
+    "setting_out_of_range": Text(
+        "invalid setting {setting}: it is out of range", "قيمة غير مقبولة للإعداد {setting}: إنه خارج المدى المسموح",
+    ),
+    "setting_not_a_choice": Text(
+        "invalid setting {setting}: it is none of the choices", "قيمة غير مقبولة للإعداد {setting}: ليس أيًّا من الخيارات",
+    ),
+    "setting_not_section": Text(
+        "invalid setting {setting}: it is a section of settings, not one value",
+        "قيمة غير مقبولة للإعداد {setting}: إنه قسم من الإعدادات، لا قيمة واحدة",
+    ),
     "setting_not_bool": Text(
         "invalid setting {setting}: a number is needed, not true or false",
         "قيمة غير مقبولة للإعداد {setting}: يلزم رقم، لا true أو false",
@@ -627,6 +643,61 @@ ERRORS.update({
         "`kazma backup restore PATH`), then start again.",
         "{reason}. لا تبدأ كازما بدونه: أصلحه (ملف تالف: أعد آخر نسخة احتياطية لديك، `kazma backup restore PATH`)، "
         "ثم ابدأ مجددًا.",
+    ),
+    # what a PostgreSQL server's failure was, in words that name no host (/healthz, a 503, the operator's line)
+    "pg_slow": Text("the PostgreSQL server did not answer in time", "لم يُجب خادم PostgreSQL في الوقت المحدد"),
+    "pg_away": Text("the PostgreSQL server cannot be reached", "لا يمكن الوصول إلى خادم PostgreSQL"),
+    "pg_failed": Text("the PostgreSQL server failed the request ({kind})", "أخفق خادم PostgreSQL في تنفيذ الطلب ({kind})"),
+    "pg_schema_missing": Text("the schema {schema} is missing", "المخطط {schema} مفقود"),
+    # what the operator reads (the log, the alert) when the health check finds a store's database wrong
+    "pg_store_away": Text(
+        "{label} cannot be used ({problem}). Requests that need it answer 503 until the PostgreSQL server of {setting} "
+        "answers again; Kazma goes on by itself then, with nothing to restart.",
+        "لا يمكن استعمال {label} ({problem}). تُجاب الطلبات التي تحتاجه بـ 503 حتى يُجيب خادم PostgreSQL في {setting} "
+        "مجددًا؛ وتستأنف كازما عملها وحدها حينها، دون إعادة تشغيل.",
+    ),
+    "store_damaged_steps": Text(
+        "{label} is damaged ({problem}). Saved steps cannot be listed, restored or forked; chats go on. Stop Kazma, move "
+        "snapshots.db aside (steps are never backed up) and start again: a new, empty one is made.",
+        "{label} تالف ({problem}). لا يمكن عرض الخطوات المحفوظة أو استعادتها أو تفريعها؛ والدردشات مستمرة. أوقف كازما، وانقل "
+        "snapshots.db جانبًا (الخطوات لا تُنسخ احتياطيًّا أبدًا) وابدأ مجددًا: يُنشأ ملف جديد فارغ.",
+    ),
+    "store_damaged_audit": Text(
+        "{label} is damaged ({problem}). Restores, forks and clears cannot be recorded; chats go on. Stop Kazma, move "
+        "{label} aside (or put back the copy in your latest backup folder) and start again.",
+        "{label} تالف ({problem}). لا يمكن تسجيل الاستعادات والتفريعات والمسح؛ والدردشات مستمرة. أوقف كازما، وانقل "
+        "{label} جانبًا (أو أعد النسخة التي في آخر مجلد نسخ احتياطي لديك) وابدأ مجددًا.",
+    ),
+    "store_damaged_chats": Text(
+        "{label} is damaged ({problem}). Stop Kazma and put back your latest backup (`kazma backup restore PATH`), "
+        "which holds {label}; then start again.",
+        "{label} تالف ({problem}). أوقف كازما وأعد آخر نسخة احتياطية لديك (`kazma backup restore PATH`)، "
+        "وفيها {label}؛ ثم ابدأ مجددًا.",
+    ),
+    # the clean-up's operator alerts (stored in English, as the log says them; the Arabic beside them)
+    "alert_cleanup_failed": Text(
+        "The daily clean-up of saved steps failed ({error}). Check the disk and {where}, then run `kazma maintain` to try again.",
+        "فشل التنظيف اليومي للخطوات المحفوظة ({error}). تحقّق من القرص ومن {where}، ثم شغّل `kazma maintain` لتحاول مجددًا.",
+    ),
+    "alert_rows_left": Text(
+        "The clean-up deleted {deleted} saved steps, but {left} of them are still in {where}. Check the disk and {where}, "
+        "then run `kazma maintain` again.",
+        "حذف التنظيف {deleted} خطوة محفوظة، لكن {left} منها ما زالت في {where}. تحقّق من القرص ومن {where}، "
+        "ثم شغّل `kazma maintain` مجددًا.",
+    ),
+    "alert_text_left": Text(
+        "The clean-up deleted saved steps, but text of {left} deleted messages is still in snapshots.db or its WAL. "
+        "Close any program that has the file open, then run `kazma maintain`: it checks again.",
+        "حذف التنظيف خطوات محفوظة، لكن نص {left} رسالة محذوفة ما زال في snapshots.db أو في WAL الخاص به. "
+        "أغلق أيّ برنامج يفتح الملف، ثم شغّل `kazma maintain`: فهو يتحقّق مجددًا.",
+    ),
+    "alert_text_left_held": Text(
+        "The clean-up deleted saved steps, but text of {left} deleted messages is still in snapshots.db or its WAL. "
+        "A program holds snapshots.db open (a SQLite browser, a backup or replication tool), so SQLite could not "
+        "write the cleared pages back. Close any program that has the file open, then run `kazma maintain`: it checks again.",
+        "حذف التنظيف خطوات محفوظة، لكن نص {left} رسالة محذوفة ما زال في snapshots.db أو في WAL الخاص به. "
+        "برنامج يفتح snapshots.db (متصفح SQLite، أو أداة نسخ احتياطي أو نسخ متماثل)، فلم يستطع SQLite "
+        "إعادة كتابة الصفحات المُفرغة. أغلق أيّ برنامج يفتح الملف، ثم شغّل `kazma maintain`: فهو يتحقّق مجددًا.",
     ),
     "pg_conflicts": Text(
         "the PostgreSQL server refused it for conflicts with others", "رفضه خادم PostgreSQL لتعارضه مع معاملات أخرى",

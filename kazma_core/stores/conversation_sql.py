@@ -50,7 +50,6 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from kazma_core.messages import MessageList, decode_messages, encode_message
 from kazma_core.stores import bodies, fence
@@ -201,6 +200,10 @@ def _drop_writes(conn: Conn, where: str, args: Sequence[Any]) -> list[bodies.Int
 
 
 def _removes_all(message: Any) -> bool:
+    # langgraph.graph (the graph's machinery, and the HTTP client of LangGraph's SDK) is imported by the
+    # graph's own module: a command that only opens the stores has no need of it for one constant.
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
     return isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES
 
 
@@ -395,6 +398,8 @@ class SqlConversationStore(ConversationStore):
                 refs = orjson.loads(value)
                 found: list[Any] = decode_messages(bodies.read(conn, BODIES, space_of(conn, thread_id), refs["runs"]))
                 if refs["remove_all"]:
+                    from langgraph.graph.message import REMOVE_ALL_MESSAGES  # as in _removes_all
+
                     found.insert(0, RemoveMessage(id=REMOVE_ALL_MESSAGES))
                 merged.append((task_id, channel, found))
             else:

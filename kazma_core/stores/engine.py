@@ -102,9 +102,9 @@ class Database(Protocol):
         finds it wrong, the store's requests are refused with DatabaseError too."""
         ...
 
-    def found_wrong(self, role: str, problem: str) -> str:
+    def found_wrong(self, role: str, problem: str, lang: str = "en") -> str:
         """What the operator reads (the log, the alert) when a probe finds it wrong: which, what the
-        probe found, and what to do; role is the store's, "chats", "steps" or "audit"."""
+        probe found, and what to do (a catalogue sentence); role is the store's, "chats", "steps" or "audit"."""
         ...
 
     async def close(self) -> None: ...

@@ -43,6 +43,7 @@ from psycopg.adapt import Loader
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from kazma_core.catalogue import sentence
 from kazma_core.retry import Backoff, retried
 from kazma_core.stores import fence
 from kazma_core.stores.engine import Conn, Cursor, DatabaseError, NewerSchema, Params
@@ -107,13 +108,25 @@ def unreachable(url: str, err: BaseException) -> DatabaseUnreachable:
     return DatabaseUnreachable(reason_id="pg_unreachable", url=redact(url), reason=str(err).strip().splitlines()[0])
 
 
-def why(err: BaseException) -> str:
-    """What is wrong, in a few words that name no host: a person may read them (/healthz, a 503)."""
+def why(err: BaseException) -> tuple[str, dict[str, Any]]:
+    """What is wrong, as a catalogue sentence that names no host: a person may read it (/healthz, a 503)."""
     if _slow(err):
-        return "the PostgreSQL server did not answer in time"
+        return "pg_slow", {}
     if isinstance(err, psycopg.OperationalError | psycopg.InterfaceError | PoolTimeout):
-        return "the PostgreSQL server cannot be reached"
-    return f"the PostgreSQL server failed the request ({type(err).__name__})"
+        return "pg_away", {}
+    return "pg_failed", {"kind": type(err).__name__}
+
+
+def away(label: str, err: BaseException) -> DatabaseError:
+    """The request's refusal, worded in the language of whoever reads it."""
+    reason_id, params = why(err)
+    return DatabaseError(label, reason_id=reason_id, **params)
+
+
+def words(err: BaseException) -> str:
+    """A probe's few words (English, as /healthz and the operator's log say them)."""
+    reason_id, params = why(err)
+    return sentence(f"errors.{reason_id}", "en", **params)
 
 
 def check_url(url: str) -> None:
@@ -271,7 +284,7 @@ class PostgresDB:
                     pool.open(wait=True, timeout=self._timeout)
                 except PoolTimeout as err:
                     pool.close()
-                    raise DatabaseError(self.label, why(err)) from err
+                    raise away(self.label, err) from err
                 self._pool = pool
             return self._pool
 
@@ -335,8 +348,8 @@ class PostgresDB:
                 raise DatabaseError(self.label, reason_id="pg_conflicts") from err
             log.warning("%s cannot be used: %s", self.label, str(err).strip() or type(err).__name__)
             if not _slow(err):
-                self._away = why(err)  # the next request asks the server (a probe) rather than the pool
-            raise DatabaseError(self.label, why(err)) from err
+                self._away = words(err)  # the next request asks the server (a probe) rather than the pool
+            raise away(self.label, err) from err
 
     def _probe(self) -> str | None:
         try:
@@ -344,9 +357,9 @@ class PostgresDB:
                 conn.execute(sql.SQL("SELECT 1 FROM {}.kazma_version").format(sql.Identifier(self.schema))).fetchall()
         except errors.UndefinedTable:
             # A store makes its schema on first use: one not made yet is fine, one that went is not.
-            return None if self._pool is None else f"the schema {self.schema} is missing"
+            return None if self._pool is None else sentence("errors.pg_schema_missing", "en", schema=self.schema)
         except psycopg.Error as err:
-            return why(err)
+            return words(err)
         return None
 
     async def probe(self) -> str | None:
@@ -355,11 +368,8 @@ class PostgresDB:
         self._away = problem
         return problem
 
-    def found_wrong(self, role: str, problem: str) -> str:
-        return (
-            f"{self.label} cannot be used ({problem}). Requests that need it answer 503 until the PostgreSQL server "
-            f"of {SETTING} answers again; Kazma goes on by itself then, with nothing to restart."
-        )
+    def found_wrong(self, role: str, problem: str, lang: str = "en") -> str:
+        return sentence("errors.pg_store_away", lang, label=self.label, problem=problem, setting=SETTING)
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         return await self._submit(fn, False, fence.held_chat())

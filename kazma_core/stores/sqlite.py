@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from kazma_core.catalogue import sentence
 from kazma_core.errors import without_paths
 from kazma_core.stores.engine import DatabaseError, NewerSchema
 
@@ -268,23 +269,8 @@ class SqliteDB:
             self._damaged = problem
         return problem
 
-    def found_wrong(self, role: str, problem: str) -> str:
-        if role == "steps":
-            advice = (
-                "Saved steps cannot be listed, restored or forked; chats go on. Stop Kazma, move snapshots.db "
-                "aside (steps are never backed up) and start again: a new, empty one is made."
-            )
-        elif role == "audit":
-            advice = (
-                f"Restores, forks and clears cannot be recorded; chats go on. Stop Kazma, move {self.label} aside "
-                "(or put back the copy in your latest backup folder) and start again."
-            )
-        else:
-            advice = (
-                f"Stop Kazma and put back your latest backup (`kazma backup restore PATH`), which holds {self.label}; "
-                "then start again."
-            )
-        return f"{self.label} is damaged ({problem}). {advice}"
+    def found_wrong(self, role: str, problem: str, lang: str = "en") -> str:
+        return sentence(f"errors.store_damaged_{role}", lang, label=self.label, problem=problem)
 
     async def tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn inside one IMMEDIATE transaction: all of it commits, or none of it."""
