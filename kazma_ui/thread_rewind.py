@@ -455,7 +455,8 @@ class RewindService:
         refused unless `force`)."""
         async with self.audited.attempt("fork", user, surface, chat_id) as attempt:
             source = await self._access(user, chat_id, grant, READ)
-            await self.core.turns.quota.refuse_when_full(user.id, fresh=True)  # the new chat is the forker's
+            quota = self.core.turns.quota
+            await quota.refuse_when_full(user.id, fresh=False)  # the new chat is the forker's: its bytes are added below
             found = await self._target(chat_id, address, message_id)
             if found is None:
                 empty = await self.core.store.create_chat(
@@ -488,7 +489,8 @@ class RewindService:
             point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
             title = fork_title(source.title)
             # The chat row, its transcript and facts, and its first checkpoint commit together.
-            writes = self.rows.fork_writes(new_id, user.id, title, chat_id, info.id, point)
+            counted: list[int] = []
+            writes = self.rows.fork_writes(new_id, user.id, title, chat_id, info.id, point, counted)
             async with self.core.conversation.same_transaction(
                 new_id, writes, fork_from=chat_id, rewind=True
             ):
@@ -499,6 +501,10 @@ class RewindService:
                 await self.core.snapshots.files.record_write(new_id, change.path, change.disk, change.to or b"")
             if changes:
                 await asyncio.to_thread(write_files, workspace, [(c.path, c.to) for c in changes])
+            # What the fork added (its rows, its step and files kept, the files written; at most the
+            # latter's size), counted before the next full sum.
+            stored = (await self.core.snapshots.usage(new_id))[1]
+            quota.added(user.id, sum(counted) + stored + sum(len(c.to or b"") for c in changes))
             attempt.new_chat_id = new_id
         return Forked(
             chat_id=new_id,

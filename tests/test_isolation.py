@@ -244,3 +244,21 @@ async def test_every_documented_route_that_takes_a_body_documents_the_413(server
     with_body = [(p, m) for p, ops in paths.items() for m, op in ops.items() if "requestBody" in op]
     assert len(with_body) >= 10
     assert [(p, m) for p, m in with_body if "413" not in paths[p][m]["responses"]] == []
+
+
+async def test_forks_in_quick_succession_stop_at_the_quota(tmp_path: Path) -> None:
+    """A fork is checked as a message is (the full sum at most every few seconds while the user is
+    under half the quota) and counts what it added at once: forks made a moment apart must not
+    slip past the quota on an older sum."""
+    settings = make_settings(tmp_path / "data", limits={"user_quota_bytes": 1 << 20, "max_message_chars": 400_000})
+    async with two_people(settings) as (_server, ann, _bob):
+        chat = await new_chat(ann.http)
+        await say(ann.http, chat, noise(300_000))
+        steps = (await ann.http.get(f"/api/replay/snapshots/{chat}")).json()["snapshots"]
+        step = {"thread_id": chat, "snapshot_id": steps[-1]["snapshot_id"]}
+        answers = [await ann.http.post("/api/replay/fork", json=step) for _ in range(8)]
+        codes = [a.status_code for a in answers]
+        assert 201 in codes and 413 in codes, codes
+        assert codes == sorted(codes), codes  # once refused, refused every time after
+        full = error_of(answers[-1], 413, "quota_exceeded")
+        assert full["used_kb"] >= full["quota_kb"] == 1024

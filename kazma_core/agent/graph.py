@@ -15,8 +15,9 @@ import contextlib
 import copy
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -241,10 +242,17 @@ def closing_messages(messages: list[AnyMessage], reason: str | None = None, role
     """What makes a history a finished turn: a result for every tool call left without one,
     and, given a reason, a note saying the turn has no answer when the history does not end
     with one. The note is marked, so the transcript shows it as an error row."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    # The calls and results among every message, picked by type first (a long chat's restore or
+    # fork writes 10,000 messages back): a conversation holds four or five distinct types.
+    kinds = list(map(type, messages))
+    tools = {t for t in set(kinds) if issubclass(t, ToolMessage)}
+    ais = {t for t in set(kinds) if issubclass(t, AIMessage)}
+    results: Iterable[ToolMessage] = compress(messages, [k in tools for k in kinds])  # type: ignore[arg-type]
+    answered = {m.tool_call_id for m in results}
     out: list[AnyMessage] = []
-    for m in messages:
-        if isinstance(m, AIMessage):
+    calls: Iterable[AIMessage] = compress(messages, [k in ais for k in kinds])  # type: ignore[arg-type]
+    for m in calls:
+        if m.tool_calls:
             for call in m.tool_calls:
                 if (call_id := call.get("id")) and call_id not in answered:
                     out.append(ToolMessage(ERRORS["note_tool_not_run"].en, tool_call_id=call_id, status="error"))

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from kazma_core.stores.engine import Conn, Row
+from kazma_core.stores.engine import Conn, Row, octets
 from kazma_core.stores.interfaces import AppStore, GiveUp
 
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
@@ -343,11 +343,13 @@ class RewindRows:
         return [r[0] for r in rows]
 
     def fork_writes(
-        self, new_chat_id: str, owner_id: str, title: str, source_chat: str, step_id: str, point: StepPoint
+        self, new_chat_id: str, owner_id: str, title: str, source_chat: str, step_id: str, point: StepPoint,
+        counted: list[int] | None = None,
     ) -> Callable[[Conn], None]:
         """The fork's chat with its lineage, transcript and facts as of the step, to commit with the
         fork's first checkpoint (which puts the fork in its source's body space, where the rows'
-        bodies are)."""
+        bodies are). With `counted`, the bytes of text the copied rows hold (what the fork adds to
+        its owner's quota in kazma.db) are appended to it once written."""
 
         def write(conn: Conn) -> None:
             p = {**point.params(), "src": source_chat, "dst": new_chat_id, "now": time.time()}
@@ -369,5 +371,11 @@ class RewindRows:
                 f" FROM facts WHERE chat_id = :src AND NOT {AFTER_STEP} ORDER BY id",
                 p,
             )
+            if counted is not None:  # the fork's own rows only: the same sums as owner_text_bytes
+                counted.append(sum(
+                    int(conn.execute(f"SELECT COALESCE(SUM({octets(self.db, 'text')}), 0) FROM {table} WHERE chat_id = ?",
+                                     (new_chat_id,)).fetchone()[0])
+                    for table in ("transcript", "facts")
+                ))
 
         return write

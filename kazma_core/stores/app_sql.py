@@ -357,10 +357,12 @@ class SqlAppStore:
                 " JOIN chats c ON c.id = t.chat_id WHERE c.owner_id = ?", (owner_id,),
             ).fetchone()
             # The conversation's messages, kept once in the body space of each chat it began
-            # (a fork refers to its source's space, counted there).
+            # (a fork refers to its source's space, counted there). `b.n > 0` (every number is)
+            # has SQLite walk the bodies in number order, the order they were written: found by
+            # digest, the same sum read them at random (150 ms instead of 5 at 10,000 messages).
             (conversation,) = conn.execute(
                 "SELECT COALESCE(SUM(length(b.body)), 0) FROM conv_bodies b"
-                " JOIN chats c ON c.id = b.chat_id WHERE c.owner_id = ?", (owner_id,),
+                " JOIN chats c ON c.id = b.chat_id WHERE c.owner_id = ? AND b.n > 0", (owner_id,),
             ).fetchone()
             (facts,) = conn.execute(
                 f"SELECT COALESCE(SUM({octets(self.db, 'f.text')}), 0) FROM facts f"

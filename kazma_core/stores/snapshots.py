@@ -129,6 +129,10 @@ class SnapshotStore(Protocol):
 
     async def usage(self, chat_id: str | None = None) -> tuple[int, int]: ...
 
+    async def bytes_of(self, chat_ids: list[str]) -> int:
+        """The bytes kept for these chats together (a user's, for their quota), in one read."""
+        ...
+
     async def get(self, chat_id: str, step_id: str, window: tuple[int, int] | None = None) -> Step | None:
         """The step; with `window` (start, stop), only its messages at positions start..stop-1."""
         ...
