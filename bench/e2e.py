@@ -252,8 +252,8 @@ async def users(settings: Settings, names: list[str]) -> dict[str, str]:
     try:
         tokens = {}
         for name in names:
-            user = await core.store.add_user(name)
-            tokens[name] = await core.store.issue_token(user.id, "api")
+            user = await core.store.users.add_user(name)
+            tokens[name] = await core.store.users.issue_token(user.id, "api")
         return tokens
     finally:
         await core.close()

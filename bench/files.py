@@ -47,7 +47,7 @@ async def main(count: int) -> None:
         os.environ.setdefault("KAZMA_TIME_TRAVEL__MAX_SNAPSHOTS", str(count * 4))
         core = await Core.open(load_settings(data_dir=Path(folder)))
         try:
-            user = await core.store.add_user("bench")
+            user = await core.store.users.add_user("bench")
             chat = await core.chats.create(user, "200 files")
             service = RewindService(core)
             written = 0

@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from kazma_core.maintenance import DAY, Maintenance, megabytes
 from kazma_core.messages import encode_message
 from kazma_core.settings import load_settings
-from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.backends import app_db, steps_db
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.snapshots import Budgets, NewStep
@@ -38,14 +38,14 @@ ROOMY = Budgets(100_000, 100_000_000, 100_000, 1 << 40, 1 << 44, 1 << 30)
 async def one(total_steps: int, body_bytes: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(data_dir=tmp)
-        store = SqlAppStore(app_db(settings))
+        store = AppStore(app_db(settings))
         snapshots = SqlSnapshotStore(steps_db(settings))
         conversation = SqlConversationStore(store.db)
         try:
-            owner = await store.add_user("bench", "owner")
+            owner = await store.users.add_user("bench", "owner")
             now = time.time()
             for c in range(total_steps // STEPS_PER_CHAT):
-                chat = (await store.create_chat(owner.id, f"c{c}")).id
+                chat = (await store.chats.create_chat(owner.id, f"c{c}")).id
                 saved_at = now - (40 if c % 2 else 1) * DAY
                 messages: list[BaseMessage] = []
                 for n in range(STEPS_PER_CHAT):

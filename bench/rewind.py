@@ -87,7 +87,7 @@ async def measure(size: int, repeat: int) -> dict[str, float]:
         core = await Core.open(settings)
         try:
             service = RewindService(core)
-            user = await core.store.add_user("bench")
+            user = await core.store.users.add_user("bench")
             chat, steps = await build_chat(core, user, size)
             newest, middle = steps[-1], steps[len(steps) // 2]
             restore = await timed(lambda: service.restore(user, "bench", chat.id, newest), repeat)

@@ -157,26 +157,26 @@ class Gateway:
         self._creating = asyncio.Lock()
 
     async def user(self, inc: Incoming) -> User:
-        found = await self.core.store.user_for_identity(inc.identity)
+        found = await self.core.store.users.user_for_identity(inc.identity)
         if found is not None:
             return found
         async with self._creating:  # two first messages at once must not make two users
-            found = await self.core.store.user_for_identity(inc.identity)
+            found = await self.core.store.users.user_for_identity(inc.identity)
             if found is not None:
                 return found
-            user = await self.core.store.user_by_name(inc.identity) or await self.core.store.add_user(inc.identity)
-            await self.core.store.link_identity(inc.identity, user.id)
+            user = await self.core.store.users.user_by_name(inc.identity) or await self.core.store.users.add_user(inc.identity)
+            await self.core.store.users.link_identity(inc.identity, user.id)
             return user
 
     async def chat(self, inc: Incoming, user: User) -> tuple[Chat, GroupGrant | None]:
         key = f"{inc.platform}:{inc.chat_key}"
-        chat = await self.core.store.bound_chat(key)
+        chat = await self.core.store.places.bound_chat(key)
         if chat is None:
             async with self._creating:
-                chat = await self.core.store.bound_chat(key)
+                chat = await self.core.store.places.bound_chat(key)
                 if chat is None:
                     chat = await self.core.chats.create(user, inc.chat_title or chat_title("other", platform=inc.platform))
-                    await self.core.store.bind_chat(key, chat.id, inc.is_group)
+                    await self.core.store.places.bind_chat(key, chat.id, inc.is_group)
         grant = None
         if chat.owner_id != user.id and inc.is_group:
             grant = GroupGrant(chat.id, "admin" if inc.is_admin else "member")
@@ -240,8 +240,8 @@ class Gateway:
         """The bot's messages of one platform out of step with the chat after a restore or an undo:
         (link, the text they should now say, rewound)."""
         taken, back = await self.links.out_of_step(chat_id)
-        chat = await self.core.store.get_chat(chat_id)
-        owner = await self.core.store.user_by_id(chat.owner_id) if chat else None
+        chat = await self.core.store.chats.get_chat(chat_id)
+        owner = await self.core.store.users.user_by_id(chat.owner_id) if chat else None
         lang = pick_lang(owner.lang if owner else None)
         mine = f"{platform}:"
         out = [(link, LABELS[pick_lang(link.lang or lang)]["rewound_message"], True) for link in taken if link.place.startswith(mine)]
@@ -321,7 +321,7 @@ class Gateway:
         values = {"label": fork.label, "title": fork.title, "link": fork.link}
         if isinstance(opened, Opened):
             key = f"{inc.platform}:{opened.chat_key}"
-            await self.core.store.bind_chat(key, fork.chat_id, inc.is_group, opened.place, opened.name)
+            await self.core.store.places.bind_chat(key, fork.chat_id, inc.is_group, opened.place, opened.name)
             lives_in = {"platform": inc.platform, "place": opened.place, "name": opened.name}
             text = t(f"forked_into_{opened.place}", lang, name=opened.name, **values)
             return Reply(text, "answer", {**data, "lives_in": lives_in})
@@ -356,7 +356,7 @@ class Gateway:
 
     async def _turn_rows(self, chat_id: str, turn_index: int) -> tuple[int | None, int | None]:
         """The transcript rows of a turn: the person's message, and the answer (None where there is none yet)."""
-        rows = [r for r in await self.core.store.transcript(chat_id, limit=TURN_ROWS) if r.turn_index == turn_index]
+        rows = [r for r in await self.core.store.transcript.transcript(chat_id, limit=TURN_ROWS) if r.turn_index == turn_index]
         asked = next((r.id for r in rows if r.role == "user"), None)
         answer = next((r.id for r in reversed(rows) if r.role == "assistant"), None)
         return asked, answer

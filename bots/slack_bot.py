@@ -269,7 +269,7 @@ class SlackAdapter:
             "slack", user_id, user_name, _key(channel, thread_ts), title,
             text=text, is_group=is_group, team=team, place=_place(team, channel),
         )
-        known = await self.gateway.core.store.user_for_identity(inc.identity)
+        known = await self.gateway.core.store.users.user_for_identity(inc.identity)
         needs_admin = is_group and deciding
         if not needs_admin and known is not None and known.lang:
             return inc

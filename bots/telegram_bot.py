@@ -350,7 +350,7 @@ class TelegramAdapter:
         """Whether a group's topic is one Kazma opened for a fork: everything said there is for the fork."""
         if thread is None or chat.type not in GROUPS:
             return False
-        return await self.gateway.core.store.place_of(f"telegram:{_chat_key(chat, thread)}") == "topic"
+        return await self.gateway.core.store.places.place_of(f"telegram:{_chat_key(chat, thread)}") == "topic"
 
     def _addressed(self, message: Message, bot: Bot, fork_topic: bool = False) -> str | None:
         """The text meant for Kazma, or None: in a group, only commands for this bot and

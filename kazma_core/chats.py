@@ -12,7 +12,8 @@ from kazma_core.events import EventBus
 from kazma_core.events_relay import ask_replicas
 from kazma_core.leases import ASK_AGAIN, HOLDER_PREFIX, chat_lease
 from kazma_core.retry import ask_until
-from kazma_core.stores.interfaces import AppStore, ConversationStore
+from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.stores.message_links import MessageLinks
 from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.stores.types import Chat, User
@@ -50,27 +51,27 @@ class ChatService:
 
     async def owned(self, user: User, chat_id: str) -> Chat:
         """The chat if it is this user's; not_found otherwise (a stranger learns nothing)."""
-        chat = await self.store.get_chat(chat_id) if isinstance(chat_id, str) and chat_id else None
+        chat = await self.store.chats.get_chat(chat_id) if isinstance(chat_id, str) and chat_id else None
         if chat is None or chat.owner_id != user.id:
             raise NotFound(message_id="chat_not_yours")
         return chat
 
     async def create(self, user: User, title: str | None = None) -> Chat:
         """A new chat; without a title it is named by its first message (see TurnRunner.begin)."""
-        return await self.store.create_chat(user.id, _title(title, UNTITLED))
+        return await self.store.chats.create_chat(user.id, _title(title, UNTITLED))
 
     async def list(self, user: User) -> list[Chat]:
-        return await self.store.list_chats(user.id)
+        return await self.store.chats.list_chats(user.id)
 
     async def search(self, user: User, query: str) -> builtins.list[tuple[Chat, str]]:  # `list` here is the method above
         """The user's chats whose title or a message holds the query, each with a piece of the
         message found around the words ("" when the title held them)."""
         query = " ".join(query.split())
-        return [(chat, around(found, query)) for chat, found in await self.store.search_chats(user.id, query)]
+        return [(chat, around(found, query)) for chat, found in await self.store.chats.search_chats(user.id, query)]
 
     async def rename(self, user: User, chat_id: str, title: str) -> Chat:
         await self.owned(user, chat_id)
-        chat = await self.store.rename_chat(chat_id, _title(title, None))
+        chat = await self.store.chats.rename_chat(chat_id, _title(title, None))
         if chat is None:
             raise NotFound(message_id="chat_not_yours")
         self.events.publish(chat_id, "chat", {"title": chat.title})
@@ -82,19 +83,19 @@ class ChatService:
         The chat's row goes with its checkpoints in one transaction; its steps first (a crash
         between leaves a chat without steps, never steps without a chat)."""
         await self.owned(user, chat_id)
-        async with chat_lease(self.store, chat_id, "delete", self.lease_seconds):
+        async with chat_lease(self.store.leases, chat_id, "delete", self.lease_seconds):
             await self.snapshots.delete_chat(chat_id)
-            await self.conversation.adelete_thread(chat_id, also=self.store.chat_deletion(chat_id))
+            await self.conversation.adelete_thread(chat_id, also=self.store.chats.chat_deletion(chat_id))
             await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "deleted"})
 
     async def forget(self, user: User, chat_id: str) -> None:
         """Forget what Kazma learned in a chat: its facts, and every step (each holds the conversation)."""
         await self.owned(user, chat_id)
-        async with chat_lease(self.store, chat_id, "forget", self.lease_seconds):
+        async with chat_lease(self.store.leases, chat_id, "forget", self.lease_seconds):
             await self.kept.drop(chat_id, FORGOTTEN)
             await self.snapshots.delete_chat(chat_id)
-            await self.store.delete_facts(chat_id)
+            await self.store.memories.delete_facts(chat_id)
             await self.links.drop_chat(chat_id)
             await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
@@ -105,11 +106,11 @@ class ChatService:
         All under one lease: refused while a turn runs, it changes nothing, rather than
         leaving memory off with the facts still kept."""
         await self.owned(user, chat_id)
-        async with chat_lease(self.store, chat_id, "forget", self.lease_seconds):
-            await self.store.set_memory(chat_id, False)
+        async with chat_lease(self.store.leases, chat_id, "forget", self.lease_seconds):
+            await self.store.memories.set_memory(chat_id, False)
             await self.kept.drop(chat_id, FORGOTTEN)
             await self.snapshots.delete_chat(chat_id)
-            await self.store.delete_facts(chat_id)
+            await self.store.memories.delete_facts(chat_id)
             await self.links.drop_chat(chat_id)
             await self._purge()
         self.events.publish(chat_id, "reload", {"reason": "forgotten"})
@@ -120,13 +121,13 @@ class ChatService:
         The transcript's "Conversation reset" row is numbered as the next turn, so restoring
         to any step from before the reset takes the row back along with the reset."""
         await self.owned(user, chat_id)
-        async with chat_lease(self.store, chat_id, "reset", self.lease_seconds):
-            pending = await self.store.cards(chat_id, "pending")
+        async with chat_lease(self.store.leases, chat_id, "reset", self.lease_seconds):
+            pending = await self.store.cards.cards(chat_id, "pending")
             if pending:
                 raise ApprovalPending(message_id="approval_pending_reset", gates=[c.to_dict() for c in pending])
             chat = await self.owned(user, chat_id)  # read again under the lease: a turn may have ended meanwhile
             await self.kept.drop(chat_id, TURN)  # the chat moves on, as with a turn
-            marker = self.store.marker_row(chat_id, chat.last_turn + 1, "system", "Conversation reset")
+            marker = self.store.transcript.marker_row(chat_id, chat.last_turn + 1, "system", "Conversation reset")
             async with self.conversation.same_transaction(chat_id, marker):
                 await write_finished_turn(self.graph, chat_id, {"messages": []})
         self.events.publish(chat_id, "reload", {"reason": "reset"})
@@ -140,7 +141,7 @@ class ChatService:
         released: the person can send the next message as soon as they are told."""
         if await self.stops.request(chat_id):
             return True
-        lease = await self.store.lease(chat_id)
+        lease = await self.store.leases.lease(chat_id)
         if lease is None or lease[1] != "turn" or lease[0].startswith(HOLDER_PREFIX):
             return False  # nothing runs, or this replica holds the chat but no turn of it is stoppable yet
         if not ask_replicas(self.events, "stop", chat_id):
@@ -148,7 +149,7 @@ class ChatService:
         holder = lease[0]
 
         async def ended() -> bool:
-            now = await self.store.lease(chat_id)
+            now = await self.store.leases.lease(chat_id)
             return now is None or now[0] != holder
 
         await ask_until(ASK_AGAIN, STOP_WAIT_SECONDS, ended)
@@ -158,7 +159,7 @@ class ChatService:
         """Forget one memory for good, and the chat's steps from its turn on (each holds it)."""
         await self.owned(user, chat_id)
         await self.kept.drop(chat_id, FORGOTTEN)
-        fact = await self.store.delete_fact(chat_id, fact_id)
+        fact = await self.store.memories.delete_fact(chat_id, fact_id)
         if fact is None:
             raise NotFound(message_id="memory_missing")
         await self.snapshots.delete_from_turn(chat_id, fact.turn_index)

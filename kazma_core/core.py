@@ -18,9 +18,10 @@ from kazma_core.leases import chat_lease, holder_is_dead
 from kazma_core.rewind_finish import RewindFinisher
 from kazma_core.settings import Settings, prepare_data_dir
 from kazma_core.stores.app_rewind import RewindRows
+from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.backends import Stores
 from kazma_core.stores.conversation_sql import SqlConversationStore
-from kazma_core.stores.interfaces import CUT_TURNS, AppStore, AuditStore
+from kazma_core.stores.interfaces import CUT_TURNS, AuditStore
 from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.time_travel import SnapshotRecorder
@@ -69,14 +70,14 @@ class Core:
         known dead (a process of this host gone) is freed at once; one on another host only when
         its lease expired. Returns the chats freed."""
         freed = []
-        for chat_id, holder, purpose in await self.store.lease_holders():
+        for chat_id, holder, purpose in await self.store.leases.lease_holders():
             if holder_is_dead(holder):
-                await self.store.release_lease(chat_id, holder)
+                await self.store.leases.release_lease(chat_id, holder)
                 if purpose in CUT_TURNS:
                     await self._close_cut_turn(chat_id)
                 freed.append(chat_id)
         # An expired lease of another purpose is simply taken by the next one to ask for it.
-        for chat_id, _, purpose in await self.store.expired_leases(time.time()):
+        for chat_id, _, purpose in await self.store.leases.expired_leases(time.time()):
             if purpose in CUT_TURNS and await self._close_cut_turn(chat_id):
                 freed.append(chat_id)
         return freed
@@ -85,7 +86,7 @@ class Core:
         """Close a turn its holder left cut off, under a lease of our own (taking the expired one);
         False when the chat was taken meanwhile (a new turn, or another replica doing the same)."""
         try:
-            async with chat_lease(self.store, chat_id, "recover", self.settings.agent.lease_seconds):
+            async with chat_lease(self.store.leases, chat_id, "recover", self.settings.agent.lease_seconds):
                 await self.turns.close_interrupted(chat_id)
         except TurnRunning:
             return False

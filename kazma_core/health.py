@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from prometheus_client import Counter, Gauge
 
 from kazma_core.maintenance import raise_alert
+from kazma_core.stores.alerts_sql import AlertStore
 from kazma_core.stores.engine import Database
-from kazma_core.stores.interfaces import AppStore
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class Watched:
 
 
 class StoreHealth:
-    def __init__(self, stores: list[Watched], store: AppStore) -> None:
+    def __init__(self, stores: list[Watched], store: AlertStore) -> None:
         self.store = store
         self.stores = {w.db.label: w for w in stores}
         self.damaged: dict[str, str] = {}

@@ -20,7 +20,8 @@ from kazma_core.replica import REPLICA_ID, replica_is_dead
 from kazma_core.retry import Backoff, ask_until
 from kazma_core.stores import fence
 from kazma_core.stores.engine import DatabaseError
-from kazma_core.stores.interfaces import Also, AppStore
+from kazma_core.stores.interfaces import Also
+from kazma_core.stores.leases_sql import LeaseStore
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +57,12 @@ def leave_to_sweep(chat_id: str) -> None:
 
 @contextlib.asynccontextmanager
 async def chat_lease(
-    store: AppStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0, *, finishing: bool = False,
+    store: LeaseStore, chat_id: str, purpose: str, ttl: float, wait: float = 0.0, *, finishing: bool = False,
     also: Also | None = None,
 ) -> AsyncIterator[str]:
     """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s);
     `finishing`: to finish a restore a crash or an outage cut; `also`: what the holder reads as it
-    takes the lease (AppStore.acquire_lease)."""
+    takes the lease (LeaseStore.acquire_lease)."""
     holder = HOLDER_PREFIX + uuid.uuid4().hex
     _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
     asked = time.time()  # the lease, once taken, expires ttl after this at the earliest

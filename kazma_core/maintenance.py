@@ -42,11 +42,13 @@ from kazma_core.replica import REPLICA_ID
 from kazma_core.settings import Settings, validate_override
 from kazma_core.sizes import human_size
 from kazma_core.stores import snapshots_upkeep as upkeep
+from kazma_core.stores.alerts_sql import AlertStore
 from kazma_core.stores.app_rewind import EXPIRED, RewindRows
+from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.backends import database_url
 from kazma_core.stores.conversation_sql import SqlConversationStore
-from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.replica_sql import ReplicaStore
+from kazma_core.stores.settings_sql import SettingsStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.steps_space import steps_space
 from kazma_core.stores.types import Alert
@@ -169,7 +171,7 @@ def compaction_decision(free_bytes: int, file_bytes: int) -> Compaction:
     return Compaction(False, "compact_waits_share" if enough else "compact_waits_bytes", free_bytes, file_bytes)
 
 
-async def read_live(store: AppStore, start: Settings) -> LiveSettings:
+async def read_live(store: SettingsStore, start: Settings) -> LiveSettings:
     """The two clean-up settings as stored now in kazma.db, else as they were at start."""
     stored = await store.overrides()
 
@@ -187,7 +189,7 @@ async def read_live(store: AppStore, start: Settings) -> LiveSettings:
     return LiveSettings(pick("auto_maintain", tt.auto_maintain), pick("retention_days", tt.retention_days))
 
 
-async def raise_alert(store: AppStore, kind: str, message: str, at: float | None = None) -> Alert:
+async def raise_alert(store: AlertStore, kind: str, message: str, at: float | None = None) -> Alert:
     """Store an operator alert in kazma.db, log it at ERROR and count it."""
     alert = await store.add_alert(kind, message, at)
     log.error("operator alert %s (%s): %s", alert.id, kind, message)
@@ -249,7 +251,7 @@ class Maintenance:
         except Exception as err:
             log.exception("clean-up: the pass failed")
             await raise_alert(
-                self.store, ALERT_FAILED,
+                self.store.alerts, ALERT_FAILED,
                 sentence(
                     "errors.alert_cleanup_failed", "en", error=f"{type(err).__name__}: {err}", where=steps_space(self.snapshots.db).label,
                 ),
@@ -266,7 +268,7 @@ class Maintenance:
 
     async def _pass(self, by_hand: bool) -> PassReport:
         started = time.perf_counter()
-        report = PassReport(self.now(), by_hand, await read_live(self.store, self.settings))
+        report = PassReport(self.now(), by_hand, await read_live(self.store.settings, self.settings))
         db = self.snapshots.db
         space = steps_space(db)
         report.where = space.label
@@ -313,7 +315,7 @@ class Maintenance:
     async def sweep_orphans(self) -> Swept:
         """Delete the steps and checkpoints of chats kazma.db no longer has."""
         swept = Swept()
-        if await self.store.count_users() == 0:
+        if await self.store.users.count_users() == 0:
             # Not a data folder in use (a kazma.db that is missing or new): every step would
             # look orphaned, so nothing is swept.
             return swept
@@ -343,7 +345,7 @@ class Maintenance:
         return swept
 
     async def _orphans(self) -> tuple[set[str], set[str]]:
-        chats = await self.store.chat_ids()
+        chats = await self.store.chats.chat_ids()
         with_steps = await self.snapshots.db.run(upkeep.chats_with_steps)
         return with_steps - chats, await self._checkpoint_threads() - chats
 
@@ -360,7 +362,7 @@ class Maintenance:
     async def prune_history(self) -> int:
         """Keep the newest history.checkpoints_per_chat checkpoints of every chat."""
         keep = self.settings.history.checkpoints_per_chat
-        chats = await self.store.chat_ids() & await self._checkpoint_threads()
+        chats = await self.store.chats.chat_ids() & await self._checkpoint_threads()
         return sum([await self.conversation.trim(chat_id, keep) for chat_id in sorted(chats)])
 
     # the check ----------------------------------------------------------------------------
@@ -391,13 +393,13 @@ class Maintenance:
         raised = []
         if check.rows_left:
             raised.append(await raise_alert(
-                self.store, ALERT_ROWS_LEFT,
+                self.store.alerts, ALERT_ROWS_LEFT,
                 sentence("errors.alert_rows_left", "en", deleted=check.steps_deleted, left=check.rows_left, where=report.where),
                 report.started_at,
             ))
         if check.samples_left:
             raised.append(await raise_alert(
-                self.store, ALERT_TEXT_LEFT,
+                self.store.alerts, ALERT_TEXT_LEFT,
                 sentence(f"errors.alert_text_left{'_held' if check.wal_busy else ''}", "en", left=check.samples_left),
                 report.started_at,
             ))

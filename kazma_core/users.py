@@ -17,9 +17,9 @@ from kazma_core.errors import KazmaError
 from kazma_core.quota import folder_bytes
 from kazma_core.settings import Settings
 from kazma_core.stores.backends import database_url
-from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.replica_sql import one_at_a_time
 from kazma_core.stores.types import User
+from kazma_core.stores.users_sql import UserStore
 
 if TYPE_CHECKING:  # `kazma serve` signs its owner in before the core (and its graph) is imported
     from kazma_core.core import Core
@@ -43,7 +43,7 @@ def checked_identity(identity: str) -> str:
     return identity
 
 
-async def first_sign_in(settings: Settings, store: AppStore) -> str | None:
+async def first_sign_in(settings: Settings, store: UserStore) -> str | None:
     """Make the owner on first start; a fresh one-time sign-in link on every start.
 
     Replicas started together on an empty database make the owner one at a time (a lock of the
@@ -81,7 +81,7 @@ class UserAdmin:
 
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.store = core.store
+        self.store = core.store.users
 
     async def user(self, name: str) -> User:
         user = await self.store.user_by_name(name)

@@ -33,7 +33,7 @@ def _server_options(args: argparse.Namespace) -> dict[str, Any]:
 
 async def _login_url(settings: Settings) -> str | None:
     async with opened(settings) as stores:
-        return await first_sign_in(settings, stores.app)
+        return await first_sign_in(settings, stores.app.users)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -128,7 +128,7 @@ class RewindService:
     async def _access(self, user: User, chat_id: str, grant: GroupGrant | None, need: str) -> Chat:
         """The chat's owner may do anything; in a group chat, a member may read and fork
         (a fork is theirs), an admin may also restore and clear. Anyone else: not_found."""
-        chat = await self.core.store.get_chat(chat_id) if chat_id else None
+        chat = await self.core.store.chats.get_chat(chat_id) if chat_id else None
         if chat is not None and chat.owner_id == user.id:
             return chat
         if chat is None or grant is None or grant.chat_id != chat_id:
@@ -142,7 +142,7 @@ class RewindService:
         given, prefix = step_prefix(address)
         found = await self.core.snapshots.find(chat_id, prefix, limit=10)
         if not found:
-            chat = await self.core.store.get_chat(chat_id)
+            chat = await self.core.store.chats.get_chat(chat_id)
             source = chat.forked_from["thread_id"] if chat and chat.forked_from else None
             if source and await self.core.snapshots.find(source, prefix, limit=1):
                 raise NotFound(message_id="step_in_source", address=given, chat=source)
@@ -172,7 +172,7 @@ class RewindService:
     async def message_points(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> list[MessagePoint]:
         """Each transcript message's point (what rewind or fork from it goes to, or that it is no longer kept)."""
         await self._access(user, chat_id, grant, READ)
-        return points_of(await self.core.store.transcript(chat_id), await self.core.snapshots.list_steps(chat_id))
+        return points_of(await self.core.store.transcript.transcript(chat_id), await self.core.snapshots.list_steps(chat_id))
 
     async def message_point(self, user: User, surface: str, chat_id: str, message_id: int, grant: GroupGrant | None = None) -> MessagePoint:
         """One transcript message's point, its step None when that is no longer kept."""
@@ -242,7 +242,7 @@ class RewindService:
                 self._refuse_truncated(info)
             attempt.detail = {"stage": "preview"}
             await self.core.turns.settle_expired(chat_id)
-            if await self.core.store.lease(chat_id) is not None:
+            if await self.core.store.leases.lease(chat_id) is not None:
                 raise TurnRunning(message_id="turn_running_preview")
             await self._refuse_pending(chat_id)
         current = await self.core.turns.graph.aget_state(self.core.turns.config(chat_id))
@@ -255,7 +255,7 @@ class RewindService:
             step=step_view(info),
             side_effects=side_effects(later),
             later_steps=sum(1 for s in steps if s.seq > info.seq),
-            later_turns=max((await self.core.store.get_chat(chat_id)).last_turn - info.turn_index, 0),  # type: ignore[union-attr]
+            later_turns=max((await self.core.store.chats.get_chat(chat_id)).last_turn - info.turn_index, 0),  # type: ignore[union-attr]
             restorable=not info.truncated,
         )
 
@@ -278,7 +278,7 @@ class RewindService:
         """The first chat a chat was forked from (itself when it is no fork)."""
         current = chat_id
         for _ in range(LINEAGE_DEPTH):
-            chat = await self.core.store.get_chat(current)
+            chat = await self.core.store.chats.get_chat(current)
             if chat is None or not chat.forked_from:
                 break
             current = Lineage.model_validate(chat.forked_from).chat_id
@@ -349,7 +349,7 @@ class RewindService:
             self._refuse_truncated(info)
             await self.core.turns.settle_expired(chat_id)
             ttl = self.core.settings.agent.lease_seconds
-            async with chat_lease(self.core.store, chat_id, "restore", ttl):
+            async with chat_lease(self.core.store.leases, chat_id, "restore", ttl):
                 await self._refuse_pending(chat_id)
                 head = await self.core.snapshots.head(chat_id, info.id)
                 if head is None:
@@ -404,7 +404,7 @@ class RewindService:
         async with self.audited.attempt("undo", user, surface, chat_id) as attempt:
             await self._access(user, chat_id, grant, CHANGE)
             await self.core.turns.settle_expired(chat_id)
-            async with chat_lease(self.core.store, chat_id, "undo", self.core.settings.agent.lease_seconds):
+            async with chat_lease(self.core.store.leases, chat_id, "undo", self.core.settings.agent.lease_seconds):
                 await self._refuse_pending(chat_id)
                 undo = await self.undos.undoable(chat_id)
                 if await self.core.snapshots.files.undo_rows(chat_id, undo.restore_id):
@@ -420,7 +420,7 @@ class RewindService:
         return Undone(chat_id=chat_id, undone_step_id=undo.step_id, turn_index=undo.last_turn_before, back=back)
 
     async def _refuse_pending(self, chat_id: str) -> None:
-        pending = await self.core.store.cards(chat_id, "pending")
+        pending = await self.core.store.cards.cards(chat_id, "pending")
         if pending:
             raise ApprovalPending(message_id="approval_pending", gates=[c.to_dict() for c in pending])
 
@@ -459,7 +459,7 @@ class RewindService:
             await quota.refuse_when_full(user.id, fresh=False)  # the new chat is the forker's: its bytes are added below
             found = await self._target(chat_id, address, message_id)
             if found is None:
-                empty = await self.core.store.create_chat(
+                empty = await self.core.store.chats.create_chat(
                     user.id, f"{source.title} (fork)"[:200],
                     forked_from={"thread_id": chat_id, "snapshot_id": None, "turn_index": 0, "iteration": None},
                 )
@@ -495,7 +495,7 @@ class RewindService:
                 new_id, writes, fork_from=chat_id, rewind=True
             ):
                 await write_finished_turn(self.core.turns.graph, new_id, strip_platform_ids(head.fields), messages)
-            chat = await self.core.store.get_chat(new_id)
+            chat = await self.core.store.chats.get_chat(new_id)
             copied = await self.core.snapshots.copy(chat_id, info.id, new_id, uuid.uuid4().hex, self.core.recorder.budgets)
             for change in changes:  # after the copy: the fork's files are bodies of its space
                 await self.core.snapshots.files.record_write(new_id, change.path, change.disk, change.to or b"")
@@ -517,7 +517,7 @@ class RewindService:
     async def clear(self, user: User, surface: str, chat_id: str, grant: GroupGrant | None = None) -> Cleared:
         async with self.audited.attempt("clear", user, surface, chat_id) as attempt:
             await self._access(user, chat_id, grant, CHANGE)
-            async with chat_lease(self.core.store, chat_id, "clear", self.core.settings.agent.lease_seconds, wait=2.0):
+            async with chat_lease(self.core.store.leases, chat_id, "clear", self.core.settings.agent.lease_seconds, wait=2.0):
                 deleted = await self.core.snapshots.delete_chat(chat_id)
                 await self.core.snapshots.purge_wal()  # no copy of the deleted steps stays in a WAL
             attempt.detail = {"deleted": deleted}

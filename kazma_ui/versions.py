@@ -116,7 +116,7 @@ class Versions:
             return row, point
         if row.role in (PERSON, RESET):
             raise WrongMessage(message_id="regenerate_answer_only")
-        earlier = await self.core.store.transcript(chat_id, before=row.id)
+        earlier = await self.core.store.transcript.transcript(chat_id, before=row.id)
         question = next((r for r in reversed(earlier) if r.turn_index == row.turn_index and r.role == PERSON), None)
         if question is None:
             raise WrongMessage(message_id="no_question")
@@ -158,7 +158,7 @@ class Versions:
                 await self.core.snapshots.copy(source.id, info.id, new_id, uuid.uuid4().hex, self.core.recorder.budgets)
                 return new_id
             turn = 0 if point.empty else int(point.turn_index or 0)
-            rows = [] if point.empty else await self.core.store.transcript(source.id, before=question.id)
+            rows = [] if point.empty else await self.core.store.transcript.transcript(source.id, before=question.id)
             writes = both(_rebuilt_writes(new_id, user.id, source.title, source.id, turn, rows), link)
             async with self.core.conversation.same_transaction(new_id, writes, rewind=True):
                 await write_finished_turn(self.core.turns.graph, new_id, {"turn_index": turn}, _messages_of(rows))

@@ -166,7 +166,7 @@ async def core(settings: Settings) -> AsyncIterator[Core]:
 
 @pytest.fixture
 async def user(core: Core) -> User:
-    return await core.store.add_user("ann")
+    return await core.store.users.add_user("ann")
 
 
 @pytest.fixture

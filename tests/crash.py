@@ -161,7 +161,7 @@ async def _child(data_dir: str, user_name: str, chat_id: str, action: str, arg: 
     if action == "send":
         await core.turns.send(chat_id, arg)
         return
-    user = await core.store.user_by_name(user_name)
+    user = await core.store.users.user_by_name(user_name)
     if action in ("restore", "restore-both"):
         await RewindService(core).restore(user, "test", chat_id, arg, what="both" if action == "restore-both" else "conversation")
         await core.kept.purged()  # what the restore left to run after its answer

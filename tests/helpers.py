@@ -104,7 +104,7 @@ async def turn_over(server: RunningServer, chat: str) -> None:
     """Wait until no turn holds the chat's lease."""
     try:
         async with asyncio.timeout(WAIT):
-            while await server.core.store.lease(chat) is not None:
+            while await server.core.store.leases.lease(chat) is not None:
                 await asyncio.sleep(0.02)
     except TimeoutError:
         raise AssertionError(f"a turn still holds chat {chat} after {WAIT:.0f} s") from None

@@ -43,8 +43,8 @@ class RunningServer:
 
     async def add_user(self, name: str, role: str = "user") -> tuple[User, str]:
         """A real user in kazma.db and a real API token for it."""
-        user = await self.core.store.add_user(name, role)
-        return user, await self.core.store.issue_token(user.id, "api")
+        user = await self.core.store.users.add_user(name, role)
+        return user, await self.core.store.users.issue_token(user.id, "api")
 
     def client(self, token: str | None = None, **kwargs: Any) -> httpx.AsyncClient:
         """An HTTP client of this server, signed in with `token` when one is given."""

@@ -22,7 +22,7 @@ async def test_remembered_fact_is_known_in_later_turns_until_forgotten(core: Cor
     assert "my cat is Miso" in (await core.turns.send(chat.id, "who is my cat?")).reply
     assert (await core.turns.send(chat.id, "forget: my cat is Miso")).reply == "Forgot: my cat is Miso"
     assert (await core.turns.send(chat.id, "and now?")).reply.endswith("I know no facts yet.")
-    facts_by_turn = [(r.turn_index, r.role) for r in await core.store.transcript(chat.id)]
+    facts_by_turn = [(r.turn_index, r.role) for r in await core.store.transcript.transcript(chat.id)]
     assert facts_by_turn == [(t, role) for t in (1, 2, 3, 4) for role in ("user", "assistant")]
 
 
@@ -66,7 +66,7 @@ async def test_write_outside_the_workspace_is_refused_before_any_card(core: Core
 async def test_expired_card_closes_its_turn_and_frees_the_chat(tmp_path: Path) -> None:
     core = await Core.open(make_settings(tmp_path / "data", agent={"approval_ttl_seconds": 5}))
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         waiting = await core.turns.send(chat.id, "write a.txt: x")
         card_id = waiting.gates[0]["card_id"]
@@ -75,9 +75,9 @@ async def test_expired_card_closes_its_turn_and_frees_the_chat(tmp_path: Path) -
             conn.execute("UPDATE approvals SET expires_at = ? WHERE id = ?", (time.time() - 1, card_id))
         result = await core.turns.send(chat.id, "hello")
         assert result.status == "done" and result.reply.startswith('You said: "hello"')
-        (card,) = await core.store.cards(chat.id)
+        (card,) = await core.store.cards.cards(chat.id)
         assert card.status == "expired"
-        replies = [r.text for r in await core.store.transcript(chat.id) if r.role == "assistant"]
+        replies = [r.text for r in await core.store.transcript.transcript(chat.id) if r.role == "assistant"]
         assert replies[0] == "Not done: write_file needed approval and it expired."
         assert not (core.settings.files_of(user.id) / "a.txt").exists()
         with pytest.raises(ApprovalClosed):
@@ -88,29 +88,29 @@ async def test_expired_card_closes_its_turn_and_frees_the_chat(tmp_path: Path) -
 
 async def test_a_second_message_while_a_turn_runs_is_refused_not_interleaved(core: Core, chat: Chat) -> None:
     slow = asyncio.create_task(core.turns.send(chat.id, "sleep 0.5"))
-    while await core.store.lease(chat.id) is None:
+    while await core.store.leases.lease(chat.id) is None:
         await asyncio.sleep(0.01)
     with pytest.raises(TurnRunning):
         await core.turns.send(chat.id, "hello")
     assert (await slow).reply == "Slept 0.5 seconds."
     assert (await core.turns.send(chat.id, "hello")).turn_index == 2
-    assert [r.text for r in await core.store.transcript(chat.id) if r.role == "user"] == ["sleep 0.5", "hello"]
+    assert [r.text for r in await core.store.transcript.transcript(chat.id) if r.role == "user"] == ["sleep 0.5", "hello"]
 
 
 async def test_the_turn_lease_is_seen_by_another_process(core: Core, chat: Chat) -> None:
     slow = asyncio.create_task(core.turns.send(chat.id, "sleep 0.5"))
-    while await core.store.lease(chat.id) is None:
+    while await core.store.leases.lease(chat.id) is None:
         await asyncio.sleep(0.01)
     with sqlite3.connect(core.settings.kazma_db) as conn:
         (purpose,) = conn.execute("SELECT purpose FROM leases WHERE chat_id = ?", (chat.id,)).fetchone()
     assert purpose == "turn"
     await slow
-    assert await core.store.lease(chat.id) is None
+    assert await core.store.leases.lease(chat.id) is None
 
 
 async def test_a_dead_holders_lease_expires_and_the_sweep_frees_its_chat(core: Core, chat: Chat) -> None:
     # Long enough that a loaded machine still sends the first message inside it.
-    assert await core.store.acquire_lease(chat.id, "crashed-process", "turn", ttl=1.0)
+    assert await core.store.leases.acquire_lease(chat.id, "crashed-process", "turn", ttl=1.0)
     with pytest.raises(TurnRunning):
         await core.turns.send(chat.id, "hello")
     await asyncio.sleep(1.1)
@@ -124,7 +124,7 @@ async def test_a_dead_holders_lease_expires_and_the_sweep_frees_its_chat(core: C
 async def test_chat_step_history_is_pruned_to_its_own_setting(tmp_path: Path) -> None:
     core = await Core.open(make_settings(tmp_path / "data", history={"checkpoints_per_chat": 5}))
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         for n in range(PRUNE_EVERY):  # the history is cut back every PRUNE_EVERY turns
             await core.turns.send(chat.id, f"steps 3 {n}" if n % 2 else "steps 3")

@@ -23,7 +23,7 @@ async def test_a_turn_with_a_tool_call_runs_on_anthropic(tmp_path: Path) -> None
     async with serve_fake_anthropic(KEY) as fake:
         core = await open_core(tmp_path, fake.base_url, KEY)
         try:
-            user = await core.store.add_user("ann")
+            user = await core.store.users.add_user("ann")
             chat = await core.chats.create(user)
             assert (await core.turns.send(chat.id, "hello")).reply == "Echo: hello"
             result = await core.turns.send(chat.id, "calc 6*7")
@@ -40,11 +40,11 @@ async def test_a_rejected_key_fails_the_turn_with_a_sentence(tmp_path: Path) -> 
     async with serve_fake_anthropic(KEY) as fake:
         core = await open_core(tmp_path, fake.base_url, "sk-ant-wrong")
         try:
-            user = await core.store.add_user("ann")
+            user = await core.store.users.add_user("ann")
             chat = await core.chats.create(user)
             with pytest.raises(TurnFailed) as failed:
                 await core.turns.send(chat.id, "hello")
             assert "AuthenticationError" in failed.value.message and "sk-ant-wrong" not in failed.value.message
-            assert [r.role for r in await core.store.transcript(chat.id)] == ["user", "error"]
+            assert [r.role for r in await core.store.transcript.transcript(chat.id)] == ["user", "error"]
         finally:
             await core.close()

@@ -46,7 +46,7 @@ async def seed(settings: Settings, *, delete_gone: bool = False, forget_tea: boo
     """Two chats with turns, a fork (an audit row), a stored setting; optionally a chat deleted, one forgotten."""
     core = await Core.open(settings)
     try:
-        owner = await core.store.add_user("olga", "owner")
+        owner = await core.store.users.add_user("olga", "owner")
         tea = await core.chats.create(owner, "tea")
         await core.turns.send(tea.id, "remember: tea is green")
         await core.turns.send(tea.id, "calc 6*7")
@@ -54,7 +54,7 @@ async def seed(settings: Settings, *, delete_gone: bool = False, forget_tea: boo
         await core.turns.send(gone.id, "remember: the door code is 4711-XK")
         step = (await core.snapshots.list_steps(tea.id))[1].id
         fork = await RewindService(core).fork(owner, "test", tea.id, step)
-        await core.store.set_override("time_travel.retention_days", 7)
+        await core.store.settings.set_override("time_travel.retention_days", 7)
         if delete_gone:
             await core.chats.delete(owner, gone.id)
         if forget_tea:
@@ -124,7 +124,7 @@ def test_a_restore_puts_the_backup_back_and_drops_the_steps_of_chats_it_lacks(
     async def change() -> str:
         core = await Core.open(settings)
         try:
-            owner = await core.store.user_by_id(ids["owner"])
+            owner = await core.store.users.user_by_id(ids["owner"])
             assert owner is not None
             await core.chats.delete(owner, ids["gone"])
             later = await core.chats.create(owner, "later")

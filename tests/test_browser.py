@@ -327,7 +327,7 @@ async def test_switching_to_arabic_lays_every_page_out_right_to_left(web: Web) -
     await expect(rows(page, "assistant")).to_have_text(["Remembered: tea"])
     sidebar, conversation = await page.locator(".sidebar").bounding_box(), await page.locator(".conversation").bounding_box()
     assert sidebar and conversation and sidebar["x"] > conversation["x"]  # the sidebar moved to the right
-    assert (await web.server.core.store.user_by_id(web.user.id)).lang == "ar"  # type: ignore[union-attr]
+    assert (await web.server.core.store.users.user_by_id(web.user.id)).lang == "ar"  # type: ignore[union-attr]
     await shot(page, "chat-ar.png")
 
     await page.goto(f"{web.server.url}/replay?thread={chat}")
@@ -342,7 +342,7 @@ async def test_switching_to_arabic_lays_every_page_out_right_to_left(web: Web) -
 
 
 async def test_the_owner_sees_an_operator_alert_on_every_page_until_acknowledged(web: Web) -> None:
-    await web.server.core.store.add_alert("deletion_not_verified", "A clean-up found deleted text still in snapshots.db.")
+    await web.server.core.store.alerts.add_alert("deletion_not_verified", "A clean-up found deleted text still in snapshots.db.")
     page = await web.page()
     alert = page.locator("#alerts .alert")
     await expect(alert).to_contain_text("A clean-up found deleted text still in snapshots.db.")
@@ -352,7 +352,7 @@ async def test_the_owner_sees_an_operator_alert_on_every_page_until_acknowledged
     await expect(alert).to_have_count(0)
     await tab.reload()
     await expect(tab.locator("#alerts .alert")).to_have_count(0)
-    assert await web.server.core.store.alerts(False) == []
+    assert await web.server.core.store.alerts.alerts(False) == []
 
 
 async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
@@ -368,7 +368,7 @@ async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
                 before = len(telegram.sent)
                 telegram.message(ann, forum, text)
                 await telegram.wait_for(lambda before=before: len(telegram.sent) > before)
-            source = await server.core.store.bound_chat(f"telegram:{forum['id']}")
+            source = await server.core.store.places.bound_chat(f"telegram:{forum['id']}")
             assert source is not None
             step = (await server.core.snapshots.list_steps(source.id))[0].id
             telegram.message(ann, forum, f"/fork {step[:8]}")
@@ -380,7 +380,7 @@ async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
 
             browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=20_000)
             try:
-                user = await server.core.store.user_for_identity(f"telegram:{ann['id']}")
+                user = await server.core.store.users.user_for_identity(f"telegram:{ann['id']}")
                 assert user is not None
                 page = await (await browser.new_context(locale="en-US")).new_page()
                 await page.goto(await login_url(server, user))

@@ -21,7 +21,7 @@ async def test_the_restore_dialog_lists_the_files_and_restores_both_after_asking
     for path, text in (("notes.txt", "v1"), ("notes.txt", "v2"), ("draft.txt", "x")):
         await wrote(web, chat, path, text)
     owner = web.server.core.settings
-    user = (await web.server.core.store.owner())
+    user = (await web.server.core.store.users.owner())
     assert user is not None
     notes, draft = owner.files_of(user.id) / "notes.txt", owner.files_of(user.id) / "draft.txt"
     notes.write_text("by hand")

@@ -33,7 +33,7 @@ async def test_restored_then_undo_on_the_time_travel_page_brings_everything_back
     await expect(page.locator(".turn h3")).to_have_text(["Turn 1", "Turn 2", "Turn 3"])
     await expect(chat_tab.locator("#messages .message")).to_have_count(6)
     await expect(chat_tab.locator("#notice")).to_contain_text("The last restore of this chat was undone")
-    facts = [f.text for f in await web.server.core.store.facts(chat)]
+    facts = [f.text for f in await web.server.core.store.memories.facts(chat)]
     assert facts == ["tea", "coffee"]
 
 

@@ -28,7 +28,7 @@ async def turns_of(core: Core, chat: Chat) -> list[int]:
 async def test_max_snapshots_keeps_the_newest_steps_of_each_chat(tmp_path: Path) -> None:
     core = await open_core(tmp_path, max_snapshots=3)
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         a, b = await core.chats.create(user), await core.chats.create(user)
         for n in range(5):
             await core.turns.send(a.id, f"hello {n}")
@@ -42,7 +42,7 @@ async def test_max_snapshots_keeps_the_newest_steps_of_each_chat(tmp_path: Path)
 async def test_max_global_snapshots_drops_the_oldest_in_the_whole_store(tmp_path: Path) -> None:
     core = await open_core(tmp_path, max_global_snapshots=4)
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         a, b = await core.chats.create(user), await core.chats.create(user)
         for chat in (a, b, a, b, a, b):
             await core.turns.send(chat.id, "hello")
@@ -58,7 +58,7 @@ async def test_max_thread_bytes_drops_the_chats_oldest_steps_first(tmp_path: Pat
     limit = 1 << 16
     core = await open_core(tmp_path, max_thread_bytes=limit, max_snapshot_bytes=16_384)
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         for _ in range(12):
             # about 8 KB of new text per turn that does not compress (bodies are kept compressed)
@@ -76,7 +76,7 @@ async def test_max_total_bytes_drops_the_oldest_steps_of_any_chat(tmp_path: Path
     limit = 1 << 20
     core = await open_core(tmp_path, max_total_bytes=limit)
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         a, b = await core.chats.create(user), await core.chats.create(user)
         for chat in (a, b, a, b, a, b):
             await core.turns.send(chat.id, "big 250")
@@ -94,7 +94,7 @@ async def test_counters_match_what_is_really_stored(tmp_path: Path) -> None:
     """The budgets trust counters; after evictions they must equal a full count of the file."""
     core = await open_core(tmp_path, max_snapshots=4, max_per_turn=3)
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         for text in ("steps 6", "big 50", "hello", "steps 3"):
             await core.turns.send(chat.id, text)
@@ -120,7 +120,7 @@ async def test_unreadable_store_counts_failed_announces_nothing_and_the_turn_ans
     (data / "snapshots.db").write_bytes(b"this is not a database" * 100)
     core = await open_core(tmp_path)
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         failed_before = metric("kazma_time_travel_capture_total", result="failed")
         async with core.events.subscribe(chat.id) as events:
@@ -129,7 +129,7 @@ async def test_unreadable_store_counts_failed_announces_nothing_and_the_turn_ans
         assert result.reply == "1+1 = 2"
         assert "snapshot" not in kinds and "message" in kinds
         assert metric("kazma_time_travel_capture_total", result="failed") - failed_before == 2
-        assert [r.role for r in await core.store.transcript(chat.id)] == ["user", "assistant"]
+        assert [r.role for r in await core.store.transcript.transcript(chat.id)] == ["user", "assistant"]
     finally:
         await core.close()
 
@@ -137,7 +137,7 @@ async def test_unreadable_store_counts_failed_announces_nothing_and_the_turn_ans
 async def test_file_grows_linearly_with_the_conversation(tmp_path: Path) -> None:
     core = await open_core(tmp_path, max_snapshots=1000)
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         sizes = []
         logical = 0

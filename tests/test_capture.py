@@ -58,7 +58,7 @@ async def test_long_turn_keeps_first_twenty_then_every_tenth_and_the_last(core: 
 async def test_max_per_turn_keeps_the_first_and_the_newest(tmp_path: Path, user_name: str = "ann") -> None:
     core = await Core.open(make_settings(tmp_path, time_travel={"max_per_turn": 5}))
     try:
-        user = await core.store.add_user(user_name)
+        user = await core.store.users.add_user(user_name)
         chat = await core.chats.create(user)
         await core.turns.send(chat.id, "steps 8")
         iterations = [s.iteration for s in await core.snapshots.list_steps(chat.id)]

@@ -78,11 +78,11 @@ async def step_ids(core: Core, chat_id: str, turn: int) -> list[str]:
 
 
 async def rows(core: Core, chat_id: str) -> list[tuple[int, str, str]]:
-    return [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)]
+    return [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)]
 
 
 async def facts(core: Core, chat_id: str) -> list[str]:
-    return [f.text for f in await core.store.facts(chat_id)]
+    return [f.text for f in await core.store.memories.facts(chat_id)]
 
 
 # --- each command, end to end ---------------------------------------------------------------
@@ -257,7 +257,7 @@ async def test_memory_off_forgets_facts_and_steps_and_the_agent_stops_rememberin
     done = await run(service, user, chat.id, "/Memory off", lang="ar", confirmed=True)
     assert done.kind == "answer" and done.text.startswith("الذاكرة متوقفة في هذه الدردشة")
     assert await facts(core, chat.id) == [] and await core.snapshots.list_steps(chat.id) == []
-    assert not await core.store.memory_on(chat.id)
+    assert not await core.store.memories.memory_on(chat.id)
     reply = (await core.turns.send(chat.id, "remember: coffee")).reply
     assert reply == "Memory is off in this chat, so I did not remember that."
     assert await facts(core, chat.id) == []
@@ -285,14 +285,14 @@ async def test_restore_and_reset_are_refused_while_an_approval_waits_naming_the_
         assert (refused.kind, refused.code, refused.ephemeral) == ("error", "approval_pending", True)
         assert [g["card_id"] for g in refused.data["gates"]] == [card]
     assert plain(refused.text) == "موافقة تنتظر في هذه الدردشة. وافق عليها أو ارفضها (أو دعها تنتهي صلاحيتها)، ثم حاول مجددًا."
-    assert await rows(core, chat.id) == before and (await core.store.cards(chat.id))[0].status == "pending"
+    assert await rows(core, chat.id) == before and (await core.store.cards.cards(chat.id))[0].status == "pending"
 
 
 async def test_changes_are_refused_while_a_turn_runs(core: Core, chat: Chat, user: User, service: RewindService) -> None:
     await talk(core, chat, "remember: tea is good")
     target = (await step_ids(core, chat.id, 1))[-1]
     slow = asyncio.create_task(core.turns.send(chat.id, "sleep 1"))
-    while await core.store.lease(chat.id) is None:
+    while await core.store.leases.lease(chat.id) is None:
         await asyncio.sleep(0.01)
     for text in (f"/replay {target}", "/reset", "/memory off"):
         refused = await run(service, user, chat.id, text, confirmed=True)
@@ -301,7 +301,7 @@ async def test_changes_are_refused_while_a_turn_runs(core: Core, chat: Chat, use
     arabic = await run(service, user, chat.id, "/reset", lang="ar")
     assert arabic.text.startswith("دورة تجري الآن في هذه الدردشة")
     assert (await slow).reply == "Slept 1 seconds."
-    assert await facts(core, chat.id) == ["tea is good"] and await core.store.memory_on(chat.id)
+    assert await facts(core, chat.id) == ["tea is good"] and await core.store.memories.memory_on(chat.id)
     assert [r[2] for r in await rows(core, chat.id)][-1] == "Slept 1 seconds."
 
 
@@ -352,7 +352,7 @@ async def test_another_users_chat_is_not_found_for_every_command_and_unchanged(
 ) -> None:
     await talk(core, chat, "remember: tea is good", "hello")
     target = (await step_ids(core, chat.id, 1))[-1]
-    stranger = await core.store.add_user("eve")
+    stranger = await core.store.users.add_user("eve")
     state = await core.turns.graph.aget_state(core.turns.config(chat.id))
     before = (await rows(core, chat.id), await core.snapshots.list_steps(chat.id), await facts(core, chat.id), state.values)
     texts = ["/replay", "/replay list", f"/replay {target}", f"/replay show {target}", f"/replay compare {target} {target}",
@@ -366,7 +366,7 @@ async def test_another_users_chat_is_not_found_for_every_command_and_unchanged(
     assert arabic.text == "لا توجد دردشة كهذه بين دردشاتك. تحقّق من معرّف الدردشة، أو اعرض دردشاتك."
     state = await core.turns.graph.aget_state(core.turns.config(chat.id))
     assert (await rows(core, chat.id), await core.snapshots.list_steps(chat.id), await facts(core, chat.id), state.values) == before
-    assert await core.store.memory_on(chat.id) and await core.chats.list(stranger) == []
+    assert await core.store.memories.memory_on(chat.id) and await core.chats.list(stranger) == []
 
 
 async def test_in_a_group_members_read_and_fork_and_only_admins_restore_or_clear(
@@ -374,7 +374,7 @@ async def test_in_a_group_members_read_and_fork_and_only_admins_restore_or_clear
 ) -> None:
     await talk(core, chat, "hello", "calc 1+1")
     target = (await step_ids(core, chat.id, 1))[-1]
-    member, admin = await core.store.add_user("bob"), await core.store.add_user("cy")
+    member, admin = await core.store.users.add_user("bob"), await core.store.users.add_user("cy")
     as_member, as_admin = GroupGrant(chat.id, "member"), GroupGrant(chat.id, "admin")
     assert (await run(service, member, chat.id, "/replay list", grant=as_member)).kind == "answer"
     assert (await run(service, member, chat.id, f"/replay show {target}", grant=as_member)).kind == "answer"

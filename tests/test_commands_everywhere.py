@@ -117,7 +117,7 @@ def slack_sender(fake: FakeSlack, http: httpx.AsyncClient) -> Send:
 
 
 async def step_ids(core: Core, key: str) -> list[str]:
-    chat = await core.store.bound_chat(key)
+    chat = await core.store.places.bound_chat(key)
     assert chat is not None, key
     return [s.id[:8] for s in await core.snapshots.list_steps(chat.id)]
 

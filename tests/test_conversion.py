@@ -20,7 +20,7 @@ from kazma_core.agent.graph import TurnDeps, build_graph
 from kazma_core.agent.offline_model import OfflineChatModel
 from kazma_core.core import Core
 from kazma_core.stores.app_schema import MIGRATIONS
-from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.legacy import ConversionFailed
 from kazma_core.stores.sqlite import SqliteDB
 from tests.conftest import make_settings
@@ -34,8 +34,8 @@ async def old_layout(data: Path) -> tuple[str, list[str], list[tuple[int, str, s
     old = SqliteDB(data / "kazma.db", MIGRATIONS[:1], secure_delete=True)
     chat_id, user_id = uuid.uuid4().hex, uuid.uuid4().hex
     # The tools' facts, as the first Kazma kept them.
-    scratch = SqlAppStore(SqliteDB(data.parent / "scratch.db", MIGRATIONS, secure_delete=True))
-    await scratch.count_users()
+    scratch = AppStore(SqliteDB(data.parent / "scratch.db", MIGRATIONS, secure_delete=True))
+    await scratch.users.count_users()
     conn = await aiosqlite.connect(data / "checkpoints.db")
     saver = AsyncSqliteSaver(conn)
     await saver.setup()
@@ -84,12 +84,12 @@ async def test_a_first_layout_folder_is_converted_once_and_the_chat_goes_on(
         assert sorted(p.name for p in kept.iterdir()) == ["checkpoints.db", "kazma.db"]
         state = await core.turns.graph.aget_state(core.turns.config(chat_id))
         assert [m.content for m in state.values["messages"]] == contents and state.next == ()
-        assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)] == rows
+        assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)] == rows
         reply = (await core.turns.send(chat_id, "what do you know?")).reply
         assert reply == 'You said: "what do you know?". I know: the boat is blue.'
         state = await core.turns.graph.aget_state(core.turns.config(chat_id))
         assert [m.content for m in state.values["messages"]][: len(contents)] == contents
-        transcript = [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)]
+        transcript = [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)]
         assert transcript == [*rows, (4, "user", "what do you know?"), (4, "assistant", reply)]
     finally:
         await core.close()

@@ -235,7 +235,7 @@ async def test_a_turn_whose_answer_could_not_be_saved_is_closed_so_a_restore_to_
     newest = (await core.snapshots.list_steps(chat.id))[-1]
     await RewindService(core).restore(user, "test", chat.id, newest.id)
     state = await core.turns.graph.aget_state(core.turns.config(chat.id))
-    rows = [(r.role, r.text) for r in await core.store.transcript(chat.id)]
+    rows = [(r.role, r.text) for r in await core.store.transcript.transcript(chat.id)]
     assert rows == [row for _, row in shown(list(state.values["messages"]))]
     assert not state.next
     assert (await core.turns.send(chat.id, "and now?")).reply.startswith('You said: "and now?"')
@@ -282,7 +282,7 @@ async def test_a_turn_the_database_cut_ends_with_the_state_and_the_transcript_ag
 
     async def agree() -> None:
         state = await core.turns.graph.aget_state(core.turns.config(chat.id))
-        rows = [(r.role, r.text) for r in await core.store.transcript(chat.id)]
+        rows = [(r.role, r.text) for r in await core.store.transcript.transcript(chat.id)]
         assert rows == [row for _, row in shown(list(state.values["messages"]))]
         assert not state.next
 
@@ -302,7 +302,7 @@ async def test_a_stop_while_the_database_is_cut_ends_with_the_state_and_the_tran
     when the stopped turn is closed) must still end with the state and the transcript agreeing."""
     opened = await Core.open(make_settings(tmp_path / "data", database={"url": pg_kazma_url}, model={"piece_seconds": 0.05}))
     try:
-        user = await opened.store.add_user("ann")
+        user = await opened.store.users.add_user("ann")
         chat = await opened.chats.create(user, "stop")
         await opened.turns.send(chat.id, "hello")
         stopped_row = "BEFORE INSERT ON kazma.transcript FOR EACH ROW WHEN (NEW.role = 'stopped')"
@@ -317,7 +317,7 @@ async def test_a_stop_while_the_database_is_cut_ends_with_the_state_and_the_tran
                     await turn
         await opened.recover()  # what the server's sweep does every few seconds, the database back
         state = await opened.turns.graph.aget_state(opened.turns.config(chat.id))
-        rows = [(r.role, r.text) for r in await opened.store.transcript(chat.id)]
+        rows = [(r.role, r.text) for r in await opened.store.transcript.transcript(chat.id)]
         assert rows == [row for _, row in shown(list(state.values["messages"]))]
         assert rows[-1][0] in ("stopped", "error")
         assert (await opened.turns.send(chat.id, "and now?")).reply.startswith('You said: "and now?"')
@@ -338,7 +338,7 @@ async def test_a_turn_whose_lease_another_replica_took_leaves_no_answer_the_tran
     a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_kazma_url}))
     b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_kazma_url}))
     try:
-        user = await a.store.add_user("ann")
+        user = await a.store.users.add_user("ann")
         chat = await a.chats.create(user, "taken over")
         await a.turns.send(chat.id, "hello")
         with psycopg.connect(pg_kazma_url, autocommit=True) as pg:
@@ -363,7 +363,7 @@ async def test_a_turn_whose_lease_another_replica_took_leaves_no_answer_the_tran
 
         async def agree(what: str) -> None:
             state = await b.turns.graph.aget_state(b.turns.config(chat.id))
-            rows = [(r.role, r.text) for r in await b.store.transcript(chat.id)]
+            rows = [(r.role, r.text) for r in await b.store.transcript.transcript(chat.id)]
             assert rows == [row for _, row in shown(list(state.values["messages"]))], what
 
         await agree("after the takeover")

@@ -105,12 +105,12 @@ class Bot:
     async def chat(self, channel: int = GENERAL) -> Chat:
         """The chat of a channel, a thread or the DM."""
         key = f"discord:{GUILD_ID}:{channel}" if channel != DM else f"discord:dm:{channel}"
-        found = await self.core.store.bound_chat(key)
+        found = await self.core.store.places.bound_chat(key)
         assert found is not None, key
         return found
 
     async def user(self, discord_id: int) -> User:
-        found = await self.core.store.user_for_identity(f"discord:{discord_id}")
+        found = await self.core.store.users.user_for_identity(f"discord:{discord_id}")
         assert found is not None
         return found
 
@@ -245,12 +245,12 @@ async def test_restore_asks_with_a_button_then_restores_the_chat(bot: Bot) -> No
     asked = await bot.slash(ALICE, "replay", "restore", target[:8])
     assert asked.ephemeral and asked.content.startswith(f"Restore this chat to turn 1, step 1 ({target[:8]})?")
     assert asked.buttons == {"Yes, do it": f"kazma:confirm:/replay {target}", "Cancel": "kazma:cancel:"}
-    assert [f.text for f in await bot.core.store.facts(chat.id)] == ["tea is good", "coffee is better"]
+    assert [f.text for f in await bot.core.store.memories.facts(chat.id)] == ["tea is good", "coffee is better"]
     done = await bot.click(ALICE, asked, "Yes, do it")
     assert done[0].callback_type == 7 and done[0].components == []
     [restored] = followups(done)
     assert not restored.ephemeral and restored.content.startswith("Restored this chat to turn 1, step 1.")
-    assert [f.text for f in await bot.core.store.facts(chat.id)] == ["tea is good"]
+    assert [f.text for f in await bot.core.store.memories.facts(chat.id)] == ["tea is good"]
     [answer] = await bot.say(ALICE, "and now?")
     assert answer.content == 'You said: "and now?". I know: tea is good.'
 
@@ -281,7 +281,7 @@ async def test_fork_gives_the_discord_user_a_chat_of_their_own_with_a_link(bot: 
     [fork] = await bot.core.chats.list(bob)
     assert fork.forked_from is not None and fork.forked_from["snapshot_id"] == step
     assert f"{bot.core.settings.base_url}/?thread={fork.id}" in forked.content
-    assert [f.text for f in await bot.core.store.facts(fork.id)] == ["tea is good"]
+    assert [f.text for f in await bot.core.store.memories.facts(fork.id)] == ["tea is good"]
 
 
 async def test_fork_opens_a_thread_from_the_bots_message_and_the_thread_continues_the_fork(bot: Bot) -> None:
@@ -302,8 +302,8 @@ async def test_fork_opens_a_thread_from_the_bots_message_and_the_thread_continue
     # A message in the thread continues the fork, with what it remembers; the channel's chat is not touched.
     [answer] = await bot.say(BOB, "what do you know?", channel=thread_id)
     assert answer.content == 'You said: "what do you know?". I know: tea is good.'
-    assert [r.text for r in await bot.core.store.transcript(fork.id)][-2] == "what do you know?"
-    assert "what do you know?" not in [r.text for r in await bot.core.store.transcript(source.id)]
+    assert [r.text for r in await bot.core.store.transcript.transcript(fork.id)][-2] == "what do you know?"
+    assert "what do you know?" not in [r.text for r in await bot.core.store.transcript.transcript(source.id)]
     # Slash commands in the thread act on the fork, with the guild's rules.
     listing = await bot.slash(BOB, "replay", "list", channel=thread_id)
     assert "Turn 2: what do you know?" in listing.content and "calc 1+1" not in listing.content
@@ -313,7 +313,7 @@ async def test_fork_opens_a_thread_from_the_bots_message_and_the_thread_continue
     asked = await bot.slash(CAROL, "replay", "restore", fork_step[:8], channel=thread_id)
     [restored] = followups(await bot.click(CAROL, asked, "Yes, do it"))
     assert restored.channel_id == thread_id and restored.content.startswith("Restored this chat to turn 1")
-    assert len(await bot.core.store.transcript(source.id)) == 4
+    assert len(await bot.core.store.transcript.transcript(source.id)) == 4
 
 
 async def test_fork_in_a_dm_or_without_the_permission_says_why_there_is_no_thread(bot: Bot) -> None:

@@ -45,10 +45,10 @@ async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_
     asked = await on_message(bot, ALICE, REWIND, first.message_id)
     assert asked.ephemeral and asked.content.startswith("Restore this chat to turn 1, step ")
     assert f"({end_of_first[:8]})?" in asked.content
-    assert len(await bot.core.store.transcript(chat.id)) == 4  # asked, not done
+    assert len(await bot.core.store.transcript.transcript(chat.id)) == 4  # asked, not done
     done = await bot.click(ALICE, asked, "Yes, do it")
     assert any(s.content.startswith("Restored this chat to turn 1, step ") for s in done)
-    assert [r.text for r in await bot.core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    assert [r.text for r in await bot.core.store.transcript.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
     # The answer it took back says so, and /replay undo puts its text back.
     [edit] = await bot.fake.until(lambda: bot.fake.edits or None)
     assert (edit.message_id, edit.content) == (second.message_id, REWOUND)
@@ -69,7 +69,7 @@ async def test_fork_from_here_on_a_persons_message_forks_from_just_before_it(bot
     [(thread_id, _)] = bot.fake.threads.items()
     fork = await bot.chat(thread_id)
     assert fork.forked_from is not None and fork.forked_from["snapshot_id"] == end_of_first
-    assert [r.text for r in await bot.core.store.transcript(fork.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    assert [r.text for r in await bot.core.store.transcript.transcript(fork.id)] == ["hello", 'You said: "hello". I know no facts yet.']
     assert "it continues in the thread" in forked.content
 
 
@@ -85,7 +85,7 @@ async def test_on_the_first_message_fork_makes_an_empty_chat_of_its_lineage_and_
     [(thread_id, _)] = bot.fake.threads.items()
     fork = await bot.chat(thread_id)
     assert fork.forked_from == {"thread_id": chat.id, "snapshot_id": None, "turn_index": 0, "iteration": None}
-    assert await bot.core.store.transcript(fork.id) == [] and len(await bot.core.store.transcript(chat.id)) == 4
+    assert await bot.core.store.transcript.transcript(fork.id) == [] and len(await bot.core.store.transcript.transcript(chat.id)) == 4
     assert forked.content.startswith("Forked from before the first message into a new chat, ")
 
 

@@ -22,13 +22,13 @@ async def prepared(data: Path) -> tuple[str, str, Path, list[tuple[int, str, str
     """Ann's chat of three approved writes; the end of its first turn; her folder; its transcript."""
     core = await Core.open(make_settings(data))
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         for text in ("write notes.txt: v1", "write notes.txt: v2", "write draft.txt: x"):
             waiting = await core.turns.send(chat.id, text)
             await core.turns.decide(chat.id, waiting.gates[0]["card_id"], "approve", user.id)
         target = [s for s in await core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
-        rows = [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat.id)]
+        rows = [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat.id)]
         return chat.id, target.id, core.settings.files_of(user.id), rows
     finally:
         await core.close()
@@ -43,7 +43,7 @@ async def after_start(data: Path, chat_id: str) -> tuple[Core, list[tuple[int, s
     await core.recover()
     await RewindService(core).recover()
     assert await RewindRows(core.store).open_intents() == []
-    return core, [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)]
+    return core, [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)]
 
 
 @pytest.mark.parametrize(
@@ -66,10 +66,10 @@ async def test_a_killed_restore_with_files_leaves_both_as_they_were_or_both_rest
             assert {r[0] for r in now} == {1}
             assert files_in(folder) == RESTORED
             # Finished after a crash, it is undone whole: the conversation and the files.
-            user = await core.store.user_by_name("ann")
+            user = await core.store.users.user_by_name("ann")
             assert user is not None
             await RewindService(core).undo(user, "test", chat_id)
-            assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)] == rows
+            assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)] == rows
             assert files_in(folder) == BEFORE
         assert not list(folder.glob(".kazma-restore-*"))  # no half-written file left behind
     finally:
@@ -84,7 +84,7 @@ async def test_a_killed_undo_of_a_restore_with_files_leaves_both_restored_or_bot
     chat_id, step_id, folder, rows = await prepared(data)
     core = await Core.open(make_settings(data))
     try:
-        user = await core.store.user_by_name("ann")
+        user = await core.store.users.user_by_name("ann")
         assert user is not None
         await RewindService(core).restore(user, "test", chat_id, step_id, what="both")
         assert files_in(folder) == RESTORED

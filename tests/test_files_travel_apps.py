@@ -44,7 +44,7 @@ async def test_telegram_asks_with_three_buttons_and_files_restores_only_the_file
     await bot.say(ANN, ann, "hello")
     chat = await bot.chat(ann)
     target, folder = await three_writes(bot.core, chat)
-    rows = await bot.core.store.transcript(chat.id)
+    rows = await bot.core.store.transcript.transcript(chat.id)
 
     [asked] = await bot.say(ANN, ann, f"/replay {target[:8]}")
     assert [label for label, _ in asked.buttons()] == CHOICES
@@ -53,7 +53,7 @@ async def test_telegram_asks_with_three_buttons_and_files_restores_only_the_file
     [done] = await bot.press(ANN, asked, "Files")
     assert "Files put back: 2." in done.text
     assert (folder / "notes.txt").read_text() == "v1" and not (folder / "draft.txt").exists()
-    assert await bot.core.store.transcript(chat.id) == rows  # the conversation stays
+    assert await bot.core.store.transcript.transcript(chat.id) == rows  # the conversation stays
 
     # A hand edit: named, refused, then forced with the word the sentence gives.
     (folder / "notes.txt").write_text("mine")
@@ -66,7 +66,7 @@ async def test_telegram_asks_with_three_buttons_and_files_restores_only_the_file
     [asked] = await bot.say(ANN, ann, f"/replay {target[:8]} both force")
     [done] = await bot.press(ANN, asked, "Yes, do it")
     assert (folder / "notes.txt").read_text() == "v1"
-    assert {r.turn_index for r in await bot.core.store.transcript(chat.id)} == {1, 2}  # hello, then the first write
+    assert {r.turn_index for r in await bot.core.store.transcript.transcript(chat.id)} == {1, 2}  # hello, then the first write
 
 
 async def test_discord_asks_with_three_buttons_and_both_restores_the_chat_and_its_files(discord_bot: DiscordBot) -> None:
@@ -80,12 +80,12 @@ async def test_discord_asks_with_three_buttons_and_both_restores_the_chat_and_it
     [restored] = followups(done)
     assert "Files put back: 2." in restored.content
     assert (folder / "notes.txt").read_text() == "v1" and not (folder / "draft.txt").exists()
-    assert {r.turn_index for r in await discord_bot.core.store.transcript(chat.id)} == {1, 2}
+    assert {r.turn_index for r in await discord_bot.core.store.transcript.transcript(chat.id)} == {1, 2}
 
 
 async def test_slack_asks_with_three_buttons_and_conversation_leaves_the_files(slack: Slack) -> None:
     await talk(slack, SLACK_ANN, "hello")
-    chat = await slack.server.core.store.bound_chat(f"slack:{DM}")
+    chat = await slack.server.core.store.places.bound_chat(f"slack:{DM}")
     assert chat is not None
     target, folder = await three_writes(slack.server.core, chat)
     (question,) = await slack.answers(await slack.command(SLACK_ANN, target[:8]))

@@ -160,7 +160,7 @@ async def test_a_deleted_or_forgotten_chat_leaves_no_trace_of_what_a_restore_kep
     elif how == "memory_off":
         await server.core.chats.memory_off(ann.user, chat)
     else:
-        [fact] = await server.core.store.facts(chat)
+        [fact] = await server.core.store.memories.facts(chat)
         await server.core.chats.forget_fact(ann.user, chat, fact.id)
     assert traces(settings, text) == []
     # What was forgotten (the memory, and the steps that held it) is gone; the chat itself stays.

@@ -237,7 +237,7 @@ async def test_a_request_without_a_valid_token_is_unauthorized(server: RunningSe
             error_of(await http.post(f"/api/chats/{chat}/messages", json={"text": "hi"}), 401, "unauthorized")
             error_of(await http.delete(f"/api/chats/{chat}"), 401, "unauthorized")
     # A one-time login token is not an API token.
-    login = await server.core.store.issue_token(ann.user.id, "login", ttl=60)
+    login = await server.core.store.users.issue_token(ann.user.id, "login", ttl=60)
     async with server.client(login) as wrong_kind:
         error_of(await wrong_kind.get("/api/chats"), 401, "unauthorized")
     assert await chat_ids(ann.http) == [chat]

@@ -545,14 +545,14 @@ async def test_another_users_chat_and_step_are_not_found_on_every_replay_route_a
     first, last = (await step_ids(ann.http, chat))[0], (await step_ids(ann.http, chat))[-1]
     target = await last_step_of_turn(ann.http, chat, 1)
     bobs_own = await new_chat(bob.http, "bob's")
-    facts = await server.core.store.facts(chat)
+    facts = await server.core.store.memories.facts(chat)
     assert [f.text for f in facts] == ["ann likes tea", "ann hates rain"]
 
     async def state() -> tuple[Any, ...]:
         return (
             ok(await ann.http.get(f"/api/chats/{chat}/messages")),
             await listing(ann.http, chat),
-            await server.core.store.facts(chat),
+            await server.core.store.memories.facts(chat),
             await chat_ids(ann.http),
         )
 
@@ -580,7 +580,7 @@ async def test_another_users_chat_and_step_are_not_found_on_every_replay_route_a
     assert await threads_of(bob.http) == []
     assert await chat_ids(bob.http) == [bobs_own]
     assert await state() == before
-    assert await server.core.store.facts(chat) == facts
+    assert await server.core.store.memories.facts(chat) == facts
     assert (await say(ann.http, chat, "hi"))["reply"] == 'You said: "hi". I know: ann likes tea; ann hates rain.'
 
 

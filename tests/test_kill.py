@@ -108,7 +108,7 @@ async def check(
         seen: dict[str, Any] = {"rows": 0}
         for chat in chats:
             state = await core.turns.graph.aget_state(core.turns.config(chat.thread_id))
-            transcript = await core.store.transcript(chat.thread_id)
+            transcript = await core.store.transcript.transcript(chat.thread_id)
             rows = [(r.role, r.text) for r in transcript]
             expected = shown(list(state.values.get("messages", [])))
             assert rows == [row for _, row in expected], (
@@ -116,19 +116,19 @@ async def check(
             )
             if steps:
                 await check_steps(core, chat.thread_id, cycle, transcript, [at for at, _ in expected])
-            turns = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role == "user"]
+            turns = [r.turn_index for r in await core.store.transcript.transcript(chat.thread_id) if r.role == "user"]
             assert turns == sorted(set(turns)), f"kill {cycle}: a turn numbered twice: {turns}"
-            errors = [r.turn_index for r in await core.store.transcript(chat.thread_id) if r.role in ("error", "stopped")]
+            errors = [r.turn_index for r in await core.store.transcript.transcript(chat.thread_id) if r.role in ("error", "stopped")]
             assert len(errors) == len(set(errors)), (
                 f"kill {cycle}: a turn marked failed twice: {errors}: "
-                f"{[(r.turn_index, r.role, r.text[:40]) for r in await core.store.transcript(chat.thread_id)]}"
+                f"{[(r.turn_index, r.role, r.text[:40]) for r in await core.store.transcript.transcript(chat.thread_id)]}"
             )
             if not chat.restore_in_doubt:
                 for text, reply in chat.answered:
                     assert ("user", text) in rows and ("assistant", reply) in rows, f"kill {cycle}: lost {text!r}"
             if state.next:
                 # Only a turn waiting at an approval may be left open.
-                assert await core.store.cards(chat.thread_id, "pending"), f"kill {cycle}: {state.next} left open"
+                assert await core.store.cards.cards(chat.thread_id, "pending"), f"kill {cycle}: {state.next} left open"
             seen["rows"] += len(rows)
         return seen
     finally:
@@ -158,8 +158,8 @@ async def people_with_chats(
     chats: list[ChatLog] = []
     try:
         for name in names:
-            user = await core.store.add_user(name)
-            token = await core.store.issue_token(user.id, "api")
+            user = await core.store.users.add_user(name)
+            token = await core.store.users.issue_token(user.id, "api")
             for n in range(per_person):
                 chats.append(ChatLog((await core.chats.create(user, f"{name}'s {n + 1}")).id, token))
     finally:

@@ -69,7 +69,7 @@ async def put_steps(
 
 
 async def new_chat(core: Core, user: User) -> str:
-    return (await core.store.create_chat(user.id, "t")).id
+    return (await core.store.chats.create_chat(user.id, "t")).id
 
 
 async def step_ids(core: Core) -> set[str]:
@@ -98,7 +98,7 @@ def upkeep(core: Core, clock: Clock) -> Maintenance:
 
 @pytest.fixture
 async def owner(core: Core) -> User:
-    return await core.store.add_user("olga", "owner")
+    return await core.store.users.add_user("olga", "owner")
 
 
 # the schedule -------------------------------------------------------------------------------------
@@ -146,12 +146,12 @@ async def test_each_pass_reads_retention_and_auto_maintain_from_kazma_db(
     assert (first.live.retention_days, first.expired_steps) == (30, 1)
     assert await step_ids(core) == {*ten, *one}
 
-    await core.store.set_override("time_travel.retention_days", 5)
+    await core.store.settings.set_override("time_travel.retention_days", 5)
     second = await upkeep.run_pass()
     assert (second.live.retention_days, second.expired_steps) == (5, 1)
     assert await step_ids(core) == set(one)
 
-    await core.store.set_override("time_travel.auto_maintain", False)
+    await core.store.settings.set_override("time_travel.auto_maintain", False)
     clock.at += 30 * DAY
     third = await upkeep.run_pass()
     assert not third.live.auto_maintain and third.cutoff is None and third.expired_steps == 0
@@ -258,7 +258,7 @@ async def test_a_deletion_held_back_by_a_reader_raises_an_operator_alert(
     assert check is not None and not check.passed and check.rows_left == 0 and check.samples_left > 0 and check.wal_busy
     [alert] = report.alerts
     assert alert.kind == ALERT_TEXT_LEFT and "still in snapshots.db" in alert.message
-    assert [a.id for a in await core.store.alerts()] == [alert.id]
+    assert [a.id for a in await core.store.alerts.alerts()] == [alert.id]
     assert metric("kazma_time_travel_alerts_total", kind=ALERT_TEXT_LEFT) == counted + 1
     assert any(r.levelno == logging.ERROR and "operator alert" in r.getMessage() for r in caplog.records)
 
@@ -268,9 +268,9 @@ async def test_a_deletion_held_back_by_a_reader_raises_an_operator_alert(
     assert again.verification.samples >= check.samples_left and not again.alerts
     assert b"secret-7f3a" not in file_bytes(core.settings.snapshots_db)
     # The alert stays shown until the owner acknowledges it.
-    assert [a.id for a in await core.store.alerts()] == [alert.id]
-    await core.store.acknowledge_alert(alert.id)
-    assert await core.store.alerts() == []
+    assert [a.id for a in await core.store.alerts.alerts()] == [alert.id]
+    await core.store.alerts.acknowledge_alert(alert.id)
+    assert await core.store.alerts.alerts() == []
 
 
 async def test_a_pass_with_nothing_held_leaves_no_deleted_text_in_the_file(
@@ -291,7 +291,7 @@ async def test_the_steps_and_checkpoints_of_a_chat_without_a_row_are_swept(core:
     kept, lost = await core.chats.create(owner, "kept"), await core.chats.create(owner, "lost")
     for chat in (kept, lost):
         await core.turns.send(chat.id, "remember: the sea is green")
-    await core.store.delete_chat(lost.id)  # as if the process died between the chat's row and its steps
+    await core.store.chats.delete_chat(lost.id)  # as if the process died between the chat's row and its steps
     report = await upkeep.run_pass()
     assert (report.orphan_chats, report.orphan_threads) == (1, 1) and report.orphan_steps == 2
     assert await core.snapshots.list_steps(lost.id) == []
@@ -309,7 +309,7 @@ async def test_a_chat_whose_row_arrives_within_the_grace_is_not_swept(core: Core
     await put_steps(core, forking, saved_at=NOW)
     running = asyncio.create_task(upkeep.run_pass())
     await asyncio.sleep(0.1)
-    await core.store.create_chat(owner.id, "the fork", chat_id=forking)
+    await core.store.chats.create_chat(owner.id, "the fork", chat_id=forking)
     report = await running
     assert report.orphan_chats == 0 and len(await core.snapshots.list_steps(forking)) == 1
 
@@ -341,7 +341,7 @@ async def test_the_chat_step_history_pass_prunes_every_chat_to_its_setting(
 async def seed_folder(settings: Settings, old: int, new: int) -> None:
     core = await Core.open(settings)
     try:
-        owner = await core.store.add_user("olga", "owner")
+        owner = await core.store.users.add_user("olga", "owner")
         now = time.time()
         await put_steps(core, await new_chat(core, owner), saved_at=now - 40 * DAY, steps=old, tag="old-chat")
         await put_steps(core, await new_chat(core, owner), saved_at=now - DAY, steps=new, tag="new-chat")

@@ -16,7 +16,7 @@ PLACE = "telegram:42"
 async def turn(core: Core, chat: Chat, text: str, person: str, bot: str) -> str:
     """A turn, its rows linked as the gateway links them: the person's message and the bot's answer."""
     result = await core.turns.send(chat.id, text)
-    rows = [r for r in await core.store.transcript(chat.id) if r.turn_index == result.turn_index]
+    rows = [r for r in await core.store.transcript.transcript(chat.id) if r.turn_index == result.turn_index]
     links = core.chats.links
     await links.record(PLACE, person, chat.id, rows[0].id, by_bot=False)
     await links.record(PLACE, bot, chat.id, rows[-1].id, by_bot=True, text=result.reply)

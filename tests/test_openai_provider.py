@@ -70,7 +70,7 @@ async def core_with_wrong_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, f
 
 
 async def _new_chat(core: Core) -> str:
-    user = await core.store.add_user("ann")
+    user = await core.store.users.add_user("ann")
     return (await core.chats.create(user)).id
 
 
@@ -94,7 +94,7 @@ async def test_plain_message_is_answered_by_the_openai_endpoint_with_the_configu
     assert roles == ["system", "user"]
     assert request.body["messages"][-1]["content"] == "hello"
     assert "calculator" in [t["function"]["name"] for t in request.body["tools"]]
-    transcript = await core.store.transcript(chat_id)
+    transcript = await core.store.transcript.transcript(chat_id)
     assert [(r.role, r.text) for r in transcript] == [("user", "hello"), ("assistant", "Echo: hello")]
 
 
@@ -150,7 +150,7 @@ async def test_wrong_api_key_fails_the_turn_clearly_and_keeps_the_users_message(
     assert "sk-wrong-key" not in failed.value.message
     assert fake.requests and all(r.authorization == "Bearer sk-wrong-key" for r in fake.requests)
     assert len(fake.requests) == 1, "a 401 must not be retried"
-    transcript = await core.store.transcript(chat_id)
+    transcript = await core.store.transcript.transcript(chat_id)
     assert [(r.role, r.text) for r in transcript] == [("user", "hello"), ("error", failed.value.message)]
     # The failed turn is closed in the history: the next request is not a replay of a broken one.
     history = (await core.turns.graph.aget_state(core.turns.config(chat_id))).values["messages"]

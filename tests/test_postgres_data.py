@@ -74,7 +74,7 @@ def test_a_restore_on_postgres_puts_the_backup_back_and_a_chat_goes_on(
     async def change() -> str:
         core = await Core.open(settings)
         try:
-            owner = await core.store.user_by_id(ids["owner"])
+            owner = await core.store.users.user_by_id(ids["owner"])
             assert owner is not None
             await core.chats.delete(owner, ids["gone"])
             later = await core.chats.create(owner, "later")
@@ -179,7 +179,7 @@ async def test_a_clean_up_pass_on_postgres_deletes_sweeps_and_vacuums(tmp_path: 
 
     core = await Core.open(on_pg(tmp_path, pg_url))
     try:
-        owner = await core.store.add_user("olga", "owner")
+        owner = await core.store.users.add_user("olga", "owner")
         chat = await new_chat(core, owner)
         older = await put_steps(core, chat, saved_at=NOW - 40 * DAY, steps=3, tag="older")
         kept = await put_steps(core, chat, saved_at=NOW, steps=1, tag="kept")
@@ -206,7 +206,7 @@ async def test_a_pass_on_postgres_compacts_the_steps_schema_when_a_quarter_and_8
 
     core = await Core.open(on_pg(tmp_path, pg_url))
     try:
-        owner = await core.store.add_user("olga", "owner")
+        owner = await core.store.users.add_user("olga", "owner")
         await fill(core, owner, 10, NOW - 40 * DAY)
         await fill(core, owner, 4, NOW)
         report = await Maintenance.of(core, now=lambda: NOW, orphan_grace=0.0).run_pass()

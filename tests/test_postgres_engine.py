@@ -97,7 +97,7 @@ async def test_a_chat_whose_turns_alternate_between_replicas_stays_one_conversat
     a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
     b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_url}))
     try:
-        user = await a.store.add_user("ann")
+        user = await a.store.users.add_user("ann")
         chat = await a.chats.create(user)
         for core, text in ((a, "one"), (b, "two"), (a, "three"), (b, "four")):
             assert (await core.turns.send(chat.id, text)).status == "done"
@@ -109,7 +109,7 @@ async def test_a_chat_whose_turns_alternate_between_replicas_stays_one_conversat
             state = await core.turns.graph.aget_state(core.turns.config(chat.id))
             asked = [m.text for m in state.values["messages"] if m.type == "human"]
             assert asked == ["one", "two", "five", "six"]
-            rows = [r.text for r in await core.store.transcript(chat.id) if r.role == "user"]
+            rows = [r.text for r in await core.store.transcript.transcript(chat.id) if r.role == "user"]
             assert rows == asked
     finally:
         await a.close()
@@ -122,7 +122,7 @@ async def test_a_slow_write_of_one_chat_holds_up_neither_another_chat_nor_its_ow
     waiting chat's next write starts only once the one before it ended (its lease keeps them in order)."""
     core = await Core.open(make_settings(tmp_path / "data", database={"url": pg_url}))
     try:
-        ann = await core.store.add_user("ann")
+        ann = await core.store.users.add_user("ann")
         slow, quick = (await core.chats.create(ann, "slow")).id, (await core.chats.create(ann, "quick")).id
         seen: list[str] = []
         started, go = threading.Event(), threading.Event()
@@ -135,7 +135,7 @@ async def test_a_slow_write_of_one_chat_holds_up_neither_another_chat_nor_its_ow
             seen.append("slow: first write ends")
 
         async def slow_turn() -> None:
-            async with chat_lease(core.store, slow, "turn", 30):
+            async with chat_lease(core.store.leases, slow, "turn", 30):
                 # Sent off one after the other without waiting, as a turn's checkpoint writes are.
                 first = asyncio.create_task(core.store.db.tx(blocking))
                 await asyncio.to_thread(started.wait, 30)

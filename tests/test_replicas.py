@@ -136,10 +136,10 @@ async def test_three_replicas_share_events_leases_the_clean_up_and_the_chat_apps
     # Ann, her token, her chats and her Telegram account, written to the shared database beforehand.
     core = await Core.open(make_settings(tmp_path / "setup", database={"url": pg_url}))
     try:
-        await core.store.add_user("olga", "owner")
-        ann = await core.store.add_user("ann")
-        token = await core.store.issue_token(ann.id, "api")
-        await core.store.link_identity(f"telegram:{ANN_TG['id']}", ann.id)
+        await core.store.users.add_user("olga", "owner")
+        ann = await core.store.users.add_user("ann")
+        token = await core.store.users.issue_token(ann.id, "api")
+        await core.store.users.link_identity(f"telegram:{ANN_TG['id']}", ann.id)
         watched, busy = (await core.chats.create(ann, "watched")).id, (await core.chats.create(ann, "busy")).id
     finally:
         await core.close()
@@ -226,8 +226,8 @@ async def test_stop_sent_to_another_replica_stops_the_turn_where_it_runs(tmp_pat
     and the turn ran on."""
     core = await Core.open(make_settings(tmp_path / "setup", database={"url": pg_url}))
     try:
-        ann = await core.store.add_user("ann")
-        token = await core.store.issue_token(ann.id, "api")
+        ann = await core.store.users.add_user("ann")
+        token = await core.store.users.issue_token(ann.id, "api")
         chat = (await core.chats.create(ann, "stopped elsewhere")).id
     finally:
         await core.close()
@@ -277,8 +277,8 @@ async def test_a_restore_cut_on_a_killed_replica_is_finished_by_another_replicas
 
         await until(finished, "the other replica's sweep to finish the cut restore", 10)
         assert [s.id for s in await other.snapshots.list_steps(chat)] == steps[: steps.index(step) + 1]
-        assert [(r.turn_index, r.role, r.text) for r in await other.store.transcript(chat)] == transcript[:4]
-        assert await other.store.lease(chat) is None
+        assert [(r.turn_index, r.role, r.text) for r in await other.store.transcript.transcript(chat)] == transcript[:4]
+        assert await other.store.leases.lease(chat) is None
         assert (await other.turns.send(chat, "still here?")).status == "done"
     finally:
         sweep.cancel()
@@ -325,7 +325,7 @@ async def two_replicas_and_a_chat(tmp_path: Path, pg_url: str) -> AsyncIterator[
     a = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
     b = await Core.open(make_settings(tmp_path / "b", database={"url": pg_url}))
     try:
-        ann = await a.store.add_user("ann")
+        ann = await a.store.users.add_user("ann")
         chat = (await a.chats.create(ann, "fenced")).id
         await a.turns.send(chat, "hello")
         yield a, b, chat
@@ -339,13 +339,13 @@ async def test_a_holder_whose_lease_was_taken_saves_no_step(tmp_path: Path, pg_u
     steps (another store): it could still add a stray step to a chat another replica had taken."""
     async with two_replicas_and_a_chat(tmp_path, pg_url) as (a, b, chat):
         state = (await a.turns.graph.aget_state(a.turns.config(chat))).values
-        async with chat_lease(a.store, chat, "turn", 30):
+        async with chat_lease(a.store.leases, chat, "turn", 30):
             assert await a.recorder.capture(chat, state, last=True) is not None  # held: saved
         before = [s.id for s in await b.snapshots.list_steps(chat)]
-        async with chat_lease(a.store, chat, "turn", 30) as holder:
+        async with chat_lease(a.store.leases, chat, "turn", 30) as holder:
             # A stalls past its lease (as a paused process does); B takes the chat meanwhile.
-            await b.store.release_lease(chat, holder)
-            assert await b.store.acquire_lease(chat, "b-holder", "recover", 30)
+            await b.store.leases.release_lease(chat, holder)
+            assert await b.store.leases.acquire_lease(chat, "b-holder", "recover", 30)
             assert await a.recorder.capture(chat, state, last=True) is None
         assert [s.id for s in await b.snapshots.list_steps(chat)] == before
 
@@ -393,28 +393,28 @@ async def test_replicas_started_together_on_an_empty_database_make_one_owner(tmp
 # the pieces, in one process against the same kind of database ------------------------------------
 async def test_a_holder_whose_lease_was_taken_writes_nothing_more_to_the_chat(tmp_path: Path, pg_url: str) -> None:
     async with two_replicas_and_a_chat(tmp_path, pg_url) as (a, b, chat):
-        before = await a.store.transcript(chat)
-        async with chat_lease(a.store, chat, "turn", 30) as holder:
+        before = await a.store.transcript.transcript(chat)
+        async with chat_lease(a.store.leases, chat, "turn", 30) as holder:
             # A stalls past its lease (as a paused process does); B takes the chat meanwhile.
-            await b.store.release_lease(chat, holder)
-            assert await b.store.acquire_lease(chat, "b-holder", "restore", 30)
+            await b.store.leases.release_lease(chat, holder)
+            assert await b.store.leases.acquire_lease(chat, "b-holder", "restore", 30)
             with pytest.raises(LeaseLost):
                 await a.turns.graph.aupdate_state(
                     a.turns.config(chat), {"messages": [AIMessage("written too late")]}, as_node="respond"
                 )
-        assert await b.store.transcript(chat) == before
+        assert await b.store.transcript.transcript(chat) == before
 
 
 async def test_a_lease_of_another_host_is_freed_only_once_expired(tmp_path: Path, pg_url: str) -> None:
     core = await Core.open(make_settings(tmp_path / "a", database={"url": pg_url}))
     try:
-        ann = await core.store.add_user("ann")
+        ann = await core.store.users.add_user("ann")
         chat = (await core.chats.create(ann, "cut")).id
-        assert await core.store.acquire_lease(chat, "elsewhere:1:0123456789ab:x", "turn", 1.0)
+        assert await core.store.leases.acquire_lease(chat, "elsewhere:1:0123456789ab:x", "turn", 1.0)
         assert await core.recover() == []  # another host: alive or not, nobody here can tell
         await asyncio.sleep(1.2)
         assert await core.recover() == [chat]
-        assert await core.store.lease(chat) is None
+        assert await core.store.leases.lease(chat) is None
     finally:
         await core.close()
 

@@ -25,13 +25,13 @@ async def prepared(data: Path, **settings: Any) -> tuple[str, str, list[tuple[in
     """Ann's chat of four turns, the step of turn 2 to restore, its transcript and its steps."""
     core = await Core.open(make_settings(data, **settings))
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         for text in ("hello", "remember: tea", "remember: coffee", "steps 2"):
             await core.turns.send(chat.id, text)
         steps = await core.snapshots.list_steps(chat.id)
         target = next(s for s in steps if s.turn_index == 2 and s.iteration == 1)
-        transcript = [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat.id)]
+        transcript = [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat.id)]
         return chat.id, target.id, transcript, [s.id for s in steps]
     finally:
         await core.close()
@@ -47,8 +47,8 @@ async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path
     try:
         await core.recover()
         finished = await RewindService(core).recover()
-        rows = [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)]
-        facts = [f.text for f in await core.store.facts(chat_id)]
+        rows = [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)]
+        facts = [f.text for f in await core.store.memories.facts(chat_id)]
         steps = [s.id for s in await core.snapshots.list_steps(chat_id)]
         state = await core.turns.graph.aget_state(core.turns.config(chat_id))
         humans = [m.content for m in state.values["messages"] if m.type == "human"]
@@ -63,9 +63,9 @@ async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path
             assert steps == step_ids[: step_ids.index(step_id) + 1]
             assert humans == ["hello", "remember: tea"]
             # A restore finished after a crash can still be undone, whole.
-            user = await core.store.user_by_name("ann")
+            user = await core.store.users.user_by_name("ann")
             await RewindService(core).undo(user, "test", chat_id)
-            assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)] == transcript
+            assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)] == transcript
             assert [s.id for s in await core.snapshots.list_steps(chat_id)] == step_ids
             state = await core.turns.graph.aget_state(core.turns.config(chat_id))
         assert state.next == ()
@@ -81,7 +81,7 @@ async def test_a_turn_killed_mid_way_is_closed_at_the_next_start_and_the_chat_go
     data = tmp_path / "data"
     core = await Core.open(make_settings(data))
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         await core.turns.send(chat.id, "hello")
     finally:
@@ -104,7 +104,7 @@ async def test_a_turn_killed_mid_way_is_closed_at_the_next_start_and_the_chat_go
     core = await Core.open(make_settings(data))
     try:
         assert await core.recover() == [chat.id]
-        rows = [(r.turn_index, r.role) for r in await core.store.transcript(chat.id)]
+        rows = [(r.turn_index, r.role) for r in await core.store.transcript.transcript(chat.id)]
         assert rows == [(1, "user"), (1, "assistant"), (2, "user"), (2, "error")]
         state = await core.turns.graph.aget_state(core.turns.config(chat.id))
         assert state.next == ()
@@ -135,6 +135,6 @@ async def test_a_restore_cut_before_its_steps_holds_the_chat_until_it_is_finishe
         steps = [s.id for s in await core.snapshots.list_steps(chat_id)]
         assert steps[: step_ids.index(step_id) + 1] == step_ids[: step_ids.index(step_id) + 1]
         assert len(steps) > step_ids.index(step_id) + 1  # the new turn's steps are listed
-        assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)][:4] == transcript[:4]
+        assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)][:4] == transcript[:4]
     finally:
         await core.close()

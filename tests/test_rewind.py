@@ -37,7 +37,7 @@ def rewind(core: Core) -> RewindService:
 
 
 async def rows(core: Core, chat_id: str) -> list[tuple[int, str, str]]:
-    return [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)]
+    return [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)]
 
 
 async def step_of(core: Core, chat_id: str, turn: int, iteration: int | None = None) -> str:
@@ -61,7 +61,7 @@ async def test_restore_forgets_later_facts_rows_and_steps(core: Core, chat: Chat
         (2, "user", "remember: tea is good"), (2, "assistant", "Remembered: tea is good"),
     ]
     # coffee (learned later) is gone; tea (forgotten later) is back.
-    assert [f.text for f in await core.store.facts(chat.id)] == ["tea is good"]
+    assert [f.text for f in await core.store.memories.facts(chat.id)] == ["tea is good"]
     assert [s.id for s in await core.snapshots.list_steps(chat.id)][-1] == target
     state = await core.turns.graph.aget_state(core.turns.config(chat.id))
     assert state.next == () and not state.interrupts
@@ -90,17 +90,17 @@ async def test_fork_leaves_the_source_identical_and_belongs_to_the_forker(
     core: Core, chat: Chat, user: User, rewind: RewindService
 ) -> None:
     await chat_with_history(core, chat)
-    before = (await rows(core, chat.id), await core.store.facts(chat.id), await core.snapshots.list_steps(chat.id),
+    before = (await rows(core, chat.id), await core.store.memories.facts(chat.id), await core.snapshots.list_steps(chat.id),
               (await core.conversation.aget_tuple(core.turns.config(chat.id))).checkpoint["id"])
     target = await step_of(core, chat.id, 3)
     fork = await rewind.fork(user, "test", chat.id, target[:10])
-    after = (await rows(core, chat.id), await core.store.facts(chat.id), await core.snapshots.list_steps(chat.id),
+    after = (await rows(core, chat.id), await core.store.memories.facts(chat.id), await core.snapshots.list_steps(chat.id),
              (await core.conversation.aget_tuple(core.turns.config(chat.id))).checkpoint["id"])
     assert after == before
     forked = await core.chats.owned(user, fork.chat_id)
     assert forked.forked_from == {"thread_id": chat.id, "snapshot_id": target, "turn_index": 3, "iteration": 1}
     assert [t for t, _, _ in await rows(core, fork.chat_id)] == [1, 1, 2, 2, 3, 3]
-    assert sorted(f.text for f in await core.store.facts(fork.chat_id)) == ["coffee is better", "tea is good"]
+    assert sorted(f.text for f in await core.store.memories.facts(fork.chat_id)) == ["coffee is better", "tea is good"]
     reply = await core.turns.send(fork.chat_id, "facts?")
     assert reply.turn_index == 4 and "coffee is better" in reply.reply and "tea is good" in reply.reply
     # The fork can itself be restored and forked.
@@ -146,7 +146,7 @@ async def test_restore_is_refused_while_a_turn_runs_and_audited(core: Core, chat
     target = await step_of(core, chat.id, 1)
     before = metric("kazma_time_travel_rewind_total", action="restore", outcome="turn_running")
     slow = asyncio.create_task(core.turns.send(chat.id, "sleep 0.5"))
-    while await core.store.lease(chat.id) is None:
+    while await core.store.leases.lease(chat.id) is None:
         await asyncio.sleep(0.01)
     with pytest.raises(TurnRunning):
         await rewind.restore(user, "web", chat.id, target)
@@ -222,7 +222,7 @@ async def test_another_users_chat_is_not_found_for_every_operation_and_unchanged
 ) -> None:
     await chat_with_history(core, chat)
     target = await step_of(core, chat.id, 2)
-    stranger = await core.store.add_user("eve")
+    stranger = await core.store.users.add_user("eve")
     before = (await rows(core, chat.id), await core.snapshots.list_steps(chat.id))
     attempts = [
         rewind.list_steps(stranger, "test", chat.id),
@@ -252,7 +252,7 @@ async def test_an_unreadable_store_is_store_unavailable_never_no_steps(tmp_path:
     core = await Core.open(make_settings(data))
     try:
         rewind = RewindService(core)
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         with pytest.raises(StoreUnavailable):
             await rewind.list_steps(user, "test", chat.id)
@@ -264,14 +264,14 @@ async def test_an_unreadable_store_is_store_unavailable_never_no_steps(tmp_path:
 
 async def test_clear_and_the_cascades_of_deleting_and_forgetting(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
     await chat_with_history(core, chat)
-    coffee = next(f for f in await core.store.facts(chat.id) if f.text == "coffee is better")
+    coffee = next(f for f in await core.store.memories.facts(chat.id) if f.text == "coffee is better")
     await core.chats.forget_fact(user, chat.id, coffee.id)
     assert {s.turn_index for s in await core.snapshots.list_steps(chat.id)} == {1, 2}
     assert (await rewind.clear(user, "test", chat.id)).deleted == 3
     assert await core.snapshots.list_steps(chat.id) == []
     await core.turns.send(chat.id, "hello")
     await core.chats.forget(user, chat.id)
-    assert await core.snapshots.list_steps(chat.id) == [] and await core.store.facts(chat.id) == []
+    assert await core.snapshots.list_steps(chat.id) == [] and await core.store.memories.facts(chat.id) == []
     other = await core.chats.create(user)
     await core.turns.send(other.id, "hello")
     await core.chats.delete(user, other.id)
@@ -336,7 +336,7 @@ async def test_group_members_read_and_fork_while_only_admins_restore_or_clear(
 
     await chat_with_history(core, chat)
     target = await step_of(core, chat.id, 2)
-    member, admin = await core.store.add_user("bob"), await core.store.add_user("carol")
+    member, admin = await core.store.users.add_user("bob"), await core.store.users.add_user("carol")
     as_member, as_admin = GroupGrant(chat.id, "member"), GroupGrant(chat.id, "admin")
     assert (await rewind.list_steps(member, "telegram", chat.id, as_member)).turns
     fork = await rewind.fork(member, "telegram", chat.id, target, as_member)

@@ -10,7 +10,7 @@ import pytest
 from kazma_core.errors import SettingsError
 from kazma_core.settings import is_live, load_settings, setting_names, validate_override
 from kazma_core.stores.app_schema import MIGRATIONS
-from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.sqlite import SqliteDB
 from kazma_server.cli import main
 
@@ -51,9 +51,9 @@ def test_environment_beats_the_user_file_which_beats_the_defaults(tmp_path: Path
 
 async def test_overrides_stored_in_kazma_db_apply_at_next_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAZMA_TIME_TRAVEL__MAX_SNAPSHOTS", "11")
-    store = SqlAppStore(SqliteDB(tmp_path / "kazma.db", MIGRATIONS, secure_delete=True))
-    await store.set_override("time_travel.max_snapshots", 12)
-    await store.set_override("time_travel.retention_days", 3)
+    store = AppStore(SqliteDB(tmp_path / "kazma.db", MIGRATIONS, secure_delete=True))
+    await store.settings.set_override("time_travel.max_snapshots", 12)
+    await store.settings.set_override("time_travel.retention_days", 3)
     await store.close()
     settings = load_settings(data_dir=str(tmp_path))
     assert settings.time_travel.max_snapshots == 12

@@ -164,8 +164,8 @@ async def test_a_dm_message_gets_the_agents_answer_as_block_kit(slack: Slack) ->
     assert post["channel"] == DM and "thread_ts" not in post
     assert text_of(post) == 'You said: "hello there". I know no facts yet.'
     assert post["blocks"][0]["type"] == "section" and post["blocks"][0]["text"]["type"] == "mrkdwn"
-    chat = await slack.server.core.store.bound_chat(f"slack:{DM}")
-    owner = await slack.server.core.store.user_for_identity(f"slack:{TEAM}:{ANN}")
+    chat = await slack.server.core.store.places.bound_chat(f"slack:{DM}")
+    owner = await slack.server.core.store.users.user_for_identity(f"slack:{TEAM}:{ANN}")
     assert chat is not None and owner is not None and chat.owner_id == owner.id
 
 
@@ -177,8 +177,8 @@ async def test_an_app_mention_in_a_thread_answers_in_that_thread_which_is_its_ow
     top_level = (await slack.posts(2))[1]
     assert top_level["channel"] == CHANNEL and "thread_ts" not in top_level
     assert text_of(top_level) == 'You said: "what do you know?". I know no facts yet.'  # another chat
-    store = slack.server.core.store
-    thread_chat, channel_chat = await store.bound_chat(f"slack:{CHANNEL}:{THREAD}"), await store.bound_chat(f"slack:{CHANNEL}")
+    places = slack.server.core.store.places
+    thread_chat, channel_chat = await places.bound_chat(f"slack:{CHANNEL}:{THREAD}"), await places.bound_chat(f"slack:{CHANNEL}")
     assert thread_chat is not None and channel_chat is not None and thread_chat.id != channel_chat.id
 
 
@@ -264,7 +264,7 @@ async def test_fork_makes_a_chat_of_the_linked_kazma_user_shown_in_their_sidebar
         chats = (await http.get("/api/chats")).json()["chats"]
     assert thread.group(1) in [c["thread_id"] for c in chats]
     (origin,) = [c for c in chats if c["thread_id"] != thread.group(1)]
-    assert origin["thread_id"] == (await slack.server.core.store.bound_chat(f"slack:{DM}")).id  # type: ignore[union-attr]
+    assert origin["thread_id"] == (await slack.server.core.store.places.bound_chat(f"slack:{DM}")).id  # type: ignore[union-attr]
     (fork,) = [c for c in chats if c["thread_id"] == thread.group(1)]
     assert fork["lives_in"] == {"platform": "slack", "place": "thread", "name": "Slack DM (fork)"}  # shown in the sidebar
     assert origin["lives_in"] == {"platform": "slack", "place": "chat", "name": ""}
@@ -286,27 +286,27 @@ async def test_fork_opens_a_thread_under_a_first_message_and_replies_in_it_conti
     assert text_of(opening.args).startswith("Forked from “Slack DM”, turn 1, step 0. This is a new chat of its own")
     assert text_of(forked).startswith("Forked turn 1, step 0 into a new chat, “Slack DM (fork)”: it continues in the thread")
     ts = opening.answer["ts"]
-    fork = await slack.server.core.store.bound_chat(f"slack:{DM}:{ts}")
+    fork = await slack.server.core.store.places.bound_chat(f"slack:{DM}:{ts}")
     assert fork is not None and fork.forked_from is not None and f"?thread={fork.id}" in text_of(forked)
     before = len(slack.fake.posts())
     await slack.dm(ANN, "what do you know?", thread_ts=ts)
     answer = (await slack.posts(before + 1))[-1]
     assert answer["thread_ts"] == ts and text_of(answer).startswith('You said: "what do you know?".')
-    assert [r.text for r in await slack.server.core.store.transcript(fork.id)][-2] == "what do you know?"
+    assert [r.text for r in await slack.server.core.store.transcript.transcript(fork.id)][-2] == "what do you know?"
 
 
 async def test_in_a_channels_fork_thread_commands_sent_as_mentions_act_on_the_fork_with_the_channels_rules(slack: Slack) -> None:
     for n, text in enumerate(("hello", "calc 1+1"), start=1):
         await slack.mention(ANN, text)
         await slack.posts(n)
-    source = await slack.server.core.store.bound_chat(f"slack:{CHANNEL}")
+    source = await slack.server.core.store.places.bound_chat(f"slack:{CHANNEL}")
     assert source is not None
     forked = await fork_first_step(slack, ANN, CHANNEL)
     [opening] = [c for c in slack.fake.called("chat.postMessage") if text_of(c.args).startswith("Forked from")]
     assert opening.args["channel"] == CHANNEL and "“Slack channel (fork)”: it continues in the thread" in text_of(forked)
     assert "mention Kazma here to continue it" in text_of(opening.args)  # in channels, Slack sends Kazma mentions only
     ts = opening.answer["ts"]
-    fork = await slack.server.core.store.bound_chat(f"slack:{CHANNEL}:{ts}")
+    fork = await slack.server.core.store.places.bound_chat(f"slack:{CHANNEL}:{ts}")
     assert fork is not None
     await slack.mention(BOB, "and then?", thread_ts=ts)
     answer = await slack.fake.wait_for(lambda: [p for p in slack.fake.posts() if p.get("thread_ts") == ts])
@@ -319,8 +319,8 @@ async def test_in_a_channels_fork_thread_commands_sent_as_mentions_act_on_the_fo
     await slack.mention(BOB, f"/replay {fork_step}", thread_ts=ts)
     refused = await slack.fake.wait_for(lambda: [p for p in slack.fake.posts("chat.postEphemeral")
                                                  if p.get("thread_ts") == ts and "Only this chat's owner" in text_of(p)])
-    assert refused and len(await slack.server.core.store.transcript(fork.id)) == 4
-    assert len(await slack.server.core.store.transcript(source.id)) == 4
+    assert refused and len(await slack.server.core.store.transcript.transcript(fork.id)) == 4
+    assert len(await slack.server.core.store.transcript.transcript(source.id)) == 4
 
 
 async def test_fork_in_a_channel_kazma_may_not_post_in_says_so_and_fork_here_opens_no_thread(slack: Slack) -> None:
@@ -377,14 +377,14 @@ async def test_in_a_channel_a_members_restore_is_refused_and_audited_while_an_ad
     (refused,) = await slack.answers(await slack.command(BOB, ids[0], channel=CHANNEL))
     assert refused["response_type"] == "ephemeral"
     assert text_of(refused).startswith("Only this chat's owner or the group's admins can restore or clear it.")
-    chat = await slack.server.core.store.bound_chat(f"slack:{CHANNEL}")
+    chat = await slack.server.core.store.places.bound_chat(f"slack:{CHANNEL}")
     assert chat is not None
     assert [(r.action, r.outcome) for r in await slack.server.core.audit.rows(chat.id)] == [("restore", "forbidden")]
     (question,) = await slack.answers(await slack.command(CY, ids[0], channel=CHANNEL))
     _, restored = await slack.answers(await slack.press(CY, buttons_of(question)["Yes, do it"], CHANNEL), 2)
     assert text_of(restored).startswith("Restored this chat to turn 1, step 0.")
     audit = await slack.server.core.audit.rows(chat.id)
-    admin = await slack.server.core.store.user_for_identity(f"slack:{TEAM}:{CY}")
+    admin = await slack.server.core.store.users.user_for_identity(f"slack:{TEAM}:{CY}")
     assert admin is not None and admin.id != chat.owner_id  # restored as the channel's admin, not its owner
     assert [(r.action, r.outcome, r.user_id, r.surface) for r in audit][-1] == ("restore", "ok", admin.id, "slack")
 
@@ -507,7 +507,7 @@ async def test_no_slack_id_reaches_the_saved_steps(slack: Slack) -> None:
     core = slack.server.core
     saved = []
     for key in (f"slack:{DM}", f"slack:{CHANNEL}:{THREAD}"):
-        chat = await core.store.bound_chat(key)
+        chat = await core.store.places.bound_chat(key)
         assert chat is not None
         for info in await core.snapshots.list_steps(chat.id):
             step = await core.snapshots.get(chat.id, info.id)

@@ -63,13 +63,13 @@ async def test_rewind_to_here_on_an_answer_asks_then_restores_to_the_end_of_its_
     (asked,) = await slack.answers(url)
     assert asked["response_type"] == "ephemeral" and text_of(asked).startswith("Restore this chat to turn 1, step ")
     core = slack.server.core
-    chat = await core.store.bound_chat(f"slack:{DM}")
-    assert chat is not None and len(await core.store.transcript(chat.id)) == 4  # asked, not done
+    chat = await core.store.places.bound_chat(f"slack:{DM}")
+    assert chat is not None and len(await core.store.transcript.transcript(chat.id)) == 4  # asked, not done
     # The private question goes, and the answer is posted for the channel.
     gone, done = await slack.answers(await slack.press(ANN, buttons_of(asked)["Yes, do it"]), 2)
     assert gone == {"delete_original": True} and done["response_type"] == "in_channel"
     assert text_of(done).startswith("Restored this chat to turn 1, step ")
-    assert [r.text for r in await core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    assert [r.text for r in await core.store.transcript.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
     # The answer it took back says so, and /replay undo puts its text back.
     [update] = await slack.fake.wait_for(lambda: slack.fake.updates or None)
     assert (update["ts"], update["text"]) == (second, REWOUND)
@@ -89,7 +89,7 @@ async def test_on_the_first_message_fork_makes_an_empty_chat_of_its_lineage_and_
     hello, _ = await said(slack, ANN, "hello")
     await said(slack, ANN, "calc 2+3")
     core = slack.server.core
-    chat = await core.store.bound_chat(f"slack:{DM}")
+    chat = await core.store.places.bound_chat(f"slack:{DM}")
     assert chat is not None
     (refused,) = await slack.answers(await shortcut(slack, ANN, "rewind_to_here", hello, by_bot=False))
     assert text_of(refused) == sentence("errors.nothing_before_first", "en") and buttons_of(refused) == {}
@@ -97,9 +97,9 @@ async def test_on_the_first_message_fork_makes_an_empty_chat_of_its_lineage_and_
     assert text_of(asked) == sentence("commands.confirm_fork_start", "en")
     _, forked = await slack.answers(await slack.press(ANN, buttons_of(asked)["Yes, do it"]), 2)
     assert text_of(forked).startswith("Forked from before the first message into a new chat, ")
-    [thread] = [c for c in await core.store.list_chats(chat.owner_id) if c.id != chat.id]
+    [thread] = [c for c in await core.store.chats.list_chats(chat.owner_id) if c.id != chat.id]
     assert thread.forked_from == {"thread_id": chat.id, "snapshot_id": None, "turn_index": 0, "iteration": None}
-    assert await core.store.transcript(thread.id) == [] and len(await core.store.transcript(chat.id)) == 4
+    assert await core.store.transcript.transcript(thread.id) == [] and len(await core.store.transcript.transcript(chat.id)) == 4
 
 
 async def test_a_shortcut_on_a_message_kazma_never_linked_is_refused_with_a_sentence(slack: Slack) -> None:
@@ -121,8 +121,8 @@ async def restored_on_the_web_then_undone(slack: Slack, ts: str, said_then: str)
     """Ann's DM restored to the end of its first turn on the web: the bot's message `ts` is marked
     rewound; undone, it says `said_then` again."""
     core = slack.server.core
-    chat = await core.store.bound_chat(f"slack:{DM}")
-    user = await core.store.user_for_identity(f"slack:{TEAM}:{ANN}")
+    chat = await core.store.places.bound_chat(f"slack:{DM}")
+    user = await core.store.users.user_for_identity(f"slack:{TEAM}:{ANN}")
     assert chat is not None and user is not None
     end_of_first = [s.id for s in await core.snapshots.list_steps(chat.id) if s.turn_index == 1][-1]
     rewind = RewindService(core)

@@ -67,13 +67,13 @@ class Bot:
         return await self.fake.replies(sent.chat_id, before)
 
     async def kazma_user(self, user: dict[str, Any]) -> User:
-        found = await self.core.store.user_for_identity(f"telegram:{user['id']}")
+        found = await self.core.store.users.user_for_identity(f"telegram:{user['id']}")
         assert found is not None
         return found
 
     async def chat(self, chat: dict[str, Any], thread_id: int | None = None) -> Chat:
         key = f"telegram:{chat['id']}" + (f":{thread_id}" if thread_id else "")
-        found = await self.core.store.bound_chat(key)
+        found = await self.core.store.places.bound_chat(key)
         assert found is not None
         return found
 
@@ -203,13 +203,13 @@ async def test_restore_by_an_eight_character_prefix_asks_then_restores_when_conf
     [asked] = await bot.say(ANN, ann, f"/replay {target[:8]}")
     assert asked.text.startswith(f"Restore this chat to turn 1, step 0 ({target[:8]})?")
     assert [label for label, _ in asked.buttons()] == [YES, CANCEL]
-    assert [r.turn_index for r in await bot.core.store.transcript((await bot.chat(ann)).id)][-1] == 3  # not yet
+    assert [r.turn_index for r in await bot.core.store.transcript.transcript((await bot.chat(ann)).id)][-1] == 3  # not yet
     [done] = await bot.press(ANN, asked, YES)
     assert done.text.startswith("Restored this chat to turn 1, step 0.")
     await bot.fake.wait_for(lambda: "reply_markup" not in asked.message)  # the question's buttons are gone
     chat = await bot.chat(ann)
-    assert [r.text for r in await bot.core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
-    assert [f.text for f in await bot.core.store.facts(chat.id)] == []
+    assert [r.text for r in await bot.core.store.transcript.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    assert [f.text for f in await bot.core.store.memories.facts(chat.id)] == []
     [after] = await bot.say(ANN, ann, "what now?")
     assert after.text == 'You said: "what now?". I know no facts yet.'
 
@@ -226,7 +226,7 @@ async def test_clear_asks_then_deletes_the_steps_and_cancel_changes_nothing(bot:
     [done] = await bot.press(ANN, asked, YES)
     assert done.text.startswith("Deleted this chat’s saved steps: ")
     assert await bot.core.snapshots.list_steps(chat.id) == []
-    assert len(await bot.core.store.transcript(chat.id)) == 2  # the conversation itself stays
+    assert len(await bot.core.store.transcript.transcript(chat.id)) == 2  # the conversation itself stays
 
 
 async def test_fork_makes_a_chat_owned_by_the_telegram_user_and_answers_with_its_link(bot: Bot) -> None:
@@ -245,11 +245,11 @@ async def test_fork_makes_a_chat_owned_by_the_telegram_user_and_answers_with_its
 
 
 async def test_a_linked_telegram_user_acts_as_the_existing_kazma_user(bot: Bot) -> None:
-    maya = await bot.core.store.add_user("maya")
+    maya = await bot.core.store.users.add_user("maya")
     await UserAdmin(bot.core).link("maya", f"telegram:{BOB['id']}")
     await bot.say(BOB, private_chat(BOB), "hello")
     assert [c.title for c in await bot.core.chats.list(maya)] == ["Telegram: Bob"]
-    assert await bot.core.store.user_by_name(f"telegram:{BOB['id']}") is None  # no second user was made
+    assert await bot.core.store.users.user_by_name(f"telegram:{BOB['id']}") is None  # no second user was made
 
 
 # --- forks in topics ----------------------------------------------------------------------
@@ -281,10 +281,10 @@ async def test_a_fork_in_a_group_with_topics_opens_a_topic_that_continues_the_fo
     [answer] = await bot.say(BOB, FORUM, "and then?", thread_id=topic.message_thread_id)
     assert answer.thread_id == topic.message_thread_id
     assert answer.text == 'You said: "and then?". I know no facts yet.'
-    fork = await bot.core.store.transcript(fork_id)
+    fork = await bot.core.store.transcript.transcript(fork_id)
     assert [r.text for r in fork][-2:] == ["and then?", answer.text] and fork[0].text == "hello"
     source = await bot.chat(FORUM)
-    assert "and then?" not in [r.text for r in await bot.core.store.transcript(source.id)]
+    assert "and then?" not in [r.text for r in await bot.core.store.transcript.transcript(source.id)]
     # /replay in the topic acts on the fork, with the group's rules: a member is refused, an admin restores.
     bot.fake.message(ANN, FORUM, "people talking in the group")
     bot.fake.message(ANN, FORUM, "/replay@OtherBot list", thread_id=topic.message_thread_id)
@@ -296,8 +296,8 @@ async def test_a_fork_in_a_group_with_topics_opens_a_topic_that_continues_the_fo
     [asked] = await bot.say(CY, FORUM, f"/replay {fork_first[:8]}", thread_id=topic.message_thread_id)
     [restored] = await bot.press(CY, asked, YES)
     assert restored.thread_id == topic.message_thread_id and restored.text.startswith("Restored this chat to turn 1, step 0.")
-    assert [r.text for r in await bot.core.store.transcript(fork_id)][-1] != answer.text
-    assert len(await bot.core.store.transcript(source.id)) == 4  # the original is not touched
+    assert [r.text for r in await bot.core.store.transcript.transcript(fork_id)][-1] != answer.text
+    assert len(await bot.core.store.transcript.transcript(source.id)) == 4  # the original is not touched
 
 
 async def test_a_fork_says_why_it_has_no_topic_and_offers_the_web_link(bot: Bot) -> None:
@@ -359,7 +359,7 @@ async def test_in_a_group_a_member_is_refused_a_restore_and_audited_while_an_adm
     assert refused.text.startswith("Only this chat's owner or the group's admins can restore or clear it.")
     [asked] = await bot.say(ANN, TEAM, f"/replay {target[:8]}")
     [pressed] = await bot.press(BOB, asked, YES)  # the owner's question, answered by a member
-    assert pressed.text == refused.text and len(await bot.core.store.transcript(chat.id)) == 4
+    assert pressed.text == refused.text and len(await bot.core.store.transcript.transcript(chat.id)) == 4
     bob = await bot.kazma_user(BOB)
     audit = [(r.user_id, r.action, r.outcome, r.surface) for r in await bot.core.audit.rows(chat.id)]
     assert audit.count((bob.id, "restore", "forbidden", "telegram")) == 2
@@ -368,7 +368,7 @@ async def test_in_a_group_a_member_is_refused_a_restore_and_audited_while_an_adm
     [asked] = await bot.say(CY, TEAM, f"/replay@KazmaBot {target[:8]}")
     [done] = await bot.press(CY, asked, YES)
     assert done.text.startswith("Restored this chat to turn 1, step 0.")
-    assert len(await bot.core.store.transcript(chat.id)) == 2
+    assert len(await bot.core.store.transcript.transcript(chat.id)) == 2
     assert {c.params["user_id"] for c in bot.fake.called("getChatMember")} == {BOB["id"], ANN["id"], CY["id"]}
 
 
@@ -382,12 +382,12 @@ async def test_in_a_group_an_admin_undoes_a_restore_and_a_member_is_refused(bot:
     target = (await bot.step_ids(TEAM, 1))[-1]
     [asked] = await bot.say(CY, TEAM, f"/replay {target[:8]}")
     await bot.press(CY, asked, YES)
-    assert len(await bot.core.store.transcript(chat.id)) == 2
+    assert len(await bot.core.store.transcript.transcript(chat.id)) == 2
     [refused] = await bot.say(BOB, TEAM, "/replay undo")
     assert refused.text.startswith("Only this chat's owner or the group's admins can restore or clear it.")
     [undone] = await bot.say(CY, TEAM, "/replay undo")
     assert undone.text.startswith("Undid the last restore")
-    assert len(await bot.core.store.transcript(chat.id)) == 4
+    assert len(await bot.core.store.transcript.transcript(chat.id)) == 4
 
 
 async def test_a_fork_of_a_group_chat_writes_only_into_the_forkers_own_files(bot: Bot) -> None:
@@ -597,7 +597,7 @@ async def test_stop_ends_a_running_turn_from_the_chat_and_the_chat_goes_on(bot: 
     chat_key = f"telegram:{ann['id']}"
 
     async def running() -> bool:
-        chat = await bot.core.store.bound_chat(chat_key)
+        chat = await bot.core.store.places.bound_chat(chat_key)
         return chat is not None and bot.core.turns.stops.is_running(chat.id)
 
     for _ in range(500):

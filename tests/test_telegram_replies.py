@@ -44,10 +44,10 @@ async def test_replay_in_reply_to_an_answer_asks_then_restores_to_the_end_of_its
     assert asked.text.startswith("Restore this chat to turn 1, step ") and f"({end_of_first[:8]})?" in asked.text
     assert [label for label, _ in asked.buttons()] == [YES, CANCEL]
     chat = await bot.chat(ann)
-    assert len(await bot.core.store.transcript(chat.id)) == 4  # asked, not done
+    assert len(await bot.core.store.transcript.transcript(chat.id)) == 4  # asked, not done
     [done] = await bot.press(ANN, asked, YES)
     assert done.text.startswith("Restored this chat to turn 1, step ")
-    assert [r.text for r in await bot.core.store.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
+    assert [r.text for r in await bot.core.store.transcript.transcript(chat.id)] == ["hello", 'You said: "hello". I know no facts yet.']
     # The answer it took back says so, and /replay undo puts its text back.
     await bot.fake.wait_for(lambda: second.text == REWOUND or None)
     await bot.say(ANN, ann, "/replay undo")
@@ -63,9 +63,9 @@ async def test_fork_in_reply_to_a_persons_message_forks_from_just_before_it(bot:
     asked = await reply(bot, ANN, ann, "/fork here", second)
     assert f"({end_of_first[:8]})" in asked.text and [label for label, _ in asked.buttons()] == [YES, CANCEL]
     [forked] = await bot.press(ANN, asked, YES)
-    fork = await bot.core.store.get_chat(link_target(forked.text))
+    fork = await bot.core.store.chats.get_chat(link_target(forked.text))
     assert fork is not None and fork.forked_from is not None and fork.forked_from["snapshot_id"] == end_of_first
-    assert [r.text for r in await bot.core.store.transcript(fork.id)][-1] == 'You said: "hello". I know no facts yet.'
+    assert [r.text for r in await bot.core.store.transcript.transcript(fork.id)][-1] == 'You said: "hello". I know no facts yet.'
 
 
 async def test_fork_in_reply_to_the_first_message_makes_an_empty_chat_of_its_lineage_as_the_http_route_does(bot: Bot) -> None:
@@ -75,13 +75,13 @@ async def test_fork_in_reply_to_the_first_message_makes_an_empty_chat_of_its_lin
     chat = await bot.chat(ann)
     asked = await reply(bot, ANN, ann, "/fork", hello)
     assert asked.text == sentence("commands.confirm_fork_start", "en") and [label for label, _ in asked.buttons()] == [YES, CANCEL]
-    assert len(await bot.core.store.list_chats((await bot.kazma_user(ANN)).id)) == 1  # asked, not done
+    assert len(await bot.core.store.chats.list_chats((await bot.kazma_user(ANN)).id)) == 1  # asked, not done
     [forked] = await bot.press(ANN, asked, YES)
     assert forked.text.startswith("Forked from before the first message into a new chat, ")
-    fork = await bot.core.store.get_chat(link_target(forked.text))
+    fork = await bot.core.store.chats.get_chat(link_target(forked.text))
     assert fork is not None and fork.forked_from == {"thread_id": chat.id, "snapshot_id": None, "turn_index": 0, "iteration": None}
-    assert await bot.core.store.transcript(fork.id) == []
-    assert len(await bot.core.store.transcript(chat.id)) == 4  # the source is untouched
+    assert await bot.core.store.transcript.transcript(fork.id) == []
+    assert len(await bot.core.store.transcript.transcript(chat.id)) == 4  # the source is untouched
 
 
 async def test_an_arabic_speakers_fork_from_the_first_message_is_asked_and_told_in_arabic(bot: Bot) -> None:
@@ -102,7 +102,7 @@ async def test_replay_or_show_in_reply_to_the_first_message_says_why_not_and_cha
     assert refused.text == sentence("errors.nothing_before_first", "en") and refused.buttons() == []
     shown = await reply(bot, ANN, ann, "/replay show", hello)
     assert shown.text == sentence("errors.message_first", "en")
-    assert len(await bot.core.store.transcript((await bot.chat(ann)).id)) == 4
+    assert len(await bot.core.store.transcript.transcript((await bot.chat(ann)).id)) == 4
 
 
 async def test_an_answer_given_after_an_approval_is_marked_by_a_restore_and_put_back_by_an_undo(bot: Bot) -> None:
@@ -125,7 +125,7 @@ async def test_replay_show_in_reply_shows_that_messages_step_and_changes_nothing
     await said(bot, ANN, ann, "calc 2+3")
     shown = await reply(bot, ANN, ann, "/replay show", first)
     assert shown.text.startswith("turn 1, step ") and "hello" in shown.text and "calc 2+3" not in shown.text
-    assert len(await bot.core.store.transcript((await bot.chat(ann)).id)) == 4
+    assert len(await bot.core.store.transcript.transcript((await bot.chat(ann)).id)) == 4
 
 
 async def test_a_reply_to_a_message_kazma_never_linked_says_so_and_a_forgotten_chat_forgets_its_links(bot: Bot) -> None:
@@ -183,7 +183,7 @@ async def test_in_a_group_a_reply_restores_for_an_admin_and_is_refused_to_a_memb
     asked = await reply(bot, CY, TEAM, "/replay@KazmaBot", first)
     [done] = await bot.press(CY, asked, YES)
     assert done.text.startswith("Restored this chat to turn 1, step ")
-    assert len(await bot.core.store.transcript(chat.id)) == 2
+    assert len(await bot.core.store.transcript.transcript(chat.id)) == 2
 
 
 async def test_deleting_the_chat_deletes_which_messages_were_its_own(bot: Bot) -> None:

@@ -28,10 +28,10 @@ def rewind(core: Core) -> RewindService:
 async def everything(core: Core, chat_id: str) -> dict[str, Any]:
     """What a person can see of a chat: transcript, facts, steps, the agent's messages, its turn count."""
     state = await core.turns.graph.aget_state(core.turns.config(chat_id))
-    chat = await core.store.get_chat(chat_id)
+    chat = await core.store.chats.get_chat(chat_id)
     return {
-        "rows": [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)],
-        "facts": [f.text for f in await core.store.facts(chat_id)],
+        "rows": [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)],
+        "facts": [f.text for f in await core.store.memories.facts(chat_id)],
         "steps": [s.id for s in await core.snapshots.list_steps(chat_id)],
         "messages": [(m.type, m.content) for m in state.values["messages"]],
         "next": state.next,
@@ -71,11 +71,11 @@ async def test_undo_brings_back_the_approval_cards_the_restore_took(core: Core, 
     await core.turns.send(chat.id, "hello")
     waiting = await core.turns.send(chat.id, "write x.txt: y")
     await core.turns.decide(chat.id, waiting.gates[0]["card_id"], "deny", user.id)
-    cards = [c.to_dict() for c in await core.store.cards(chat.id)]
+    cards = [c.to_dict() for c in await core.store.cards.cards(chat.id)]
     await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 1))
-    assert await core.store.cards(chat.id) == []
+    assert await core.store.cards.cards(chat.id) == []
     assert (await rewind.undo(user, "test", chat.id)).back.cards == 1
-    assert [c.to_dict() for c in await core.store.cards(chat.id)] == cards
+    assert [c.to_dict() for c in await core.store.cards.cards(chat.id)] == cards
 
 
 async def test_nothing_to_undo_says_why(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
@@ -102,7 +102,7 @@ async def test_nothing_to_undo_says_why(core: Core, chat: Chat, user: User, rewi
 async def test_an_undo_runs_out_after_its_time(tmp_path: Path) -> None:
     core = await Core.open(make_settings(tmp_path / "data", time_travel={"undo_seconds": 1}))
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         await history(core, chat)
         rewind = RewindService(core)
@@ -122,11 +122,11 @@ async def test_an_undo_runs_out_after_its_time(tmp_path: Path) -> None:
 async def test_undo_is_refused_while_a_turn_runs(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
     await history(core, chat)
     await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 2))
-    holder = await core.store.acquire_lease(chat.id, "someone-else", "turn", 30)
+    holder = await core.store.leases.acquire_lease(chat.id, "someone-else", "turn", 30)
     assert holder
     with pytest.raises(TurnRunning):
         await rewind.undo(user, "test", chat.id)
-    await core.store.release_lease(chat.id, "someone-else")
+    await core.store.leases.release_lease(chat.id, "someone-else")
     assert (await rewind.undo(user, "test", chat.id)).back.memories == 1
     assert [r.outcome for r in await core.audit.rows(chat.id) if r.action == "undo"] == ["turn_running", "ok"]
 
@@ -134,7 +134,7 @@ async def test_undo_is_refused_while_a_turn_runs(core: Core, chat: Chat, user: U
 async def test_another_users_chat_has_nothing_to_undo_for_them(core: Core, chat: Chat, user: User, rewind: RewindService) -> None:
     await history(core, chat)
     await rewind.restore(user, "test", chat.id, await step_of(core, chat.id, 2))
-    bob = await core.store.add_user("bob")
+    bob = await core.store.users.add_user("bob")
     with pytest.raises(NotFound):
         await rewind.undo(bob, "test", chat.id)
     assert (await rewind.undo(user, "test", chat.id)).back.steps == 4
@@ -173,7 +173,7 @@ async def test_compare_across_a_fork_and_its_source(core: Core, chat: Chat, user
     await core.turns.send(other.id, "hello")
     with pytest.raises(InvalidInput, match="not of one lineage"):
         await rewind.compare(user, "test", chat.id, await step_of(core, chat.id, 1), await step_of(core, other.id, 1), b_chat_id=other.id)
-    bob = await core.store.add_user("bob")
+    bob = await core.store.users.add_user("bob")
     bobs = await core.chats.create(bob)
     with pytest.raises(NotFound):
         await rewind.compare(user, "test", chat.id, await step_of(core, chat.id, 1), "0" * 32, b_chat_id=bobs.id)
@@ -185,7 +185,7 @@ async def test_compare_across_a_fork_and_its_source(core: Core, chat: Chat, user
 async def test_the_daily_clean_up_drops_what_an_expired_undo_kept(tmp_path: Path) -> None:
     core = await Core.open(make_settings(tmp_path / "data", time_travel={"undo_seconds": 1}))
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         await history(core, chat)
         rewind = RewindService(core)

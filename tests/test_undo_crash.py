@@ -24,10 +24,10 @@ CUT_AT = {"checks": "checks", "checkpoint": "undo-checkpoint", "steps": "undo-st
 
 async def seen(core: Core, chat_id: str) -> dict[str, Any]:
     state = await core.turns.graph.aget_state(core.turns.config(chat_id))
-    chat = await core.store.get_chat(chat_id)
+    chat = await core.store.chats.get_chat(chat_id)
     return {
-        "rows": [(r.turn_index, r.role, r.text) for r in await core.store.transcript(chat_id)],
-        "facts": [f.text for f in await core.store.facts(chat_id)],
+        "rows": [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)],
+        "facts": [f.text for f in await core.store.memories.facts(chat_id)],
         "steps": [s.id for s in await core.snapshots.list_steps(chat_id)],
         "humans": [m.content for m in state.values["messages"] if m.type == "human"],
         "last_turn": chat.last_turn if chat else None,
@@ -38,7 +38,7 @@ async def prepared(data: Path, **settings: Any) -> tuple[str, dict[str, Any], di
     """A chat of four turns restored to turn 2: what it was before, and after the restore."""
     core = await Core.open(make_settings(data, **settings))
     try:
-        user = await core.store.add_user("ann")
+        user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         for text in ("hello", "remember: tea", "remember: coffee", "steps 2"):
             await core.turns.send(chat.id, text)
@@ -74,7 +74,7 @@ async def test_a_killed_undo_leaves_the_restore_or_the_undo_whole(tmp_path: Path
         await core.recover()
         rewind = RewindService(core)
         finished = await rewind.recover()
-        user = await core.store.user_by_name("ann")
+        user = await core.store.users.user_by_name("ann")
         if stage == "checks":
             assert finished == 0
             assert await seen(core, chat_id) == restored

@@ -16,22 +16,22 @@ async def test_telegram_restore_offers_undo_and_undo_brings_everything_back(bot:
     for text in ("hello", "remember: tea is good", "calc 1+1"):
         await bot.say(ANN, ann, text)
     chat = await bot.chat(ann)
-    rows = [r.text for r in await bot.core.store.transcript(chat.id)]
+    rows = [r.text for r in await bot.core.store.transcript.transcript(chat.id)]
     steps = [s.id for s in await bot.core.snapshots.list_steps(chat.id)]
     target = (await bot.step_ids(ann, 1))[-1]
     [asked] = await bot.say(ANN, ann, f"/replay {target[:8]}")
     [done] = await bot.press(ANN, asked, YES)
     assert done.text.endswith("Restored the wrong step? /replay undo puts everything back, until the next message.")
-    assert [f.text for f in await bot.core.store.facts(chat.id)] == []
+    assert [f.text for f in await bot.core.store.memories.facts(chat.id)] == []
 
     [undone] = await bot.say(ANN, ann, "/replay undo")
     assert undone.text == (
         "Undid the last restore: the chat is as it was before it. Back: 4 messages, 1 memories, "
         f"{len(steps) - steps.index(target) - 1} steps."
     )
-    assert [r.text for r in await bot.core.store.transcript(chat.id)] == rows
+    assert [r.text for r in await bot.core.store.transcript.transcript(chat.id)] == rows
     assert [s.id for s in await bot.core.snapshots.list_steps(chat.id)] == steps
-    assert [f.text for f in await bot.core.store.facts(chat.id)] == ["tea is good"]
+    assert [f.text for f in await bot.core.store.memories.facts(chat.id)] == ["tea is good"]
     [again] = await bot.say(ANN, ann, "/replay undo")
     assert again.text == "The last restore of this chat was undone already. /replay list shows the steps you can restore."
     [after] = await bot.say(ANN, ann, "what now?")

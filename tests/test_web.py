@@ -83,7 +83,7 @@ async def test_settings_are_forbidden_to_everyone_but_the_owner(
     error_of(await member[1].put("/api/settings/time_travel.retention_days", json={"value": 3}), 403, "forbidden")
     async with server.client() as anonymous:
         error_of(await anonymous.get("/api/settings"), 401, "unauthorized")
-    assert await server.core.store.overrides() == {}
+    assert await server.core.store.settings.overrides() == {}
     assert server.core.settings.time_travel.retention_days == 30
 
 
@@ -99,7 +99,7 @@ async def test_a_live_setting_applies_at_once(server: RunningServer, owner: tupl
     switched = await owner[1].put("/api/settings/time_travel.auto_maintain", json={"value": False})
     assert switched.json()["value"] is False and switched.json()["restart_needed"] is False
     assert server.core.settings.time_travel.auto_maintain is False
-    assert await server.core.store.overrides() == {"time_travel.retention_days": 7, "time_travel.auto_maintain": False}
+    assert await server.core.store.settings.overrides() == {"time_travel.retention_days": 7, "time_travel.auto_maintain": False}
 
 
 async def test_a_setting_read_at_start_is_stored_and_says_a_restart_is_needed(
@@ -136,7 +136,7 @@ async def test_an_invalid_value_is_refused_with_the_reason_and_not_stored(
 ) -> None:
     refused = error_of(await owner[1].put(f"/api/settings/{name}", json={"value": value}), 400, "invalid_setting")
     assert name in refused["message"] and reason in refused["message"], refused
-    assert await server.core.store.overrides() == {}
+    assert await server.core.store.settings.overrides() == {}
 
 
 async def test_a_setting_not_on_the_page_cannot_be_changed_there(
@@ -146,7 +146,7 @@ async def test_a_setting_not_on_the_page_cannot_be_changed_there(
         error_of(await owner[1].put(f"/api/settings/{name}", json={"value": 1}), 404, "not_found")
     error_of(await owner[1].put("/api/settings/time_travel.max_snapshots", json={"value": 3, "x": 1}), 422, "invalid_input")
     error_of(await owner[1].put("/api/settings/time_travel.max_snapshots", json={}), 422, "invalid_input")
-    assert await server.core.store.overrides() == {}
+    assert await server.core.store.settings.overrides() == {}
 
 
 async def test_the_settings_and_account_routes_are_described_with_typed_bodies(server: RunningServer) -> None:
@@ -186,7 +186,7 @@ async def test_a_visitor_who_is_not_signed_in_is_told_how_to_sign_in(server: Run
 
 
 async def test_each_page_renders_in_english_and_in_arabic_right_to_left(server: RunningServer) -> None:
-    user = await server.core.store.add_user("olive", role="owner")
+    user = await server.core.store.users.add_user("olive", role="owner")
     async with browser_client(server, user) as browser:
         for path, english, arabic in (
             ("/", "Your chats", "دردشاتك"),
@@ -205,7 +205,7 @@ async def test_each_page_renders_in_english_and_in_arabic_right_to_left(server: 
 
 
 async def test_the_settings_page_tells_a_member_that_it_is_the_owners(server: RunningServer) -> None:
-    user = await server.core.store.add_user("max")
+    user = await server.core.store.users.add_user("max")
     async with browser_client(server, user) as browser:
         page = await browser.get("/settings")
         assert page.status_code == 403
@@ -214,18 +214,18 @@ async def test_the_settings_page_tells_a_member_that_it_is_the_owners(server: Ru
 
 
 async def test_a_chosen_language_is_remembered_over_the_browsers(server: RunningServer) -> None:
-    user = await server.core.store.add_user("olive", role="owner")
+    user = await server.core.store.users.add_user("olive", role="owner")
     async with browser_client(server, user, **{"Accept-Language": "en"}) as browser:
         assert (await browser.get("/api/me")).json() == {"user_id": user.id, "name": "olive", "role": "owner", "lang": "en"}
         chosen = await browser.put("/api/me/lang", json={"lang": "ar"})
         assert chosen.status_code == 200, chosen.text
         assert chosen.json()["lang"] == "ar"
         assert html_root((await browser.get("/")).text) == ("ar", "rtl")
-        assert (await server.core.store.user_by_id(user.id)).lang == "ar"  # type: ignore[union-attr]
+        assert (await server.core.store.users.user_by_id(user.id)).lang == "ar"  # type: ignore[union-attr]
         error_of(await browser.put("/api/me/lang", json={"lang": "fr"}), 422, "invalid_input")
         browser.headers.pop("X-Kazma-CSRF")
         error_of(await browser.put("/api/me/lang", json={"lang": "en"}), 401, "unauthorized")
-    assert (await server.core.store.user_by_id(user.id)).lang == "ar"  # type: ignore[union-attr]
+    assert (await server.core.store.users.user_by_id(user.id)).lang == "ar"  # type: ignore[union-attr]
 
 
 def test_every_string_exists_in_both_languages_with_the_same_placeholders() -> None:
@@ -310,7 +310,7 @@ async def test_a_web_command_answers_in_the_persons_language_and_only_in_their_o
     server: RunningServer, member: tuple[User, httpx.AsyncClient], owner: tuple[User, httpx.AsyncClient]
 ) -> None:
     chat = await new_chat(member[1])
-    await server.core.store.set_user_lang(member[0].id, "ar")
+    await server.core.store.users.set_user_lang(member[0].id, "ar")
     arabic = (await member[1].post(f"/api/chats/{chat}/commands", json={"text": "/replay"})).json()
     assert ARABIC.search(arabic["text"]), arabic
     error_of(await owner[1].post(f"/api/chats/{chat}/commands", json={"text": "/replay clear", "confirmed": True}), 404, "not_found")

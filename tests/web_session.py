@@ -15,7 +15,7 @@ LOGIN_TTL = 600
 
 async def login_url(server: RunningServer, user: User) -> str:
     """A one-time login link for this user, as `kazma serve` prints it."""
-    token = await server.core.store.issue_token(user.id, "login", ttl=LOGIN_TTL)
+    token = await server.core.store.users.issue_token(user.id, "login", ttl=LOGIN_TTL)
     return f"{server.url}/login?token={token}"
 
 

@@ -33,8 +33,9 @@ from kazma_core.leases import chat_lease, leave_to_sweep
 from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
 from kazma_core.settings import Settings
+from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.backends import database_url
-from kazma_core.stores.interfaces import AppStore, ConversationStore
+from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.stores.snapshots import StepInfo
 from kazma_core.stores.types import NOTE_KEY, Card, TurnStart
 from kazma_core.time_travel import SnapshotRecorder
@@ -135,7 +136,8 @@ class TurnRunner:
             # checkpoint (the conversation store derives it), so the two always agree.
             turn_index = chat.last_turn + 1
             # A chat still untitled is named by its first message, whichever surface sent it.
-            if chat.last_turn == 0 and chat.title == UNTITLED and await self.store.title_untitled(chat_id, UNTITLED, title_from(text)):
+            untitled = chat.last_turn == 0 and chat.title == UNTITLED
+            if untitled and await self.store.chats.title_untitled(chat_id, UNTITLED, title_from(text)):
                 self.events.publish(chat_id, "chat", {"title": title_from(text)})
             # A turn starting ends the last restore's undo: the chat has moved on.
             if ready.undo_ready:
@@ -161,7 +163,7 @@ class TurnRunner:
         held = contextlib.AsyncExitStack()
         ready = TurnStart()
         await held.enter_async_context(chat_lease(
-            self.store, chat_id, "turn", self.settings.agent.lease_seconds, wait, also=self.store.turn_start(chat_id, ready)
+            self.store.leases, chat_id, "turn", self.settings.agent.lease_seconds, wait, also=self.store.chats.turn_start(chat_id, ready)
         ))
         return held, ready
 
@@ -183,14 +185,14 @@ class TurnRunner:
         """Approve or deny a waiting card; the turn it paused goes on."""
         if decision not in ("approve", "deny"):
             raise InvalidInput(message_id="bad_decision")
-        card = await self.store.card(chat_id, card_id)
+        card = await self.store.cards.card(chat_id, card_id)
         if card is None:
             raise NotFound(message_id="approval_missing")
         await self.settle_expired(chat_id)
-        async with chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds):
+        async with chat_lease(self.store.leases, chat_id, "turn", self.settings.agent.lease_seconds):
             status = "approved" if decision == "approve" else "denied"
-            if not await self.store.close_card(card.id, status, by):
-                current = await self.store.card(chat_id, card_id)
+            if not await self.store.cards.close_card(card.id, status, by):
+                current = await self.store.cards.card(chat_id, card_id)
                 raise ApprovalClosed(message_id="approval_closed", status=current.status if current else "gone")
             self.events.publish(chat_id, "approval", {**card.to_dict(), "status": status})
             return await self._run(chat_id, card.turn_index, Command(resume={"decision": decision}))
@@ -198,12 +200,12 @@ class TurnRunner:
     async def settle_expired(self, chat_id: str) -> None:
         """Close cards past their time as expired, and let their paused turns finish."""
         now = time.time()
-        for card in await self.store.cards(chat_id, "pending"):
+        for card in await self.store.cards.cards(chat_id, "pending"):
             if card.expires_at > now:
                 continue
             try:
-                async with chat_lease(self.store, chat_id, "turn", self.settings.agent.lease_seconds):
-                    if await self.store.close_card(card.id, "expired", None):
+                async with chat_lease(self.store.leases, chat_id, "turn", self.settings.agent.lease_seconds):
+                    if await self.store.cards.close_card(card.id, "expired", None):
                         self.events.publish(chat_id, "approval", {**card.to_dict(), "status": "expired"})
                         await self._run(chat_id, card.turn_index, Command(resume={"decision": "expired"}))
             except KazmaError:
@@ -215,9 +217,9 @@ class TurnRunner:
         the lease stays (leave_to_sweep): the sweep closes the turn once it is back."""
         try:
             snapshot = await self.graph.aget_state(self.config(chat_id))
-            chat = await self.store.get_chat(chat_id)
+            chat = await self.store.chats.get_chat(chat_id)
             # A superstep cut short shows as a task (with or without its writes), not always in `next`.
-            if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards(chat_id, "pending"):
+            if chat is None or not (snapshot.next or snapshot.tasks) or await self.store.cards.cards(chat_id, "pending"):
                 return False
             # The unshown step goes first: closed, the turn is no longer the sweep's to look at,
             # so a step left by a database away at that moment would stay restorable.
@@ -381,7 +383,7 @@ class TurnRunner:
         if stopped and not interrupted:
             return await self._close_stopped(chat_id, turn_index, state)
         if interrupted:
-            cards = await self.store.cards(chat_id, "pending")
+            cards = await self.store.cards.cards(chat_id, "pending")
             for card in cards:
                 self.events.publish(chat_id, "approval", card.to_dict())
             return TurnResult("", turn_index, "awaiting_approval", gates_of(cards))

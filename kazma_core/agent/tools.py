@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from kazma_core.agent.stops import current_stop
-from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.memories_sql import MemoryStore
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class ToolContext:
     chat_id: str
     turn_index: int
     iteration: int
-    store: AppStore
+    memories: MemoryStore  # the facts it remembers and forgets
     workspace: Path  # the chat owner's own folder: nobody else's files are reachable from it
     scratchpad: dict[str, Any]
     limits: ToolLimits = ToolLimits()
@@ -165,14 +165,14 @@ def calculate(expression: str) -> float | int:
 
 
 async def _remember(ctx: ToolContext, args: RememberArgs) -> str:
-    if not await ctx.store.memory_on(ctx.chat_id):
+    if not await ctx.memories.memory_on(ctx.chat_id):
         return "Memory is off in this chat, so I did not remember that."
-    await ctx.store.add_fact(ctx.chat_id, ctx.turn_index, ctx.iteration, args.fact)
+    await ctx.memories.add_fact(ctx.chat_id, ctx.turn_index, ctx.iteration, args.fact)
     return f"Remembered: {args.fact}"
 
 
 async def _forget(ctx: ToolContext, args: ForgetArgs) -> str:
-    count = await ctx.store.forget_fact(ctx.chat_id, ctx.turn_index, ctx.iteration, args.fact)
+    count = await ctx.memories.forget_fact(ctx.chat_id, ctx.turn_index, ctx.iteration, args.fact)
     return f"Forgot: {args.fact}" if count else f"I had nothing remembered as: {args.fact}"
 
 

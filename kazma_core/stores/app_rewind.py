@@ -15,12 +15,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from kazma_core.stores.engine import Conn, Row, octets
-from kazma_core.stores.interfaces import AppStore, GiveUp
+from kazma_core.stores.interfaces import GiveUp
+
+if TYPE_CHECKING:  # the type only: app_sql's chat store imports undo_ready from here
+    from kazma_core.stores.app_sql import AppStore
 
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
 FORGOTTEN_AFTER_STEP = "(forgotten_turn > :t OR (forgotten_turn = :t AND forgotten_iteration > :j))"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kazma_core.settings import Settings
 from kazma_core.stores import app_schema, audit_sql, snapshots_sql
-from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.audit_sql import SqlAuditStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.engine import Database, DatabaseError
@@ -62,7 +62,7 @@ def audit_db(settings: Settings) -> Database:
 class Stores:
     """Every store of one deployment, on the engine its settings name."""
 
-    app: SqlAppStore
+    app: AppStore
     snapshots: SqlSnapshotStore
     conversation: SqlConversationStore
     audit: SqlAuditStore
@@ -73,9 +73,9 @@ class Stores:
 
         kazma.db is created and migrated now, not on first use; the others when first used (a
         command that never reads the steps leaves no snapshots.db behind)."""
-        app = SqlAppStore(app_db(settings))
+        app = AppStore(app_db(settings))
         try:
-            await app.count_users()
+            await app.users.count_users()
         except BaseException:
             await app.close()
             raise

@@ -41,5 +41,5 @@ async def read_me(request: Request, user: UserDep) -> Me:
 
 @router.put("/lang", response_model=Me)
 async def choose_lang(request: Request, body: LangChoice, user: UserDep) -> Me:
-    await request.app.state.core.store.set_user_lang(user.id, body.lang)
+    await request.app.state.core.store.users.set_user_lang(user.id, body.lang)
     return me(request, user, body.lang)

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel
 
 from kazma_core.errors import NotFound
-from kazma_core.stores.interfaces import AppStore
+from kazma_core.stores.alerts_sql import AlertStore
 from kazma_core.stores.types import User
 from kazma_ui.web.auth import current_owner
 from kazma_ui.web.schemas import ErrorBody
@@ -37,8 +37,8 @@ OwnerDep = Annotated[User, Depends(current_owner)]
 AlertId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
-def store_of(request: Request) -> AppStore:
-    return request.app.state.core.store  # type: ignore[no-any-return]
+def store_of(request: Request) -> AlertStore:
+    return request.app.state.core.store.alerts  # type: ignore[no-any-return]
 
 
 @router.get("", response_model=AlertList)

@@ -66,7 +66,7 @@ def _lifespan(settings: Settings, serving_lock: DataFolderLock | None, beside: B
         app.state.tasks = set()
         core = app.state.core
         app.state.health = StoreHealth(
-            [Watched("chats", core.store.db), Watched("steps", core.snapshots.db), Watched("audit", core.audit.db)], core.store
+            [Watched("chats", core.store.db), Watched("steps", core.snapshots.db), Watched("audit", core.audit.db)], core.store.alerts
         )
         for duty in (app.state.health.watch(), app.state.core.sweep()):
             task = asyncio.create_task(duty)

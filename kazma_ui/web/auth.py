@@ -8,8 +8,8 @@ from fastapi import Depends, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
 from kazma_core.errors import Forbidden, Unauthorized
-from kazma_core.stores.interfaces import AppStore
 from kazma_core.stores.types import User
+from kazma_core.stores.users_sql import UserStore
 from kazma_ui.web.sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_ok, session_seconds
 
 __all__ = [
@@ -28,7 +28,7 @@ async def current_user(
     _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)] = None,
     _cookie: Annotated[str | None, Depends(COOKIE)] = None,
 ) -> User:
-    store: AppStore = request.app.state.core.store
+    store: UserStore = request.app.state.core.store.users
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() == "bearer" and token:

@@ -107,7 +107,7 @@ async def list_chats(
     q: Annotated[str, Query(max_length=200, description="Only chats whose title or a message holds these words")] = "",
 ) -> ChatList:
     core = core_of(request)
-    places = await core.store.places(user.id)
+    places = await core.store.places.places(user.id)
     if len(request.query_params.getlist("q")) > 1:  # one search at a time: `?q=a&q=b` is not "a b"
         raise InvalidInput(message_id="field_invalid", field="q")
     if q.strip():  # a search lists each chat that matched, older versions too
@@ -121,7 +121,7 @@ async def list_chats(
 async def rename_chat(request: Request, thread_id: str, body: Rename, user: UserDep) -> ChatOut:
     """Give the chat a new title (on one line, at most 200 characters)."""
     core = core_of(request)
-    places = await core.store.places(user.id)
+    places = await core.store.places.places(user.id)
     chat = await core.chats.rename(user, thread_id, body.title)
     return chat_out(chat, places.get(chat.id))
 
@@ -175,11 +175,11 @@ async def read_transcript(
     await core.chats.owned(user, thread_id)
     if before is not None and limit is None:
         limit = PAGE
-    rows = await core.store.transcript(thread_id, before=before, limit=None if limit is None else limit + 1)
+    rows = await core.store.transcript.transcript(thread_id, before=before, limit=None if limit is None else limit + 1)
     more = limit is not None and len(rows) > limit
     if more:
         rows = rows[1:]
-    lease = await core.store.lease(thread_id)
+    lease = await core.store.leases.lease(thread_id)
     head = await core.conversation.head(thread_id)
     tools = answer_rows_tools([(r.id, r.turn_index, r.role) for r in rows], head[1] if head else [])
     if len(rows) > MAX_PAGE:  # a whole long transcript: its memory goes back once it is sent
@@ -219,7 +219,7 @@ async def list_versions(request: Request, thread_id: str, user: UserDep) -> Vers
     and every chat of the conversation, oldest first, each with where it was made from."""
     versions = versions_of(request)
     turns = await versions.turn_versions(user, thread_id)
-    places = await core_of(request).store.places(user.id)
+    places = await core_of(request).store.places.places(user.id)
     chats = [
         VersionChat(**chat_out(c, places.get(c.id)).model_dump(), version_of=v.version_of if v else None,
                     turn_index=v.turn_index if v else None)
@@ -235,7 +235,7 @@ async def list_approvals(request: Request, thread_id: str, user: UserDep) -> App
     core = core_of(request)
     await core.chats.owned(user, thread_id)
     await core.turns.settle_expired(thread_id)
-    cards = await core.store.cards(thread_id)
+    cards = await core.store.cards.cards(thread_id)
     return ApprovalList(approvals=[Gate(**c.to_dict()) for c in cards])
 
 

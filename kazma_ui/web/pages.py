@@ -64,7 +64,7 @@ async def signed_in(request: Request) -> User | None:
     session = request.cookies.get(SESSION_COOKIE)
     if not session:
         return None
-    store = request.app.state.core.store
+    store = request.app.state.core.store.users
     return await store.user_for_token(session, "session", max_age=session_seconds(request))  # type: ignore[no-any-return]
 
 

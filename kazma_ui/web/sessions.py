@@ -39,7 +39,7 @@ def session_seconds(request: Request) -> int:
 @router.get("/login")
 async def login(request: Request, token: str = "") -> RedirectResponse:
     """Trade the one-time login token printed by `kazma serve` for a session cookie."""
-    store = request.app.state.core.store
+    store = request.app.state.core.store.users
     user = await store.user_for_token(token, "login", consume=True) if token else None
     if user is None:
         return RedirectResponse("/?login=expired", status_code=303)
@@ -59,7 +59,7 @@ async def logout(request: Request) -> RedirectResponse:
     if session:
         if not csrf_ok(request, session):
             raise Unauthorized(message_id="csrf_missing_sign_out")
-        await request.app.state.core.store.revoke_token(session)
+        await request.app.state.core.store.users.revoke_token(session)
     response = RedirectResponse("/", status_code=303)
     secure = request.url.scheme == "https"
     response.delete_cookie(SESSION_COOKIE, httponly=True, samesite="lax", secure=secure)

@@ -101,7 +101,7 @@ def setting_out(settings: Settings, stored: dict[str, Any], name: str) -> Settin
 @router.get("", response_model=SettingList)
 async def list_settings(request: Request, user: OwnerDep) -> SettingList:
     core = request.app.state.core
-    stored = await core.store.overrides()
+    stored = await core.store.settings.overrides()
     model = core.settings.model
     return SettingList(
         settings=[setting_out(core.settings, stored, name) for name in EDITABLE],
@@ -157,11 +157,11 @@ async def change_setting(request: Request, name: str, user: User) -> SettingOut:
     _strict(name, raw)
     value = validate_override(name, raw)
     core = request.app.state.core
-    await core.store.set_override(name, value)
+    await core.store.settings.set_override(name, value)
     if is_live(name):
         section, _, key = name.partition(".")
         setattr(getattr(core.settings, section), key, value)
-    return setting_out(core.settings, await core.store.overrides(), name)
+    return setting_out(core.settings, await core.store.settings.overrides(), name)
 
 
 def _route(name: str) -> None:

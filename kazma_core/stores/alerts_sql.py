@@ -1,0 +1,49 @@
+"""Operator alerts: what went wrong that the owner must see (a database found wrong, a clean-up that
+failed or left text behind), until acknowledged."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from kazma_core.stores.engine import Conn, Database, Row
+from kazma_core.stores.types import Alert
+
+
+@dataclass(frozen=True)
+class AlertStore:
+    """kazma.db's operator alerts."""
+
+    db: Database
+
+    async def add_alert(self, kind: str, message: str, at: float | None = None) -> Alert:
+        def write(conn: Conn) -> Alert:
+            return _alert(conn.execute(
+                "INSERT INTO alerts (kind, message, created_at) VALUES (?, ?, ?) RETURNING *",
+                (kind, message, time.time() if at is None else at),
+            ).fetchone())
+
+        return await self.db.tx(write)
+
+    async def alerts(self, include_acknowledged: bool = False) -> list[Alert]:
+        """Newest first; only the ones not yet acknowledged unless asked."""
+        where = "" if include_acknowledged else " WHERE acknowledged_at IS NULL"
+        rows = await self.db.run(lambda c: c.execute(f"SELECT * FROM alerts{where} ORDER BY id DESC").fetchall())
+        return [_alert(r) for r in rows]
+
+    async def acknowledge_alert(self, alert_id: int, at: float | None = None) -> Alert | None:
+        """Mark an alert seen (the first acknowledgement's time is kept); None when there is no such alert."""
+
+        def write(conn: Conn) -> Alert | None:
+            conn.execute(
+                "UPDATE alerts SET acknowledged_at = ? WHERE id = ? AND acknowledged_at IS NULL",
+                (time.time() if at is None else at, alert_id),
+            )
+            row = conn.execute("SELECT * FROM alerts WHERE id = ?", (alert_id,)).fetchone()
+            return _alert(row) if row else None
+
+        return await self.db.tx(write)
+
+
+def _alert(row: Row) -> Alert:
+    return Alert(row["id"], row["kind"], row["message"], row["created_at"], row["acknowledged_at"])

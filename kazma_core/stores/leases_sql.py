@@ -1,0 +1,91 @@
+"""Turn leases: which replica (or task) works in a chat now, so that one thing at a time writes to it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from kazma_core.stores.engine import Conn, Database
+from kazma_core.stores.interfaces import CUT_TURNS, RECOVER, Also
+
+_CUT_TURNS = f"({', '.join('?' * len(CUT_TURNS))})"
+
+
+@dataclass(frozen=True)
+class LeaseStore:
+    """kazma.db's leases, one row a chat, taken over only once expired."""
+
+    db: Database
+
+    async def acquire_lease(
+        self, chat_id: str, holder: str, purpose: str, ttl: float, *, finishing: bool = False, also: Also | None = None
+    ) -> bool:
+        """Take the chat's lease unless another holds it; unless `finishing`, not while a restore
+        of the chat is still to be finished (its steps part was cut: whoever finishes it first).
+        An expired lease is taken over, except one of CUT_TURNS by anything but RECOVER: its
+        holder may have stalled mid-turn, and whatever ran next over its cut turn would leave the
+        step of an answer never saved restorable (the sweep drops it as it closes the turn).
+        `also` reads what the holder needs first, once the lease is taken: in the same transaction on
+        SQLite, just after it on PostgreSQL."""
+
+        def write(conn: Conn) -> bool:
+            if not finishing and conn.execute(
+                "SELECT 1 FROM restore_intents WHERE chat_id = ? LIMIT 1", (chat_id,)
+            ).fetchone():
+                # A restore whose steps part was cut (a database away, a replica killed): its later
+                # steps are still listed. Nothing else runs in the chat until the sweep finished it.
+                return False
+            now = time.time()
+            cur = conn.execute(
+                "INSERT INTO leases (chat_id, holder, purpose, expires_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(chat_id) DO UPDATE SET holder = excluded.holder, purpose = excluded.purpose,"
+                " expires_at = excluded.expires_at WHERE leases.expires_at < ?"
+                f" AND (excluded.purpose = ? OR leases.purpose NOT IN {_CUT_TURNS})",
+                (chat_id, holder, purpose, now + ttl, now, RECOVER, *CUT_TURNS),
+            )
+            if cur.rowcount != 1:
+                return False
+            if also is not None and self.db.dialect == "sqlite":
+                also(conn)
+            return True
+
+        taken = await self.db.tx(write)
+        if taken and also is not None and self.db.dialect != "sqlite":
+            # Read after the lease's transaction, not in it: in a SERIALIZABLE transaction, reads of
+            # other chats' index pages made the turns of different chats conflict (503s under load).
+            await self.db.run(also)
+        return taken
+
+    async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:
+        cur = await self.db.tx(
+            lambda c: c.execute(
+                "UPDATE leases SET expires_at = ? WHERE chat_id = ? AND holder = ?",
+                (time.time() + ttl, chat_id, holder),
+            )
+        )
+        return cur.rowcount == 1
+
+    async def release_lease(self, chat_id: str, holder: str) -> None:
+        """End `holder`'s lease: its own at the end of a turn, or a dead holder's (once proven gone)."""
+        await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = ? AND holder = ?", (chat_id, holder)))
+
+    async def lease_holders(self) -> list[tuple[str, str, str]]:
+        """(chat_id, holder, purpose) of every lease row, live or not."""
+        rows = await self.db.run(lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases").fetchall())
+        return [(r["chat_id"], r["holder"], r["purpose"]) for r in rows]
+
+    async def expired_leases(self, now: float) -> list[tuple[str, str, str]]:
+        """(chat_id, holder, purpose) of the leases not renewed in time (their holders are gone or stalled)."""
+        rows = await self.db.run(
+            lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases WHERE expires_at < ?", (now,)).fetchall()
+        )
+        return [(r["chat_id"], r["holder"], r["purpose"]) for r in rows]
+
+    async def lease(self, chat_id: str) -> tuple[str, str] | None:
+        """(holder, purpose) of the live lease on a chat, if any."""
+        row = await self.db.run(
+            lambda c: c.execute(
+                "SELECT holder, purpose FROM leases WHERE chat_id = ? AND expires_at >= ?", (chat_id, time.time())
+            ).fetchone()
+        )
+        return (row["holder"], row["purpose"]) if row else None
