@@ -12,6 +12,7 @@ import pytest
 
 from kazma_core import catalogue
 from kazma_core.catalogue.errors import ERRORS
+from kazma_core.catalogue.steps import WORDS as STEP_WORDS
 from kazma_core.catalogue.web import WEB as WEB_SENTENCES
 from kazma_core.settings import Settings, load_settings
 from kazma_core.stores.types import User
@@ -124,7 +125,7 @@ async def test_a_setting_read_at_start_is_stored_and_says_a_restart_is_needed(
         ("time_travel.max_snapshots", "many", "whole number, not text"),
         ("time_travel.max_snapshots", "10", "whole number, not text"),
         ("time_travel.enabled", 1, "allowed: true or false"),
-        ("time_travel.max_snapshots", 2.5, "fractional part"),
+        ("time_travel.max_snapshots", 2.5, "whole number"),
         ("time_travel.max_snapshots", True, "whole number"),
         ("time_travel.enabled", "maybe", "allowed: true or false"),
         ("time_travel.max_snapshot_bytes", 100, "allowed: 4096 to 1073741824"),
@@ -246,6 +247,10 @@ def test_every_string_the_pages_use_is_in_the_catalogue_and_every_entry_is_used(
     named_states = {key for key in asked if key.startswith("tool_states.")}
     assert named_states <= catalogue.ALL.keys(), named_states - catalogue.ALL.keys()
     named_errors |= named_states
+    # ... and the words of what a step did (the Time Travel page's labels; most by id, `steps.did_${kind}`)
+    named_steps = {key for key in asked if key.startswith("steps.")}
+    assert {key.removeprefix("steps.") for key in named_steps} <= STEP_WORDS.keys(), named_steps
+    named_errors |= named_steps
     assert not asked - named_errors - WEB_SENTENCES.keys(), asked - named_errors - WEB_SENTENCES.keys()
     # Keys built in the scripts from a prefix: `role_${role}`, ...
     families = ("cost_", "decision_", "lives_in_", "model_provider_", "role_", "setting_")
