@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import make_settings, person
 from tests.fakes.anthropic_server import serve_fake_anthropic
 from tests.fakes.openai_server import SAID_FIRST, serve_fake_openai
-from tests.helpers import new_chat, open_events, say
+from tests.helpers import SseEvent, new_chat, open_events, say
 from tests.http_server import serve_kazma
 
 KEY = "sk-test-0123456789"
@@ -37,6 +37,15 @@ async def remote(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         model = {"provider": provider, "name": "fake-model", "base_url": fake.base_url, "api_key": KEY, "timeout_seconds": 10}
         async with serve_kazma(make_settings(tmp_path / "data", model=model)) as server, person(server, "ann") as ann:
             yield fake, ann
+
+
+async def first_turn(ann: Any, text: str) -> tuple[str, str, list[SseEvent]]:
+    """A new chat's first turn: the chat, the reply, and every event of the chat until the turn ended."""
+    chat = await new_chat(ann.http)
+    async with open_events(ann.http, chat) as events:
+        reply = (await say(ann.http, chat, text))["reply"]
+        await events.until("turn", turn_index=1)
+    return chat, reply, events.seen
 
 
 async def test_the_answer_streams_while_the_model_server_still_makes_it(remote: tuple[Any, Any]) -> None:
@@ -58,16 +67,13 @@ async def test_the_answer_streams_while_the_model_server_still_makes_it(remote: 
 
 async def test_a_tool_call_streams_its_events_then_the_answer(remote: tuple[Any, Any]) -> None:
     _fake, ann = remote
-    chat = await new_chat(ann.http)
-    async with open_events(ann.http, chat) as events:
-        reply = (await say(ann.http, chat, "calc 6*7"))["reply"]
-        await events.until("turn", turn_index=1)
+    chat, reply, seen = await first_turn(ann, "calc 6*7")
     assert reply == "The answer is 6*7 = 42"
-    tools = [e.data for e in events.seen if e.type == "tool"]
+    tools = [e.data for e in seen if e.type == "tool"]
     assert [(t["name"], t["state"]) for t in tools] == [("calculator", "running"), ("calculator", "done")]
     assert tools[1]["result"] == "6*7 = 42"
-    after_tool = max(i for i, e in enumerate(events.seen) if e.type == "tool")
-    assert "".join(e.data["text"] for e in events.seen[after_tool:] if e.type == "delta") == reply
+    after_tool = max(i for i, e in enumerate(seen) if e.type == "tool")
+    assert "".join(e.data["text"] for e in seen[after_tool:] if e.type == "delta") == reply
     rows = (await ann.http.get(f"/api/chats/{chat}/messages")).json()["messages"]
     assert rows[-1]["text"] == reply and [t["state"] for t in rows[-1]["tools"]] == ["done"]
 
@@ -76,15 +82,12 @@ async def test_words_said_before_a_tool_call_stay_above_its_block_and_are_not_th
     """Broke: the words a model said before asking for a tool were shown as they came, then gone once
     the tool ran, and never in the chat again."""
     _fake, ann = remote
-    chat = await new_chat(ann.http)
-    async with open_events(ann.http, chat) as events:
-        reply = (await say(ann.http, chat, "think calc 6*7"))["reply"]
-        await events.until("turn", turn_index=1)
+    chat, reply, seen = await first_turn(ann, "think calc 6*7")
     assert reply == "The answer is 6*7 = 42"
-    tools = [e.data for e in events.seen if e.type == "tool"]
+    tools = [e.data for e in seen if e.type == "tool"]
     assert [(t["state"], t["said"]) for t in tools] == [("running", SAID_FIRST), ("done", SAID_FIRST)]
-    first_tool = next(i for i, e in enumerate(events.seen) if e.type == "tool")
-    assert "".join(e.data["text"] for e in events.seen[:first_tool] if e.type == "delta") == SAID_FIRST
+    first_tool = next(i for i, e in enumerate(seen) if e.type == "tool")
+    assert "".join(e.data["text"] for e in seen[:first_tool] if e.type == "delta") == SAID_FIRST
     rows = (await ann.http.get(f"/api/chats/{chat}/messages")).json()["messages"]
     assert [(r["role"], r["text"]) for r in rows] == [("user", "think calc 6*7"), ("assistant", reply)]
     assert [(t["said"], t["result"]) for t in rows[-1]["tools"]] == [(SAID_FIRST, "6*7 = 42")]
