@@ -15,7 +15,7 @@ from kazma_core.settings import Settings
 from tests.conftest import make_settings
 from tests.fakes.openai_server import SAID_FIRST, FakeOpenAI, serve_fake_openai
 from tests.test_browser import Web, rows, send, web  # noqa: F401  (web is a fixture)
-from tests.test_browser_chat_page import view_shot
+from tests.test_browser_chat_page import PHONE, open_page, view_shot
 
 KEY = "sk-test-0123456789"
 
@@ -44,3 +44,11 @@ async def test_words_said_before_a_tool_call_stay_above_its_block(web: Web) -> N
     await page.reload()
     await expect(said).to_have_text([SAID_FIRST])
     await expect(rows(page, "assistant")).to_have_text(["The answer is 6*7 = 42"])
+    # In Arabic on a phone: the words and the block, in the answer's bubble, the block opens on a tap.
+    chat = page.url.rsplit("thread=", 1)[1]
+    phone = await open_page(web, f"/?thread={chat}&lang=ar", PHONE, "ar")
+    said_there = phone.locator('#messages [data-role="assistant"] .tool-said')
+    await expect(said_there).to_have_text([SAID_FIRST])
+    await phone.locator('#messages [data-role="assistant"] details.tool-block summary').click()
+    await expect(phone.locator('#messages [data-role="assistant"] details.tool-block .tool-result')).to_have_text("6*7 = 42")
+    await view_shot(phone, "remote-model-said-before-a-tool-ar-phone.png")
