@@ -42,9 +42,9 @@ from typing import Any, TypeVar
 from langgraph.checkpoint.base import empty_checkpoint
 
 from kazma_core.events import LocalEventBus
+from kazma_core.replicas import fence as fences
 from kazma_core.settings import load_settings
 from kazma_core.stores import app_schema, snapshots_sql
-from kazma_core.stores import fence as fences
 from kazma_core.stores.app_sql import SqlAppStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.engine import Conn

@@ -1,7 +1,7 @@
 """Which bots `kazma serve` starts: each adapter whose credentials are set.
 
 Replicas sharing a PostgreSQL database run the exclusive adapters (Telegram polling, the
-Discord gateway, Slack's Socket Mode) on the leader only (kazma_core/leadership.py);
+Discord gateway, Slack's Socket Mode) on the leader only (kazma_core/replicas/leader.py);
 Slack's HTTP mode and Telegram's webhook run on every replica. On SQLite (one process)
 every configured adapter runs, as there is no other replica.
 """
@@ -17,7 +17,7 @@ import logging
 from bots.base import Adapter, supervise
 from bots.gateway import Gateway
 from kazma_core.core import Core
-from kazma_core.leadership import Leadership
+from kazma_core.replicas.leader import Leadership
 from kazma_core.stores.backends import database_url
 from kazma_ui.thread_rewind import RewindService
 

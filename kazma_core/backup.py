@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from kazma_core.errors import KazmaError
-from kazma_core.leases import holder_is_dead
+from kazma_core.replicas.leases import holder_is_dead
 from kazma_core.settings import Settings
 from kazma_core.stores import pg_copy
 from kazma_core.stores.backends import archive_schemas, database_url, ensure_ready

@@ -9,16 +9,16 @@ from kazma_core.agent.graph import write_finished_turn
 from kazma_core.agent.stops import STOP_WAIT_SECONDS, StopRequests
 from kazma_core.errors import ApprovalPending, InvalidInput, NotFound
 from kazma_core.events import EventBus
-from kazma_core.events_relay import ask_replicas
-from kazma_core.leases import ASK_AGAIN, HOLDER_PREFIX, chat_lease
+from kazma_core.replicas.leases import ASK_AGAIN, HOLDER_PREFIX, chat_lease
+from kazma_core.replicas.relay import ask_replicas
 from kazma_core.retry import ask_until
+from kazma_core.rewind.keep import FORGOTTEN, TURN, UndoKeep
 from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.stores.message_links import MessageLinks
 from kazma_core.stores.snapshots import SnapshotStore
 from kazma_core.stores.types import Chat, User
 from kazma_core.titles import FITS, MAX_TITLE, UNTITLED, shortened
-from kazma_core.undo_keep import FORGOTTEN, TURN, UndoKeep
 
 
 class ChatService:

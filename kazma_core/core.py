@@ -13,19 +13,19 @@ from kazma_core.agent.runtime import TurnRunner
 from kazma_core.chats import ChatService
 from kazma_core.errors import StoreUnavailable, TurnRunning
 from kazma_core.events import EventBus, LocalEventBus
-from kazma_core.events_relay import RelayedBus, shared_bus
-from kazma_core.leases import chat_lease, holder_is_dead
-from kazma_core.rewind_finish import RewindFinisher
+from kazma_core.replicas.claims import ReplicaStore
+from kazma_core.replicas.leases import chat_lease, holder_is_dead
+from kazma_core.replicas.relay import RelayedBus, shared_bus
+from kazma_core.rewind.finish import RewindFinisher
+from kazma_core.rewind.keep import UndoKeep
+from kazma_core.rewind.rows import RewindRows
 from kazma_core.settings import Settings, prepare_data_dir
-from kazma_core.stores.app_rewind import RewindRows
 from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.backends import Stores
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.interfaces import CUT_TURNS, AuditStore
-from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.time_travel import SnapshotRecorder
-from kazma_core.undo_keep import UndoKeep
 
 log = logging.getLogger(__name__)
 

@@ -38,21 +38,21 @@ from typing import TYPE_CHECKING, Any
 from kazma_core.catalogue import sentence
 from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
-from kazma_core.replica import REPLICA_ID
+from kazma_core.replicas.claims import ReplicaStore
+from kazma_core.replicas.identity import REPLICA_ID
+from kazma_core.rewind.keep import UndoKeep
+from kazma_core.rewind.rows import EXPIRED, RewindRows
 from kazma_core.settings import Settings, validate_override
 from kazma_core.sizes import human_size
 from kazma_core.stores import snapshots_upkeep as upkeep
 from kazma_core.stores.alerts_sql import AlertStore
-from kazma_core.stores.app_rewind import EXPIRED, RewindRows
 from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.backends import database_url
 from kazma_core.stores.conversation_sql import SqlConversationStore
-from kazma_core.stores.replica_sql import ReplicaStore
 from kazma_core.stores.settings_sql import SettingsStore
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.steps_space import steps_space
 from kazma_core.stores.types import Alert
-from kazma_core.undo_keep import UndoKeep
 
 if TYPE_CHECKING:
     from kazma_core.core import Core

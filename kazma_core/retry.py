@@ -4,7 +4,7 @@ from a first pause up to a ceiling (`Backoff`). Every loop of ours that tries ag
 - a bot that stopped is started again, for ever (`bots/base.py`);
 - a message Discord or Telegram failed to take is sent again, a few times (`bots/discord_bot.py`,
   `bots/telegram_bot.py`);
-- a turn waiting for a busy chat asks for its lease again, until its wait is over (`kazma_core/leases.py`);
+- a turn waiting for a busy chat asks for its lease again, until its wait is over (`kazma_core/replicas/leases.py`);
 - the TUI reconnects to the server, for ever (`kazma_ui/tui/app.py`);
 - a PostgreSQL transaction refused for a conflict, or whose connection was lost before it ran,
   runs again, a few times and for a few seconds at most (`kazma_core/stores/postgres.py`, in its

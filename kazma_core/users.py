@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from kazma_core.errors import KazmaError
 from kazma_core.quota import folder_bytes
+from kazma_core.replicas.claims import one_at_a_time
 from kazma_core.settings import Settings
 from kazma_core.stores.backends import database_url
-from kazma_core.stores.replica_sql import one_at_a_time
 from kazma_core.stores.types import User
 from kazma_core.stores.users_sql import UserStore
 

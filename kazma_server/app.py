@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI, Request, Response
 
 from bots.runner import Bots, chat_apps_leadership, configured
-from kazma_core.datalock import DataFolderLock
 from kazma_core.errors import NotFound
 from kazma_core.maintenance import Maintenance
+from kazma_core.replicas.datalock import DataFolderLock
 from kazma_core.schedule import start_scheduler, stop_scheduler
 from kazma_core.settings import Settings
 from kazma_ui.web.app import create_web_app

@@ -9,8 +9,8 @@ import os
 import sys
 from typing import Any
 
-from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError, SettingsError
+from kazma_core.replicas.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.settings import Settings, ensure_data_dir, load_settings, prepare_data_dir
 from kazma_core.stores.backends import database_url, ensure_ready, opened
 from kazma_core.stores.engine import DatabaseError, NewerSchema

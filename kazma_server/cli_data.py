@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kazma_core.backup import NEVER_COPIED, create_backup, ensure_databases, restore_backup, verify_backup
-from kazma_core.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.errors import KazmaError
 from kazma_core.maintenance import Maintenance, PassReport
 from kazma_core.migration import export_bundle, import_bundle
+from kazma_core.replicas.datalock import DataFolderLock, taken_back_on_failure
 from kazma_core.settings import Settings, load_settings, prepare_data_dir
 from kazma_core.sizes import human_size
 from kazma_core.stores import pg_copy

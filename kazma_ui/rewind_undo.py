@@ -10,7 +10,7 @@ import time
 
 from kazma_core.core import Core
 from kazma_core.errors import NotFound
-from kazma_core.stores.app_rewind import EXPIRED, FORGOTTEN, READY, TURN, UNDONE, RewindRows, Undo
+from kazma_core.rewind.rows import EXPIRED, FORGOTTEN, READY, TURN, UNDONE, RewindRows, Undo
 from kazma_ui.rewind_results import PutBack, UndoOffer
 
 # Why there is nothing to undo, by the state of the chat's last restore (none: never restored):

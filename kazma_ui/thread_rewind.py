@@ -32,10 +32,10 @@ from kazma_core.errors import (
     TurnRunning,
     WrongMessage,
 )
-from kazma_core.file_rewind import RESTORED, FileChange, write_files
-from kazma_core.leases import chat_lease
 from kazma_core.messages import load_messages
-from kazma_core.stores.app_rewind import TURN, Intent, RewindRows, StepPoint
+from kazma_core.replicas.leases import chat_lease
+from kazma_core.rewind.files import RESTORED, FileChange, write_files
+from kazma_core.rewind.rows import TURN, Intent, RewindRows, StepPoint
 from kazma_core.stores.snapshots import StepHead, StepInfo
 from kazma_core.stores.types import Chat, User
 from kazma_core.time_travel import strip_platform_ids

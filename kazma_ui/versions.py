@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.agent.runtime import TurnResult
 from kazma_core.errors import InvalidInput, NotFound, WrongMessage
-from kazma_core.stores.app_rewind import StepPoint, Version, version_link
+from kazma_core.rewind.rows import StepPoint, Version, version_link
 from kazma_core.stores.engine import Conn
 from kazma_core.stores.types import Chat, TranscriptRow, User
 from kazma_core.time_travel import strip_platform_ids

@@ -34,8 +34,8 @@ SERVE_START_SECONDS = 60.0
 def stages() -> dict[str, tuple[Any, str]]:
     """Where a child can be cut: (owner, name of the method after which it dies)."""
     import kazma_ui.thread_rewind as rewind_module
-    from kazma_core.file_rewind import WorkspaceFiles
-    from kazma_core.stores.app_rewind import RewindRows
+    from kazma_core.rewind.files import WorkspaceFiles
+    from kazma_core.rewind.rows import RewindRows
     from kazma_core.stores.conversation_sql import SqlConversationStore
     from kazma_core.stores.files_sql import SqlFileStore
     from kazma_core.stores.snapshots_sql import SqlSnapshotStore
@@ -64,7 +64,7 @@ def stages() -> dict[str, tuple[Any, str]]:
 
 def stages_before() -> dict[str, tuple[Any, str]]:
     """Where a child can be cut before a method runs: (owner, name of the method it dies on calling)."""
-    from kazma_core.undo_keep import UndoKeep
+    from kazma_core.rewind.keep import UndoKeep
 
     # a newer restore ended the undo and answered; the write-ahead logs are emptied after the answer
     return {"undo-purge": (UndoKeep, "purge")}
@@ -72,7 +72,7 @@ def stages_before() -> dict[str, tuple[Any, str]]:
 
 def stages_sync() -> dict[str, tuple[Any, str]]:
     """Where a child can be cut after a plain function first returns: (owner, name of the function)."""
-    import kazma_core.file_rewind as file_rewind
+    import kazma_core.rewind.files as file_rewind
 
     # one file of a restore (or an undo) written, the others not yet
     return {"first-file": (file_rewind, "_write")}

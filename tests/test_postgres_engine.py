@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from kazma_core.core import Core
-from kazma_core.leases import chat_lease
+from kazma_core.replicas.leases import chat_lease
 from kazma_core.stores.engine import Conn, NewerSchema
 from kazma_core.stores.postgres import DatabaseUnreachable, PostgresDB
 from kazma_ui.thread_rewind import RewindService
@@ -158,7 +158,7 @@ async def test_a_slow_write_of_one_chat_holds_up_neither_another_chat_nor_its_ow
 async def test_the_same_event_twice_in_a_row_reaches_the_other_replicas_twice(pg_url: str) -> None:
     """Events queued together leave in one statement, one transaction: PostgreSQL would deliver
     identical notifications of one transaction once (the same piece of an answer twice, say)."""
-    from kazma_core.events_relay import CHANNEL, EventRelay
+    from kazma_core.replicas.relay import CHANNEL, EventRelay
 
     heard: list[str] = []
     async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as listener:

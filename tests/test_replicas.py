@@ -28,10 +28,10 @@ from langchain_core.messages import AIMessage
 
 from kazma_core.core import Core
 from kazma_core.errors import LeaseLost
-from kazma_core.leadership import Leadership
-from kazma_core.leases import chat_lease
-from kazma_core.stores.app_rewind import RewindRows
-from kazma_core.stores.replica_sql import ReplicaStore, one_at_a_time
+from kazma_core.replicas.claims import ReplicaStore, one_at_a_time
+from kazma_core.replicas.leader import Leadership
+from kazma_core.replicas.leases import chat_lease
+from kazma_core.rewind.rows import RewindRows
 from kazma_core.users import FIRST_OWNER
 from tests.conftest import make_settings
 from tests.crash import killed_after as cut_after

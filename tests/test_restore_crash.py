@@ -12,7 +12,7 @@ import pytest
 
 from kazma_core.core import Core
 from kazma_core.errors import TurnRunning
-from kazma_core.stores.app_rewind import RewindRows
+from kazma_core.rewind.rows import RewindRows
 from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
 from tests.crash import run_killed, start_killable

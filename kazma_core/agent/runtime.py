@@ -29,9 +29,10 @@ from kazma_core.errors import (
     without_paths,
 )
 from kazma_core.events import EventBus
-from kazma_core.leases import chat_lease, leave_to_sweep
 from kazma_core.messages import load_messages
 from kazma_core.quota import StorageQuota
+from kazma_core.replicas.leases import chat_lease, leave_to_sweep
+from kazma_core.rewind.keep import TURN, UndoKeep
 from kazma_core.settings import Settings
 from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.backends import database_url
@@ -40,7 +41,6 @@ from kazma_core.stores.snapshots import StepInfo
 from kazma_core.stores.types import NOTE_KEY, Card, TurnStart
 from kazma_core.time_travel import SnapshotRecorder
 from kazma_core.titles import UNTITLED, title_from
-from kazma_core.undo_keep import TURN, UndoKeep
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kazma_core.stores.app_rewind import undo_ready
+from kazma_core.rewind.rows import undo_ready
 from kazma_core.stores.cards_sql import card_of
 from kazma_core.stores.engine import Conn, Database, Row, octets
 from kazma_core.stores.interfaces import Also

@@ -52,7 +52,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
 
 from kazma_core.messages import MessageList, decode_messages, encode_message
-from kazma_core.stores import bodies, fence
+from kazma_core.replicas import fence
+from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
 from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack

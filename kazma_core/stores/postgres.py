@@ -10,7 +10,7 @@ Several worker threads and pooled connections per store and process (CONNECTIONS
 chat's transactions never wait for another chat's round trips. What must stay in order is a
 chat's own writes (a turn's checkpoints, their task writes, its saved steps, sent off one
 after another without waiting): every transaction of a task that holds the chat's lease
-(stores/fence.py) joins the chat's lane, and starts only once the one asked for before it in
+(replicas/fence.py) joins the chat's lane, and starts only once the one asked for before it in
 that lane has ended. The lease itself is what keeps two turns of one chat apart, in a process
 and between replicas. Transactions are
 SERIALIZABLE, so two replicas writing the same chat behave as if one wrote after the
@@ -44,8 +44,8 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kazma_core.catalogue import sentence
+from kazma_core.replicas import fence
 from kazma_core.retry import Backoff, retried
-from kazma_core.stores import fence
 from kazma_core.stores.engine import Conn, Cursor, DatabaseError, NewerSchema, Params
 
 T = TypeVar("T")

@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 import orjson
 
 from kazma_core.errors import StoreUnavailable, without_paths
-from kazma_core.stores import bodies, fence, files_sql
+from kazma_core.replicas import fence
+from kazma_core.stores import bodies, files_sql
 from kazma_core.stores.bodies import Runs
 from kazma_core.stores.engine import Conn, Database, DatabaseError, Row
 from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
@@ -466,7 +467,7 @@ class SqlSnapshotStore:
         self.db = db
         self.files = files_sql.SqlFileStore(db, collect_all)
         # The turn leases as this database names them when they share it (PostgreSQL's kazma.leases):
-        # a step is then written only while its turn holds the chat (stores/fence.py).
+        # a step is then written only while its turn holds the chat (replicas/fence.py).
         self.leases = leases
 
     async def _tx(self, fn: Callable[[Conn], T]) -> T:
@@ -485,7 +486,7 @@ class SqlSnapshotStore:
         return StoreUnavailable(message_id="steps_unreadable", cause=without_paths(str(err)), store=self.db.label)
 
     async def put(self, step: NewStep, budgets: Budgets) -> PutResult:
-        """Write a step; LeaseLost when the turn writing it no longer holds its chat (stores/fence.py)."""
+        """Write a step; LeaseLost when the turn writing it no longer holds its chat (replicas/fence.py)."""
         leases = self.leases
         held = fence.fence_for(step.chat_id) if leases else None
 

@@ -164,7 +164,7 @@ class SqliteDB:
 
     Every request, read or write, runs on that thread in the order it was asked for: one writer,
     and a chat's writes (a turn's, and the captures it started) commit in the order they were made,
-    which the fence's ``one_writer`` reasoning relies on (stores/fence.py)."""
+    which the fence's ``one_writer`` reasoning relies on (replicas/fence.py)."""
 
     dialect = "sqlite"
     alone = True

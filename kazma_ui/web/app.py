@@ -21,8 +21,8 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from kazma_core.core import Core
-from kazma_core.datalock import DataFolderLock
 from kazma_core.health import StoreHealth, Watched
+from kazma_core.replicas.datalock import DataFolderLock
 from kazma_core.settings import Settings, prepare_data_dir
 from kazma_ui.thread_rewind import RewindService
 from kazma_ui.web import account_api, alerts_api, chat_api, commands_api, pages, replay_api, sessions, settings_api

@@ -22,7 +22,7 @@ import asyncio
 import logging
 
 from kazma_core.errors import StoreUnavailable
-from kazma_core.stores.app_rewind import FORGOTTEN, TURN, RewindRows
+from kazma_core.rewind.rows import FORGOTTEN, TURN, RewindRows
 from kazma_core.stores.interfaces import ConversationStore
 from kazma_core.stores.snapshots import SnapshotStore
 

@@ -9,7 +9,7 @@ file through `workspace_path`, so nothing outside it is reachable.
 
 Files are written whole, through a temporary file renamed over the old one: a kill leaves
 each file as it was or as restored, and putting the same contents again changes nothing,
-which is how a restore or an undo cut by a crash is finished (`kazma_core/rewind_finish.py`).
+which is how a restore or an undo cut by a crash is finished (`kazma_core/rewind/finish.py`).
 """
 
 from __future__ import annotations

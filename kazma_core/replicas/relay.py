@@ -41,7 +41,7 @@ import psycopg
 from psycopg import sql
 
 from kazma_core.events import Event, EventBus
-from kazma_core.replica import REPLICA_ID
+from kazma_core.replicas.identity import REPLICA_ID
 from kazma_core.settings import Settings
 from kazma_core.stores.backends import APP_SCHEMA, database_url
 from kazma_core.stores.postgres import redact

@@ -1,6 +1,6 @@
 """A leader among the replicas sharing one database: work that must run on one of them only.
 
-The leader holds a row of `leaders` (stores/replica_sql.py) and renews it every
+The leader holds a row of `leaders` (replicas/claims.py) and renews it every
 RENEW_SECONDS; the row expires LEADER_SECONDS after its last renewal. Every other replica
 looks every CHECK_SECONDS and takes the row once it expired, so the work moves within
 LEADER_SECONDS + CHECK_SECONDS (25 s) of the leader's death. A leader that cannot renew
@@ -16,9 +16,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from kazma_core.replica import REPLICA_ID
+from kazma_core.replicas.claims import ReplicaStore
+from kazma_core.replicas.identity import REPLICA_ID
 from kazma_core.stores.engine import DatabaseError
-from kazma_core.stores.replica_sql import ReplicaStore
 
 log = logging.getLogger(__name__)
 

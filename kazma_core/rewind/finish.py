@@ -19,9 +19,9 @@ from pathlib import Path
 
 from kazma_core.errors import NotFound, TurnRunning
 from kazma_core.events import EventBus
-from kazma_core.file_rewind import WorkspaceFiles
-from kazma_core.leases import chat_lease
-from kazma_core.stores.app_rewind import UNDOING, Intent, RewindRows, Undo
+from kazma_core.replicas.leases import chat_lease
+from kazma_core.rewind.files import WorkspaceFiles
+from kazma_core.rewind.rows import UNDOING, Intent, RewindRows, Undo
 from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.snapshots import SnapshotStore
 

@@ -3,7 +3,7 @@
 A turn or a restore holds it; a heartbeat renews it; a crashed holder's lease expires,
 so a chat is never blocked for ever. A holder id names the replica (host, pid, boot id)
 and is new at every acquisition: it is also the fencing token of the chat's writes
-(stores/fence.py), so a holder whose lease was taken cannot write as if it held it.
+(replicas/fence.py), so a holder whose lease was taken cannot write as if it held it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import uuid
 from collections.abc import AsyncIterator
 
 from kazma_core.errors import TurnRunning
-from kazma_core.replica import REPLICA_ID, replica_is_dead
+from kazma_core.replicas import fence
+from kazma_core.replicas.identity import REPLICA_ID, replica_is_dead
 from kazma_core.retry import Backoff, ask_until
-from kazma_core.stores import fence
 from kazma_core.stores.engine import DatabaseError
 from kazma_core.stores.interfaces import Also
 from kazma_core.stores.leases_sql import LeaseStore
