@@ -52,7 +52,7 @@ class Core:
         events = shared_bus(settings, LocalEventBus())
         recorder = SnapshotRecorder(snapshots, settings.time_travel, events)
         graph = build_graph(conversation)
-        rows = RewindRows(store)
+        rows = RewindRows(store.db)
         kept = UndoKeep(rows, snapshots, conversation)
         turns = TurnRunner(settings, store, conversation, graph, build_model(settings.model), recorder, events, kept)
         chats = ChatService(
@@ -61,7 +61,7 @@ class Core:
         if isinstance(events, RelayedBus):  # a Stop sent to another replica, of a turn running here
             events.answer("stop", turns.stop)
         replicas = ReplicaStore(store.db)
-        rewinds = RewindFinisher(rows, snapshots, store, events, settings.agent.lease_seconds, settings.files_of)
+        rewinds = RewindFinisher(rows, snapshots, store.chats, store.leases, events, settings.agent.lease_seconds, settings.files_of)
         return cls(settings, store, snapshots, conversation, audit, events, recorder, turns, chats, kept, replicas, rewinds)
 
     async def recover(self) -> list[str]:

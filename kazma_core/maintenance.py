@@ -354,7 +354,7 @@ class Maintenance:
 
     async def drop_expired_undos(self, now: float) -> int:
         """What restores that can no longer be undone kept aside goes (an undo asked for would drop it too)."""
-        rows = RewindRows(self.store)
+        rows = RewindRows(self.store.db)
         kept = UndoKeep(rows, self.snapshots, self.conversation)
         return sum([await kept.drop(chat_id, EXPIRED) for chat_id in await rows.expired_undos(now)])
 

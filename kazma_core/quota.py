@@ -22,7 +22,7 @@ from pathlib import Path
 from kazma_core.agent.tools import Room, ToolLimits
 from kazma_core.errors import MessageTooLong, NotFound, QuotaExceeded, StoreUnavailable
 from kazma_core.settings import Settings
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.chats_sql import ChatStore
 from kazma_core.stores.snapshots import SnapshotStore
 
 log = logging.getLogger(__name__)
@@ -43,9 +43,9 @@ def folder_bytes(folder: Path) -> int:
 
 
 class StorageQuota:
-    def __init__(self, settings: Settings, store: AppStore, snapshots: SnapshotStore) -> None:
+    def __init__(self, settings: Settings, chats: ChatStore, snapshots: SnapshotStore) -> None:
         self.settings = settings
-        self.store = store
+        self.chats = chats
         self.snapshots = snapshots
         self._used: dict[str, tuple[float, int]] = {}
         self._owners: dict[str, str] = {}
@@ -66,7 +66,7 @@ class StorageQuota:
         return room
 
     async def _measure(self, user_id: str) -> Room:
-        chats, text_bytes = await self.store.chats.owner_text_bytes(user_id)
+        chats, text_bytes = await self.chats.owner_text_bytes(user_id)
         try:
             steps = await self.snapshots.bytes_of(chats)
         except StoreUnavailable:
@@ -103,7 +103,7 @@ class StorageQuota:
         """The chat's owner (a chat never changes hands, so it is looked up once)."""
         owner = self._owners.get(chat_id)
         if owner is None:
-            chat = await self.store.chats.get_chat(chat_id)
+            chat = await self.chats.get_chat(chat_id)
             if chat is None:
                 raise NotFound(message_id="chat_missing")
             owner = self._owners[chat_id] = chat.owner_id

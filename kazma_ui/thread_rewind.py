@@ -120,7 +120,7 @@ def step_view(info: StepInfo) -> StepView:
 class RewindService:
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.rows = RewindRows(core.store)
+        self.rows = RewindRows(core.store.db)
         self.undos = Undos(core, self.rows)
         self.audited = Audited(core)
 

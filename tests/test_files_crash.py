@@ -42,7 +42,7 @@ async def after_start(data: Path, chat_id: str) -> tuple[Core, list[tuple[int, s
     core = await Core.open(make_settings(data))
     await core.recover()
     await RewindService(core).recover()
-    assert await RewindRows(core.store).open_intents() == []
+    assert await RewindRows(core.store.db).open_intents() == []
     return core, [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)]
 
 

@@ -269,7 +269,7 @@ async def test_a_restore_cut_on_a_killed_replica_is_finished_by_another_replicas
     try:
         # Replica A restores the chat and is killed right after the transaction that writes the step back.
         await killed_after(tmp_path, pg_url, "restore-checkpoint", chat, "restore", step)
-        rows = RewindRows(other.store)
+        rows = RewindRows(other.store.db)
         assert [i.chat_id for i in await rows.open_intents()] == [chat]
 
         async def finished() -> bool:
@@ -298,7 +298,7 @@ async def test_an_undo_cut_on_a_killed_replica_is_finished_by_another_replicas_s
     try:
         # Replica A undoes the restore and is killed right after the transaction that puts kazma.db's part back.
         await killed_after(tmp_path, pg_url, "undo-checkpoint", chat, "undo", "")
-        rows = RewindRows(other.store)
+        rows = RewindRows(other.store.db)
         assert [u.chat_id for u in await rows.undoing()] == [chat]
 
         async def finished() -> bool:

@@ -69,7 +69,7 @@ async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path
             assert [s.id for s in await core.snapshots.list_steps(chat_id)] == step_ids
             state = await core.turns.graph.aget_state(core.turns.config(chat_id))
         assert state.next == ()
-        assert await RewindRows(core.store).open_intents() == []
+        assert await RewindRows(core.store.db).open_intents() == []
         # The chat is usable at once: the dead process's lease does not block it.
         assert (await core.turns.send(chat_id, "still here?")).status == "done"
     finally:

@@ -48,7 +48,8 @@ from kazma_core.agent.tools import TOOLS, ToolContext, ToolLimits, run_tool, too
 from kazma_core.catalogue.errors import ERRORS
 from kazma_core.errors import without_paths
 from kazma_core.messages import append_messages, load_messages
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.cards_sql import CardStore
+from kazma_core.stores.memories_sql import MemoryStore
 from kazma_core.stores.types import NOTE_KEY
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,8 @@ class TurnDeps:
 
     chat_id: str
     turn_index: int
-    store: AppStore
+    memories: MemoryStore
+    cards: CardStore
     model: BaseChatModel
     workspace: Path
     max_iterations: int
@@ -104,7 +106,7 @@ def _add_cost(cost: dict[str, float] | None, message: AIMessage) -> dict[str, fl
 async def supervisor(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str, Any]:
     deps = runtime.context
     iteration = state.get("iteration", -1) + 1
-    facts = await deps.store.memories.facts(deps.chat_id)
+    facts = await deps.memories.facts(deps.chat_id)
     system = SYSTEM_PROMPT
     if facts:
         system += "\n" + FACTS_HEADER + "\n" + "\n".join(f"- {f.text}" for f in facts)
@@ -175,7 +177,7 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
     # A deep copy: tools change it in place, and the state before this step may still be
     # on its way to the checkpointer and the step store.
     scratch = copy.deepcopy(state.get("scratchpad") or {})
-    ctx = ToolContext(deps.chat_id, deps.turn_index, state.get("iteration", 0), deps.store.memories, deps.workspace, scratch, deps.limits)
+    ctx = ToolContext(deps.chat_id, deps.turn_index, state.get("iteration", 0), deps.memories, deps.workspace, scratch, deps.limits)
     results: list[ToolMessage] = []
     gates = list(state.get("gates") or [])
     for n, call in enumerate(last.tool_calls):
@@ -205,7 +207,7 @@ async def _one_call(deps: TurnDeps, ctx: ToolContext, call: Any, spec: Any, call
         results.append(ToolMessage(f"Bad arguments for {spec.name}: {err.errors()[0]['msg']}", tool_call_id=call_id, status="error"))
         return
     if spec.gated:
-        card = await deps.store.cards.open_card(
+        card = await deps.cards.open_card(
             deps.chat_id, deps.turn_index, call_id, spec.name, args.model_dump(), deps.approval_ttl
         )
         answer = interrupt({"card_id": card.id, "tool": spec.name, "args": args.model_dump()})

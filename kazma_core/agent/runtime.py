@@ -100,7 +100,7 @@ class TurnRunner:
         self.model = model
         self.recorder = recorder
         self.events = events
-        self.quota = StorageQuota(settings, store, recorder.store)
+        self.quota = StorageQuota(settings, store.chats, recorder.store)
         self.stops = StopRequests()
 
     @property
@@ -324,7 +324,8 @@ class TurnRunner:
         deps = TurnDeps(
             chat_id=chat_id,
             turn_index=turn_index,
-            store=self.store,
+            memories=self.store.memories,
+            cards=self.store.cards,
             model=self.model,
             workspace=workspace,
             max_iterations=self.settings.agent.max_iterations,

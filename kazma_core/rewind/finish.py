@@ -22,7 +22,8 @@ from kazma_core.events import EventBus
 from kazma_core.replicas.leases import chat_lease
 from kazma_core.rewind.files import WorkspaceFiles
 from kazma_core.rewind.rows import UNDOING, Intent, RewindRows, Undo
-from kazma_core.stores.app_sql import AppStore
+from kazma_core.stores.chats_sql import ChatStore
+from kazma_core.stores.leases_sql import LeaseStore
 from kazma_core.stores.snapshots import SnapshotStore
 
 log = logging.getLogger(__name__)
@@ -30,20 +31,21 @@ log = logging.getLogger(__name__)
 
 class RewindFinisher:
     def __init__(
-        self, rows: RewindRows, snapshots: SnapshotStore, store: AppStore, events: EventBus, lease_seconds: float,
+        self, rows: RewindRows, snapshots: SnapshotStore, chats: ChatStore, leases: LeaseStore, events: EventBus, lease_seconds: float,
         files_of: Callable[[str], Path] | None = None,
     ) -> None:
         self.files = WorkspaceFiles(snapshots.files)
         self.files_of = files_of
         self.rows = rows
         self.snapshots = snapshots
-        self.store = store
+        self.chats = chats
+        self.leases = leases
         self.events = events
         self.lease_seconds = lease_seconds
 
     async def workspace(self, chat_id: str) -> Path:
         """The folder of the chat's owner: the only one a restore of its files touches."""
-        chat = await self.store.chats.get_chat(chat_id)
+        chat = await self.chats.get_chat(chat_id)
         if chat is None or self.files_of is None:
             raise NotFound(message_id="chat_missing")
         return self.files_of(chat.owner_id)
@@ -78,7 +80,7 @@ class RewindFinisher:
         finished: list[str] = []
         for intent in await self.rows.open_intents():
             try:
-                async with chat_lease(self.store.leases, intent.chat_id, "restore", self.lease_seconds, wait=wait, finishing=True):
+                async with chat_lease(self.leases, intent.chat_id, "restore", self.lease_seconds, wait=wait, finishing=True):
                     # Finished meanwhile by its own replica: the steps after it now are a later turn's.
                     if intent.id not in {i.id for i in await self.rows.open_intents()}:
                         continue
@@ -90,7 +92,7 @@ class RewindFinisher:
             finished.append(intent.chat_id)
         for undo in await self.rows.undoing():
             try:
-                async with chat_lease(self.store.leases, undo.chat_id, "undo", self.lease_seconds, wait=wait):
+                async with chat_lease(self.leases, undo.chat_id, "undo", self.lease_seconds, wait=wait):
                     now = await self.rows.undo_of(undo.chat_id)
                     if now is None or now.state != UNDOING or now.restore_id != undo.restore_id:
                         continue

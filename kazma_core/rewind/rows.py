@@ -15,15 +15,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from kazma_core.stores.engine import Conn, Row, octets
+from kazma_core.stores.engine import Conn, Database, Row, octets
 from kazma_core.stores.interfaces import GiveUp
-
-if TYPE_CHECKING:  # the type only: app_sql's chat store imports undo_ready from here
-    from kazma_core.stores.app_sql import AppStore
 
 AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
 FORGOTTEN_AFTER_STEP = "(forgotten_turn > :t OR (forgotten_turn = :t AND forgotten_iteration > :j))"
@@ -148,8 +145,8 @@ def _undo_and_intent(conn: Conn, intent: Intent, last_turn: int, undo_seconds: f
 
 
 class RewindRows:
-    def __init__(self, store: AppStore) -> None:
-        self.db = store.db
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     async def versions_of_owner(self, owner_id: str) -> list[Version]:
         """Every version among a person's chats."""
