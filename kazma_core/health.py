@@ -72,14 +72,14 @@ class StoreHealth:
         name = watched.db.label
         STORE_HEALTHY.labels(store=name).set(0)
         STORE_DAMAGED.labels(store=name).inc()
-        message = watched.db.found_wrong(watched.role, problem)
-        log.error("store damaged: %s", message)
+        said = watched.db.found_wrong(watched.role, problem)
+        log.error("store damaged: %s", said.text("en"))
         if watched.role == "chats" or not watched.db.alone:
             # The alert would be written into the store that failed (kazma.db, or the server that is
             # away): the log line and the metric carry it.
             return
         try:
-            await raise_alert(self.store, ALERT_KIND, message)
+            await raise_alert(self.store, ALERT_KIND, said)
         except Exception:
             log.exception("the operator alert for the damaged %s could not be stored", name)
 

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kazma_core.catalogue import sentence
+from kazma_core.catalogue.errors import Said
 from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
 from kazma_core.replicas.claims import ReplicaStore
@@ -189,10 +190,10 @@ async def read_live(store: SettingsStore, start: Settings) -> LiveSettings:
     return LiveSettings(pick("auto_maintain", tt.auto_maintain), pick("retention_days", tt.retention_days))
 
 
-async def raise_alert(store: AlertStore, kind: str, message: str, at: float | None = None) -> Alert:
-    """Store an operator alert in kazma.db, log it at ERROR and count it."""
-    alert = await store.add_alert(kind, message, at)
-    log.error("operator alert %s (%s): %s", alert.id, kind, message)
+async def raise_alert(store: AlertStore, kind: str, said: Said, at: float | None = None) -> Alert:
+    """Store an operator alert in kazma.db, log it at ERROR (in English) and count it."""
+    alert = await store.add_alert(kind, said, at)
+    log.error("operator alert %s (%s): %s", alert.id, kind, alert.message)
     ALERTS_TOTAL.labels(kind=kind).inc()
     return alert
 
@@ -252,9 +253,7 @@ class Maintenance:
             log.exception("clean-up: the pass failed")
             await raise_alert(
                 self.store.alerts, ALERT_FAILED,
-                sentence(
-                    "errors.alert_cleanup_failed", "en", error=f"{type(err).__name__}: {err}", where=steps_space(self.snapshots.db).label,
-                ),
+                Said("alert_cleanup_failed", {"error": f"{type(err).__name__}: {err}", "where": steps_space(self.snapshots.db).label}),
                 self.now(),
             )
             return None
@@ -394,13 +393,13 @@ class Maintenance:
         if check.rows_left:
             raised.append(await raise_alert(
                 self.store.alerts, ALERT_ROWS_LEFT,
-                sentence("errors.alert_rows_left", "en", deleted=check.steps_deleted, left=check.rows_left, where=report.where),
+                Said("alert_rows_left", {"deleted": check.steps_deleted, "left": check.rows_left, "where": report.where}),
                 report.started_at,
             ))
         if check.samples_left:
             raised.append(await raise_alert(
                 self.store.alerts, ALERT_TEXT_LEFT,
-                sentence(f"errors.alert_text_left{'_held' if check.wal_busy else ''}", "en", left=check.samples_left),
+                Said(f"alert_text_left{'_held' if check.wal_busy else ''}", {"left": check.samples_left}),
                 report.started_at,
             ))
         return raised

@@ -89,7 +89,7 @@ def cmd_maintain(args: argparse.Namespace) -> int:
         report = asyncio.run(_with_stores(settings, lambda m: m.run_pass(by_hand=True)))
     print("\n".join(describe_pass(report, settings)))
     for alert in report.alerts:
-        print(say("alert", id=alert.id, kind=alert.kind, message=alert.message), file=sys.stderr)
+        print(say("alert", id=alert.id, kind=alert.kind, message=alert.text(cli_lang())), file=sys.stderr)
     return 1 if report.alerts else 0
 
 

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
+from kazma_core.catalogue.errors import Said
 from kazma_core.settings import Settings
 from kazma_core.stores.types import User
 from tests.conftest import make_settings, written
@@ -341,13 +342,17 @@ async def test_switching_to_arabic_lays_every_page_out_right_to_left(web: Web) -
     await expect(page.locator("html")).to_have_attribute("dir", "ltr")
 
 
-async def test_the_owner_sees_an_operator_alert_on_every_page_until_acknowledged(web: Web) -> None:
-    await web.server.core.store.alerts.add_alert("deletion_not_verified", "A clean-up found deleted text still in snapshots.db.")
+async def test_the_owner_sees_an_operator_alert_on_every_page_in_their_language_until_acknowledged(web: Web) -> None:
+    await web.server.core.store.alerts.add_alert("deletion_not_verified", Said("alert_text_left", {"left": 3}))
     page = await web.page()
     alert = page.locator("#alerts .alert")
-    await expect(alert).to_contain_text("A clean-up found deleted text still in snapshots.db.")
+    await expect(alert).to_contain_text("text of 3 deleted messages is still in snapshots.db or its WAL")
     tab = await web.tab(page, "/replay")
     await expect(tab.locator("#alerts .alert")).to_have_count(1)
+    # Kept with its sentence's id: the owner who reads Arabic reads it in Arabic (it was kept in English only).
+    await tab.click('a[data-set-lang="ar"]')
+    await expect(tab.locator("#alerts .alert")).to_contain_text("لكن نص 3 رسالة محذوفة ما زال في snapshots.db")
+    await tab.click('a[data-set-lang="en"]')
     await alert.get_by_role("button", name="Acknowledge").click()
     await expect(alert).to_have_count(0)
     await tab.reload()

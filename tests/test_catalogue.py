@@ -382,11 +382,11 @@ async def test_the_advice_for_a_store_found_wrong_is_a_catalogue_sentence_in_bot
     try:
         for lang in ("en", "ar"):
             for role in ("chats", "steps", "audit"):
-                said = sqlite_db.found_wrong(role, "file is not a database", lang)
+                said = sqlite_db.found_wrong(role, "file is not a database").text(lang)
                 assert matches_an_entry(said, lang) and "kazma.db" in said, said
-            said = postgres_db.found_wrong("chats", "the PostgreSQL server cannot be reached", lang)
+            said = postgres_db.found_wrong("chats", "the PostgreSQL server cannot be reached").text(lang)
             assert matches_an_entry(said, lang) and "PostgreSQL schema kazma" in said, said
-        assert ARABIC.search(sqlite_db.found_wrong("steps", "x", "ar"))
+        assert ARABIC.search(sqlite_db.found_wrong("steps", "x").text("ar"))
     finally:
         await sqlite_db.close()
         await postgres_db.close()

@@ -18,6 +18,7 @@ import pytest
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from kazma_core.catalogue.errors import Said
 from kazma_core.core import Core
 from kazma_core.maintenance import ALERT_TEXT_LEFT, DAY, MIN_FREE_BYTES, Maintenance, compaction_decision
 from kazma_core.messages import encode_message
@@ -409,3 +410,23 @@ async def test_the_owner_sees_an_alert_until_acknowledging_it(settings: Settings
             assert missing.status_code == 404 and missing.json()["error"] == "not_found"
             exposed = (await http.get("/metrics")).text
             assert f'kazma_time_travel_alerts_total{{kind="{ALERT_TEXT_LEFT}"}}' in exposed
+
+
+async def test_an_alert_kept_before_its_sentence_id_was_kept_still_reads_in_english(settings: Settings) -> None:
+    """Alerts stored by an older Kazma have their English message only: they list as they were, and
+    one kept now carries its sentence's id and parameters beside the same English."""
+    async with serve_kazma(settings) as server:
+        _, owner_token = await server.add_user("olga", "owner")
+        store = server.core.store.alerts
+        await store.db.tx(lambda c: c.execute(
+            "INSERT INTO alerts (kind, message, created_at) VALUES (?, ?, ?)", (ALERT_TEXT_LEFT, "Old words.", 1.0),
+        ))
+        kept = await store.add_alert(ALERT_TEXT_LEFT, Said("alert_text_left", {"left": 2}), 2.0)
+        assert kept.text("ar").startswith("حذف التنظيف خطوات محفوظة، لكن نص 2 رسالة محذوفة")
+        async with server.client(owner_token) as http:
+            listed = (await http.get("/api/alerts")).json()["alerts"]
+        assert [(a["message"], a["message_id"], a["params"]) for a in listed] == [
+            (kept.message, "alert_text_left", {"left": 2}),
+            ("Old words.", None, {}),
+        ]
+        assert kept.message.startswith("The clean-up deleted saved steps, but text of 2 deleted messages")

@@ -108,6 +108,9 @@ async def test_a_store_damaged_while_running_is_reported_at_once_and_the_rest_ke
         alerts = (await olga.get("/api/alerts")).json()["alerts"]
         assert [a["kind"] for a in alerts] == ["store_damaged"]
         assert alerts[0]["message"].startswith("snapshots.db is damaged (file is not a database).")
+        # Kept as its sentence's id and parameters too, so a page says it in the owner's language.
+        assert alerts[0]["message_id"] == "store_damaged_steps"
+        assert alerts[0]["params"] == {"label": "snapshots.db", "problem": "file is not a database"}
         # Reported once, not on every probe.
         assert (await olga.get("/healthz")).status_code == 503
         assert len((await olga.get("/api/alerts")).json()["alerts"]) == 1

@@ -7,6 +7,9 @@ language are this entry filled with them. A parameter that is a list reads as `L
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from kazma_core.catalogue.text import Text
 
 _PENDING_AR = "موافقة تنتظر في هذه الدردشة. وافق عليها أو ارفضها (أو دعها تنتهي صلاحيتها)، ثم حاول مجددًا."
@@ -762,3 +765,15 @@ LISTS.update({
     "allowed": (Text("{value}", "{value}"), Text(" | ", " | ")),  # the values a setting allows
 })
 # -- end of settings, the data folder, the databases and the chat apps at start (h25setup)
+
+
+@dataclass(frozen=True)
+class Said:
+    """A sentence of this section by its id, with its parameters: kept or sent as such (an operator alert),
+    and worded in the language of whoever reads it, when it is read."""
+
+    message_id: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def text(self, lang: str) -> str:
+        return ERRORS[self.message_id].get(lang, **self.params)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import orjson
+
+from kazma_core.catalogue.errors import Said
 from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.types import Alert
 
@@ -16,11 +19,14 @@ class AlertStore:
 
     db: Database
 
-    async def add_alert(self, kind: str, message: str, at: float | None = None) -> Alert:
+    async def add_alert(self, kind: str, said: Said, at: float | None = None) -> Alert:
+        """Kept with its sentence's id and parameters (worded for whoever reads it) and in English (the log's words,
+        and what an older Kazma reading the same database shows)."""
+
         def write(conn: Conn) -> Alert:
             return _alert(conn.execute(
-                "INSERT INTO alerts (kind, message, created_at) VALUES (?, ?, ?) RETURNING *",
-                (kind, message, time.time() if at is None else at),
+                "INSERT INTO alerts (kind, message, message_id, params, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
+                (kind, said.text("en"), said.message_id, orjson.dumps(said.params).decode(), time.time() if at is None else at),
             ).fetchone())
 
         return await self.db.tx(write)
@@ -46,4 +52,5 @@ class AlertStore:
 
 
 def _alert(row: Row) -> Alert:
-    return Alert(row["id"], row["kind"], row["message"], row["created_at"], row["acknowledged_at"])
+    params = orjson.loads(row["params"]) if row["params"] else {}
+    return Alert(row["id"], row["kind"], row["message"], row["created_at"], row["acknowledged_at"], row["message_id"], params)

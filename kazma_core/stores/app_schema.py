@@ -255,4 +255,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX chat_versions_conversation ON chat_versions(conversation)
     """,
+    # 8: an operator alert keeps its sentence's id and parameters, so the owner reads it in their
+    # language (rows from before keep their English message only).
+    """
+    ALTER TABLE alerts ADD COLUMN message_id TEXT;
+    ALTER TABLE alerts ADD COLUMN params TEXT
+    """,
 ]

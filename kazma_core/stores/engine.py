@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from kazma_core.catalogue import sentence
+from kazma_core.catalogue.errors import Said
 from kazma_core.errors import StoreUnavailable
 
 T = TypeVar("T")
@@ -102,7 +103,7 @@ class Database(Protocol):
         finds it wrong, the store's requests are refused with DatabaseError too."""
         ...
 
-    def found_wrong(self, role: str, problem: str, lang: str = "en") -> str:
+    def found_wrong(self, role: str, problem: str) -> Said:
         """What the operator reads (the log, the alert) when a probe finds it wrong: which, what the
         probe found, and what to do (a catalogue sentence); role is the store's, "chats", "steps" or "audit"."""
         ...

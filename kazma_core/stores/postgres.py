@@ -44,6 +44,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kazma_core.catalogue import sentence
+from kazma_core.catalogue.errors import Said
 from kazma_core.replicas import fence
 from kazma_core.retry import Backoff, retried
 from kazma_core.stores.engine import Conn, Cursor, DatabaseError, NewerSchema, Params
@@ -368,8 +369,8 @@ class PostgresDB:
         self._away = problem
         return problem
 
-    def found_wrong(self, role: str, problem: str, lang: str = "en") -> str:
-        return sentence("errors.pg_store_away", lang, label=self.label, problem=problem, setting=SETTING)
+    def found_wrong(self, role: str, problem: str) -> Said:
+        return Said("pg_store_away", {"label": self.label, "problem": problem, "setting": SETTING})
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         return await self._submit(fn, False, fence.held_chat())

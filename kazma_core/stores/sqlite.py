@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from kazma_core.catalogue import sentence
+from kazma_core.catalogue.errors import Said
 from kazma_core.errors import without_paths
 from kazma_core.stores.engine import DatabaseError, NewerSchema
 
@@ -269,8 +269,8 @@ class SqliteDB:
             self._damaged = problem
         return problem
 
-    def found_wrong(self, role: str, problem: str, lang: str = "en") -> str:
-        return sentence(f"errors.store_damaged_{role}", lang, label=self.label, problem=problem)
+    def found_wrong(self, role: str, problem: str) -> Said:
+        return Said(f"store_damaged_{role}", {"label": self.label, "problem": problem})
 
     async def tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn inside one IMMEDIATE transaction: all of it commits, or none of it."""

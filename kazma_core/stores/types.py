@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kazma_core.catalogue.errors import Said
+
 # additional_kwargs of an AI message that closes a turn without an answer: {"role", "text"} of its row
 NOTE_KEY = "kazma_note"
 
@@ -93,12 +95,22 @@ class Alert:
     message: str
     created_at: float
     acknowledged_at: float | None
+    # The sentence's id in the catalogue's errors section and its parameters (alerts stored before
+    # they were kept have none: their English message is all there is).
+    message_id: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def text(self, lang: str) -> str:
+        """The alert in this language (its stored English when it was stored without its sentence's id)."""
+        return Said(self.message_id, self.params).text(lang) if self.message_id is not None else self.message
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "kind": self.kind,
             "message": self.message,
+            "message_id": self.message_id,
+            "params": self.params,
             "created_at": self.created_at,
             "acknowledged_at": self.acknowledged_at,
         }

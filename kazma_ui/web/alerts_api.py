@@ -23,7 +23,11 @@ router = APIRouter(prefix="/api/alerts", tags=["alerts"], responses=ERRORS)
 class AlertOut(BaseModel):
     id: int
     kind: str
+    # The catalogue's English sentence, filled; a page words it in the person's language from
+    # message_id (an errors sentence) and params, as it does an error body (none on an alert from before).
     message: str
+    message_id: str | None
+    params: dict[str, Any]
     created_at: float
     acknowledged_at: float | None
 

@@ -184,6 +184,12 @@ const Kazma = (() => {
     }
   }
 
+  // An alert in the page's language: its catalogue sentence (by message_id), else the English it was kept in.
+  function alertText(alert) {
+    const named = alert.message_id && `errors.${alert.message_id}`;
+    return config.lang === "en" || !(named && named in config.strings) ? alert.message : t(named, alert.params || {});
+  }
+
   // The owner sees every operator alert (a clean-up whose deletion did not take) until acknowledged.
   async function showAlerts() {
     const box = document.getElementById("alerts");
@@ -192,7 +198,7 @@ const Kazma = (() => {
     try { found = (await api("GET", "/api/alerts")).alerts; } catch (err) { return; }
     fill(box, found.map((alert) => el("div", { class: "notice error alert", "data-alert": alert.id },
       el("strong", {}, t("alerts_title")), " · ", el("bdi", {}, time(alert.created_at)), " · ",
-      el("span", {}, alert.message), " ",
+      el("span", {}, alertText(alert)), " ",
       el("button", { type: "button", onclick: async () => {
         try { await api("POST", `/api/alerts/${alert.id}/ack`); } catch (err) { return; }
         showAlerts();
