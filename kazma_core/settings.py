@@ -64,6 +64,10 @@ class ModelSettings(_Section):
     temperature: float = Field(ge=0.0, le=2.0)
     timeout_seconds: float = Field(gt=0, le=3600)
     max_tokens: int = Field(ge=1, le=200_000)
+    context_tokens: int = Field(
+        ge=1_000, le=10_000_000,
+        description="Most of a chat the model is given at each call, in estimated tokens: its newest messages that fit",
+    )
     piece_seconds: float = Field(
         ge=0, le=5, description="The offline model: pause between two words of its answer as it streams (0: the answer in one piece)"
     )

@@ -43,7 +43,7 @@ async def old_layout(data: Path) -> tuple[str, list[str], list[tuple[int, str, s
     rows: list[tuple[int, str, str]] = []
     config = {"configurable": {"thread_id": chat_id}, "recursion_limit": 50}
     for turn, question in enumerate(QUESTIONS, start=1):
-        deps = TurnDeps(chat_id, turn, scratch.memories, scratch.cards, OfflineChatModel(), data / "workspace", 20, 900)
+        deps = TurnDeps(chat_id, turn, scratch.memories, scratch.cards, OfflineChatModel(), data / "workspace", 20, 100_000, 900)
         start = {"messages": [HumanMessage(question)], "turn_index": turn, "questions": [question], "iteration": -1,
                  "plan": [], "routing": {}, "gates": [], "model": "kazma-offline"}
         state = await graph.ainvoke(start, config, context=deps)

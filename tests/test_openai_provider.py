@@ -156,3 +156,42 @@ async def test_wrong_api_key_fails_the_turn_clearly_and_keeps_the_users_message(
     history = (await core.turns.graph.aget_state(core.turns.config(chat_id))).values["messages"]
     assert [m.type for m in history] == ["human", "ai"]
     assert history[-1].content.startswith("(No answer:")
+
+
+async def test_a_chat_longer_than_the_models_context_gives_it_the_newest_whole_turns_that_fit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """A chat kept for long outgrows any model's context window: each call is given the newest
+    messages that fit `model.context_tokens`, from a person's message on (never a tool result
+    without its call), and always the turn being answered; the chat itself keeps everything."""
+    _configure(monkeypatch, tmp_path, fake.base_url, KEY)
+    monkeypatch.setenv("KAZMA_MODEL__CONTEXT_TOKENS", "1000")
+    core = await Core.open(load_settings())
+    try:
+        chat_id = await _new_chat(core)
+        said = [f"note {n}: " + ("lorem ipsum " * 60).strip() for n in range(12)]  # ~730 characters: ~180 tokens each way
+        for text in said[:6]:
+            await core.turns.send(chat_id, text)
+        result = await core.turns.send(chat_id, "calc 6*7")
+        for text in said[6:]:
+            await core.turns.send(chat_id, text)
+        assert result.reply == "The answer is 6*7 = 42"
+
+        for request in fake.requests:
+            messages = request.body["messages"]
+            assert messages[0]["role"] == "system" and messages[1]["role"] == "user"
+            called = {c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []}
+            assert {m["tool_call_id"] for m in messages if m["role"] == "tool"} <= called
+            chars = sum(len(m.get("content") or "") for m in messages[1:])
+            assert chars <= 4 * 1000, chars  # within the budget: the chat's start is not given
+        last = fake.requests[-1].body["messages"]
+        assert last[-1]["content"] == said[-1]
+        assert said[0] not in [m["content"] for m in last]  # the oldest left the window
+        assert said[-2] in [m["content"] for m in last]  # the turn before is still there
+        # The call asked while the calculation ran had the turn whole: question, call, result.
+        second = next(r.body["messages"] for r in fake.requests if r.body["messages"][-1]["role"] == "tool")
+        assert [m["role"] for m in second[-3:]] == ["user", "assistant", "tool"]
+        transcript = await core.store.transcript.transcript(chat_id)
+        assert [r.text for r in transcript if r.role == "user"] == [*said[:6], "calc 6*7", *said[6:]]
+    finally:
+        await core.close()

@@ -28,6 +28,8 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
+from kazma_core.agent.context import CHARS_PER_TOKEN
+
 FACTS_HEADER = "Known facts:"
 
 STREAM_SECONDS = 3.0  # the longest a streamed answer takes, its pauses together
@@ -55,7 +57,7 @@ def _estimated_tokens(messages: Sequence[BaseMessage]) -> int:
     contents = list(map(operator.attrgetter("content"), messages))
     plain = set(map(type, contents)) <= {str}
     chars = sum(map(len, contents)) if plain else sum(len(_text(m)) for m in messages)
-    return (chars + 3 * len(messages)) // 4
+    return (chars + 3 * len(messages)) // CHARS_PER_TOKEN
 
 
 class OfflineChatModel(BaseChatModel):

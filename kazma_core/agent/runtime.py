@@ -329,6 +329,7 @@ class TurnRunner:
             model=self.model,
             workspace=workspace,
             max_iterations=self.settings.agent.max_iterations,
+            context_tokens=self.settings.model.context_tokens,
             approval_ttl=self.settings.agent.approval_ttl_seconds,
             limits=limits,
             keep_last_step=keep_last_step,
