@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
 # About four characters a token, as tokenizers average on English text (the offline model
 # counts its usage the same way).
@@ -25,11 +25,13 @@ CHARS_PER_TOKEN = 4
 
 
 def message_tokens(message: BaseMessage) -> int:
-    """A message's estimated tokens: its text and its tool calls' arguments, four characters a token."""
+    """A message's estimated tokens: its text and its tool calls (their names and arguments), four
+    characters a token."""
     content = message.content
-    chars = len(content) if isinstance(content, str) else len(str(content))
-    if isinstance(message, AIMessage) and message.tool_calls:
-        chars += sum(len(call["name"]) + len(str(call["args"])) for call in message.tool_calls)
+    chars = len(content) if content.__class__ is str else len(str(content))
+    calls = message.__dict__.get("tool_calls")  # an AIMessage's
+    if calls:
+        chars += sum(len(call["name"]) + len(str(call["args"])) for call in calls)
     return chars // CHARS_PER_TOKEN + 3  # a few tokens of its own framing (role, separators)
 
 
