@@ -1,4 +1,9 @@
-"""kazma.db: the schema as numbered migrations (append only; never edit a shipped one)."""
+"""kazma.db: the schema as numbered migrations (append only; never edit a shipped one).
+
+Each is written once for both engines, its column types as slots (``{text}``, ``{int}``, ``{real}``,
+``{blob}``, ``{id}``) that each engine fills with its own words (stores/engine.py ``ddl``): what each
+renders is, byte for byte, the script that shipped (the types once were SQLite's words, rewritten for
+PostgreSQL), so a database made before runs on unchanged."""
 
 from __future__ import annotations
 
