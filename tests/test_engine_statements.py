@@ -60,9 +60,9 @@ async def test_a_title_with_percent_and_question_marks_is_kept_as_typed(db: Data
 # PostgreSQL spelling then).
 SHIPPED = {
     ("kazma", "sqlite"): ["827f669648e3a5de", "ad91205e666be585", "b6a807f418c4b709", "6eb236fc46fcbe0b",
-                          "2ebc9e9b04251789", "f6753fa313fb894d", "fabdc3558d7b21a8"],
+                          "2ebc9e9b04251789", "f6753fa313fb894d", "fabdc3558d7b21a8", "46d6e08f017ca22f"],
     ("kazma", "postgresql"): ["a64e34a98a50cfe0", "2df1fd46158963ad", "ad977504d8fc8965", "88532e8d0ab3bd0e",
-                              "fccf5f2c22bdc2dd", "cd8141cbf3bbb778", "ee4e4e6859ad422d"],
+                              "fccf5f2c22bdc2dd", "cd8141cbf3bbb778", "ee4e4e6859ad422d", "3e8dd6db9b41e1e9"],
     ("steps", "sqlite"): ["8c0e6d2e0686d2f0", "a4fb348f1fb5d461", "8be75bb9220e9a3a", "6e2199fff7d990c7"],
     ("steps", "postgresql"): ["914190f39e531c90", "36f4374865d55e15", "f2da267a3bfd5ab2", "3fe6b638fa96f9d2"],
     ("audit", "sqlite"): ["ba96c35570df7b79"],
