@@ -67,7 +67,7 @@ async def main(count: int) -> None:
             def file_bytes(conn: Conn) -> tuple[int, int]:
                 """The file bodies the chat's steps and marks refer to, and their bytes as stored."""
                 found = [n for lo, _ in files_sql.held(conn, chat.id) for n in [lo]]
-                sizes = [conn.execute("SELECT length(body) FROM bodies WHERE chat_id = ? AND n = ?", (chat.id, n)).fetchone()[0]
+                sizes = [conn.execute("SELECT length(body) FROM bodies WHERE chat_id = $1 AND n = $2", (chat.id, n)).fetchone()[0]
                          for n in found]
                 return len(found), sum(sizes)
 

@@ -45,7 +45,7 @@ from kazma_core.events import LocalEventBus
 from kazma_core.replicas import fence as fences
 from kazma_core.settings import load_settings
 from kazma_core.stores import app_schema, snapshots_sql
-from kazma_core.stores.app_sql import SqlAppStore
+from kazma_core.stores.app_sql import AppStore
 from kazma_core.stores.conversation_sql import SqlConversationStore
 from kazma_core.stores.engine import Conn
 from kazma_core.stores.snapshots_sql import SqlSnapshotStore
@@ -95,7 +95,7 @@ class Bench:
     """One engine's stores in a folder of their own, with chats made and a few turns taken."""
 
     def __init__(self, engine: type[SqliteDB], folder: Path) -> None:
-        self.app = SqlAppStore(engine(folder / "kazma.db", app_schema.MIGRATIONS, secure_delete=True))
+        self.app = AppStore(engine(folder / "kazma.db", app_schema.MIGRATIONS, secure_delete=True))
         self.conversation = SqlConversationStore(self.app.db)
         self.steps = SqlSnapshotStore(engine(folder / "snapshots.db", snapshots_sql.MIGRATIONS, secure_delete=True))
         self.recorder = SnapshotRecorder(self.steps, SETTINGS, LocalEventBus())
@@ -105,15 +105,15 @@ class Bench:
     per_turn = 0.0  # requests per turn, as the executor counted them
 
     async def open(self, chats: int) -> None:
-        owner = await self.app.add_user(f"bench-{uuid.uuid4().hex[:6]}")
+        owner = await self.app.users.add_user(f"bench-{uuid.uuid4().hex[:6]}")
         for _ in range(chats):
-            chat = await self.app.create_chat(owner.id, "bench")
+            chat = await self.app.chats.create_chat(owner.id, "bench")
             self.chats.append(Chat(chat.id, [{"configurable": {"thread_id": chat.id, "checkpoint_ns": ""}}]))
         await self.turns(self.chats, 2)  # the schema's pages read, the caches warm
 
     async def turn(self, chat: Chat) -> None:
         holder = uuid.uuid4().hex
-        if not await self.app.acquire_lease(chat.chat_id, holder, "turn", TTL):
+        if not await self.app.leases.acquire_lease(chat.chat_id, holder, "turn", TTL):
             raise RuntimeError("the lease was not taken")
         held = fences.Fence(chat.chat_id, holder, until=time.time() + TTL)
         token = fences.hold(held)
@@ -124,11 +124,11 @@ class Bench:
                 if await self.recorder.capture(chat.chat_id, state, last=last) is None:
                     raise RuntimeError("capture failed: see the log above")
                 chat.step += 1
-                if not last and not await self.app.renew_lease(chat.chat_id, holder, TTL):
+                if not last and not await self.app.leases.renew_lease(chat.chat_id, holder, TTL):
                     raise RuntimeError("the lease was not renewed")
         finally:
             fences.let_go(held, token)
-            await self.app.release_lease(chat.chat_id, holder)
+            await self.app.leases.release_lease(chat.chat_id, holder)
 
     async def turns(self, chats: list[Chat], each: int) -> None:
         async def one(chat: Chat) -> None:

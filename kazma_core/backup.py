@@ -32,7 +32,7 @@ from kazma_core.stores import pg_copy
 from kazma_core.stores.backends import archive_schemas, database_url, ensure_ready
 from kazma_core.stores.engine import Conn
 from kazma_core.stores.legacy import convert_legacy
-from kazma_core.stores.sqlite import copy_database, migrate, open_sqlite
+from kazma_core.stores.sqlite import Connection, copy_database, migrate, open_sqlite
 
 FORMAT_VERSION = 2  # 2: checkpoints live in kazma.db (no checkpoints.db)
 BACKUP_KIND = "kazma-backup"
@@ -219,14 +219,14 @@ def refuse_live_leases(kazma_db: Path, now: float) -> None:
     if not kazma_db.exists():
         return
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{kazma_db}?mode=ro", uri=True)) as conn:
+        with contextlib.closing(sqlite3.connect(f"file:{kazma_db}?mode=ro", uri=True, factory=Connection)) as conn:
             rows = conn.execute(LIVE_LEASES.format(table="leases"), (now,)).fetchall()
     except sqlite3.Error:
         return  # a kazma.db without leases (or unreadable) is about to be replaced anyway
     refuse_live(rows, now)
 
 
-LIVE_LEASES = "SELECT chat_id, holder, purpose, expires_at FROM {table} WHERE expires_at >= ?"
+LIVE_LEASES = "SELECT chat_id, holder, purpose, expires_at FROM {table} WHERE expires_at >= $1"
 
 
 def refuse_live(rows: list[Any], now: float) -> None:

@@ -278,7 +278,7 @@ class Maintenance:
         if cleaning:
             cutoff = report.started_at - report.live.retention_days * DAY
             report.cutoff = cutoff
-            expired = await db.tx(lambda c: upkeep.delete_recording(c, "created_at < ?", (cutoff,), sample=space.scans_bytes))
+            expired = await db.tx(lambda c: upkeep.delete_recording(c, "created_at < $1", (cutoff,), sample=space.scans_bytes))
             report.expired_steps = len(expired.step_ids)
             deletions.append(expired)
         swept = await self.sweep_orphans()
@@ -329,7 +329,7 @@ class Maintenance:
         again_steps, again_threads = await self._orphans()
         for chat_id in sorted(steps & again_steps):
             deletion = await self.snapshots.db.tx(
-                functools.partial(upkeep.delete_recording, where="chat_id = ?", params=(chat_id,), sample=space.scans_bytes)
+                functools.partial(upkeep.delete_recording, where="chat_id = $1", params=(chat_id,), sample=space.scans_bytes)
             )
             swept.deletions.append(deletion)
             swept.chats.add(chat_id)

@@ -146,7 +146,7 @@ def _still_empty(conn: Conn) -> None:
     """Inside the load's transaction: nothing was written since the first check (a server started meanwhile)."""
     counts = {}
     for schema in (APP_SCHEMA, AUDIT_SCHEMA):
-        for (table,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = ? AND tablename <> ?",
+        for (table,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> $2",
                                      (schema, pg_copy.VERSION_TABLE)).fetchall():
             counts[f"{schema}.{table}"] = int(conn.execute(f'SELECT count(*) FROM {schema}."{table}"').fetchone()[0])
     refuse_non_empty_database(counts)

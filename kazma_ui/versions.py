@@ -33,7 +33,6 @@ from kazma_ui.thread_rewind import READ, RewindService, ends_with_answer
 
 EDIT = "edit"
 REGENERATE = "regenerate"
-LAST = 10**9  # an iteration after every step of a turn: the point is the turn's end
 
 
 @dataclass(frozen=True)
@@ -57,25 +56,23 @@ def _rebuilt_writes(
 ) -> Any:
     """A version's chat row with its transcript (the rows' texts, kept in the rows) and the facts
     learned up to the end of turn `turn`, without a step: to commit with its first checkpoint."""
-    params = {**StepPoint(turn, LAST, True).params(), "src": source, "dst": new_id}
-
     def write(conn: Conn) -> None:
         conn.execute(
             "INSERT INTO chats (id, owner_id, title, created_at, last_turn, forked_from_chat, forked_from_step,"
-            " forked_from_turn, forked_from_iteration) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL)",
-            (new_id, owner_id, title, time.time(), turn, source, turn),
+            " forked_from_turn, forked_from_iteration) VALUES ($1, $2, $3, $4, $5, $6, NULL, $5, NULL)",
+            (new_id, owner_id, title, time.time(), turn, source),
         )
         for row in rows:
             conn.execute(
-                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) VALUES (?, ?, ?, ?, ?, NULL)",
+                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) VALUES ($1, $2, $3, $4, $5, NULL)",
                 (new_id, row.turn_index, row.role, row.text, row.created_at),
             )
         conn.execute(
             "INSERT INTO facts (chat_id, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at)"
-            " SELECT :dst, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at"
-            " FROM facts WHERE chat_id = :src AND turn_index <= :t AND (forgotten_turn IS NULL OR forgotten_turn > :t)"
+            " SELECT $1, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at"
+            " FROM facts WHERE chat_id = $2 AND turn_index <= $3 AND (forgotten_turn IS NULL OR forgotten_turn > $3)"
             " ORDER BY id",
-            params,
+            (new_id, source, turn),
         )
 
     return write

@@ -53,12 +53,12 @@ async def old_layout(data: Path) -> tuple[str, list[str], list[tuple[int, str, s
 
     def write(c: sqlite3.Connection) -> None:
         now = time.time()
-        c.execute("INSERT INTO users (id, name, role, lang, created_at) VALUES (?, 'olga', 'owner', '', ?)", (user_id, now))
-        c.execute("INSERT INTO chats (id, owner_id, title, created_at, last_turn) VALUES (?, ?, 'old', ?, ?)",
+        c.execute("INSERT INTO users (id, name, role, lang, created_at) VALUES ($1, 'olga', 'owner', '', $2)", (user_id, now))
+        c.execute("INSERT INTO chats (id, owner_id, title, created_at, last_turn) VALUES ($1, $2, 'old', $3, $4)",
                   (chat_id, user_id, now, len(QUESTIONS)))
-        c.executemany("INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
+        c.executemany("INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES ($1, $2, $3, $4, $5)",
                       [(chat_id, t, r, x, now) for t, r, x in rows])
-        c.execute("INSERT INTO facts (chat_id, turn_index, text, created_at) VALUES (?, 1, 'the boat is blue', ?)", (chat_id, now))
+        c.execute("INSERT INTO facts (chat_id, turn_index, text, created_at) VALUES ($1, 1, 'the boat is blue', $2)", (chat_id, now))
 
     await old.tx(write)
     await old.close()

@@ -168,12 +168,12 @@ async def test_a_file_written_twice_with_the_same_text_is_stored_once_and_deleti
     await write(ann.http, chat, "a.txt", big)
     await write(ann.http, chat, "b.txt", big)
     db = server.core.snapshots.db
-    marks = await db.run(lambda c: c.execute("SELECT path, now_n FROM file_marks WHERE chat_id = ? ORDER BY path", (chat,)).fetchall())
+    marks = await db.run(lambda c: c.execute("SELECT path, now_n FROM file_marks WHERE chat_id = $1 ORDER BY path", (chat,)).fetchall())
     assert [m[0] for m in marks] == ["a.txt", "b.txt"]
     assert marks[0][1] == marks[1][1]  # one body, referred to twice
-    owner = await db.run(lambda c: c.execute("SELECT added_by FROM bodies WHERE n = ? AND chat_id = ?", (marks[0][1], chat)).fetchone())
+    owner = await db.run(lambda c: c.execute("SELECT added_by FROM bodies WHERE n = $1 AND chat_id = $2", (marks[0][1], chat)).fetchone())
     assert owner[0] == chat  # counted in the chat's bytes: its budgets, its owner's quota
     assert (await ann.http.delete(f"/api/chats/{chat}")).status_code < 300
     for table in ("file_marks", "bodies", "steps"):
-        left = await db.run(lambda c, table=table: c.execute(f"SELECT count(*) FROM {table} WHERE chat_id = ?", (chat,)).fetchone())
+        left = await db.run(lambda c, table=table: c.execute(f"SELECT count(*) FROM {table} WHERE chat_id = $1", (chat,)).fetchone())
         assert left[0] == 0, table

@@ -419,7 +419,7 @@ async def test_an_alert_kept_before_its_sentence_id_was_kept_still_reads_in_engl
         _, owner_token = await server.add_user("olga", "owner")
         store = server.core.store.alerts
         await store.db.tx(lambda c: c.execute(
-            "INSERT INTO alerts (kind, message, created_at) VALUES (?, ?, ?)", (ALERT_TEXT_LEFT, "Old words.", 1.0),
+            "INSERT INTO alerts (kind, message, created_at) VALUES ($1, $2, $3)", (ALERT_TEXT_LEFT, "Old words.", 1.0),
         ))
         kept = await store.add_alert(ALERT_TEXT_LEFT, Said("alert_text_left", {"left": 2}), 2.0)
         assert kept.text("ar").startswith("حذف التنظيف خطوات محفوظة، لكن نص 2 رسالة محذوفة")

@@ -23,7 +23,7 @@ COUNTER = ["CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL); I
 def read_then_add(conn: Conn) -> None:
     # A read, then a write computed from it: the pattern every budget and body number uses.
     (n,) = conn.execute("SELECT n FROM counter WHERE id = 1").fetchone()
-    conn.execute("UPDATE counter SET n = ? WHERE id = 1", (n + 1,))
+    conn.execute("UPDATE counter SET n = $1 WHERE id = 1", (n + 1,))
 
 
 async def count(db: PostgresDB) -> int:

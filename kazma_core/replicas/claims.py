@@ -31,10 +31,10 @@ class ReplicaStore:
         def write(conn: Conn) -> bool:
             now = time.time()
             cur = conn.execute(
-                "INSERT INTO leaders (name, holder, expires_at, since) VALUES (?, ?, ?, ?) "
+                "INSERT INTO leaders (name, holder, expires_at, since) VALUES ($1, $2, $3, $4) "
                 "ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at,"
                 " since = CASE WHEN leaders.holder = excluded.holder THEN leaders.since ELSE excluded.since END"
-                " WHERE leaders.holder = excluded.holder OR leaders.expires_at < ?",
+                " WHERE leaders.holder = excluded.holder OR leaders.expires_at < $5",
                 (name, holder, now + ttl, now, now),
             )
             return cur.rowcount == 1
@@ -43,16 +43,16 @@ class ReplicaStore:
 
     async def release_leader(self, name: str, holder: str) -> None:
         """Give the leadership up now (a clean stop), so another replica takes it at its next look."""
-        await self.db.tx(lambda c: c.execute("DELETE FROM leaders WHERE name = ? AND holder = ?", (name, holder)))
+        await self.db.tx(lambda c: c.execute("DELETE FROM leaders WHERE name = $1 AND holder = $2", (name, holder)))
 
     async def claim_day(self, name: str, day: str, holder: str) -> bool:
         """Claim a daily job's day for this replica: True for the first to ask, False for every other."""
 
         def write(conn: Conn) -> bool:
             now = time.time()
-            conn.execute("DELETE FROM job_claims WHERE claimed_at < ?", (now - CLAIMS_KEPT_DAYS * 86_400,))
+            conn.execute("DELETE FROM job_claims WHERE claimed_at < $1", (now - CLAIMS_KEPT_DAYS * 86_400,))
             cur = conn.execute(
-                "INSERT INTO job_claims (name, day, holder, claimed_at) VALUES (?, ?, ?, ?) "
+                "INSERT INTO job_claims (name, day, holder, claimed_at) VALUES ($1, $2, $3, $4) "
                 "ON CONFLICT(name, day) DO NOTHING",
                 (name, day, holder, now),
             )
@@ -63,7 +63,7 @@ class ReplicaStore:
     async def claims(self, name: str) -> list[tuple[str, str]]:
         """(day, holder) of a job's claims, oldest day first."""
         rows = await self.db.run(
-            lambda c: c.execute("SELECT day, holder FROM job_claims WHERE name = ? ORDER BY day", (name,)).fetchall()
+            lambda c: c.execute("SELECT day, holder FROM job_claims WHERE name = $1 ORDER BY day", (name,)).fetchall()
         )
         return [(r["day"], r["holder"]) for r in rows]
 

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 
 from kazma_core.errors import LeaseLost
-from kazma_core.stores.engine import Conn
+from kazma_core.stores.engine import Conn, Database
 
 
 @dataclass
@@ -75,16 +75,15 @@ def held_chat() -> str | None:
     return fence.chat_id if fence is not None and fence.active else None
 
 
-def check(conn: Conn, fence: Fence | None, leases: str = "leases", *, one_writer: bool = False) -> None:
-    """Inside a write's transaction: raise LeaseLost when the lease is no longer the writer's.
-    `leases` is the lease table as the connection names it (``kazma.leases`` from the steps' schema);
-    `one_writer`: the transaction holds the database's only write lock, on this machine's clock
-    (SQLite), so a lease renewed until a time to come is not read again (see above)."""
-    if fence is None or (one_writer and time.time() < fence.until):
+def check(conn: Conn, fence: Fence | None, db: Database, leases: str = "leases") -> None:
+    """Inside a write's transaction on `db`: raise LeaseLost when the lease is no longer the writer's.
+    `leases` is the lease table as the connection names it (``kazma.leases`` from the steps' schema).
+    Where the transaction holds the database's only write lock, on this machine's clock (SQLite:
+    ``db.serial``), a lease renewed until a time to come is not read again (see above)."""
+    if fence is None or (db.serial and time.time() < fence.until):
         return
-    # Elsewhere (PostgreSQL) the row is locked until the write commits: a takeover waits for it, so
-    # whoever takes the lease over then sees every write made under it (a cut turn's last step).
-    lock = "" if one_writer else " FOR SHARE"
-    row = conn.execute(f"SELECT holder FROM {leases} WHERE chat_id = ?{lock}", (fence.chat_id,)).fetchone()
+    # Elsewhere (PostgreSQL) the row is locked until the write commits (db.share_lock): a takeover
+    # waits for it, so whoever takes the lease over then sees every write made under it (a cut turn's last step).
+    row = conn.execute(f"SELECT holder FROM {leases} WHERE chat_id = $1{db.share_lock}", (fence.chat_id,)).fetchone()
     if row is None or row["holder"] != fence.holder:
         raise LeaseLost(message_id="lease_lost")

@@ -19,13 +19,15 @@ from typing import Any
 
 import orjson
 
-from kazma_core.stores.engine import Conn, Database, Row, octets
+from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.interfaces import GiveUp
 
-AFTER_STEP = "(turn_index > :t OR (turn_index = :t AND iteration > :j))"
-FORGOTTEN_AFTER_STEP = "(forgotten_turn > :t OR (forgotten_turn = :t AND forgotten_iteration > :j))"
-LATER_ROWS = "(turn_index > :t OR (turn_index = :t AND role != 'user' AND :keep_answer = 0))"
-LATER_CARDS = "(turn_index > :t OR status = 'pending')"
+# What comes after a step, its values first in the statement: $1 its turn, $2 its iteration
+# (StepPoint.step()), or for the transcript $2 whether the step ends with the turn's answer (.rows()).
+AFTER_STEP = "(turn_index > $1 OR (turn_index = $1 AND iteration > $2))"
+FORGOTTEN_AFTER_STEP = "(forgotten_turn > $1 OR (forgotten_turn = $1 AND forgotten_iteration > $2))"
+LATER_ROWS = "(turn_index > $1 OR (turn_index = $1 AND role != 'user' AND $2 = 0))"
+LATER_CARDS = "(turn_index > $1 OR status = 'pending')"  # $1 alone
 TRANSCRIPT_COLUMNS = "id, chat_id, turn_index, role, text, created_at, body_n"
 FACT_COLUMNS = "id, chat_id, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at"
 CARD_COLUMNS = "id, chat_id, turn_index, tool_call_id, tool, args, status, created_at, expires_at, decided_by, decided_at"
@@ -43,7 +45,7 @@ EXPIRED = "expired"
 
 def undo_ready(conn: Conn, chat_id: str) -> bool:
     """Whether the chat has an undo ready (one indexed read: every turn asks, as it takes the lease)."""
-    return conn.execute("SELECT 1 FROM undos WHERE chat_id = ? AND state = ?", (chat_id, READY)).fetchone() is not None
+    return conn.execute("SELECT 1 FROM undos WHERE chat_id = $1 AND state = $2", (chat_id, READY)).fetchone() is not None
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,13 @@ class StepPoint:
     iteration: int
     is_turn_answer: bool  # the step ends with the turn's answer
 
-    def params(self) -> dict[str, Any]:
-        return {"t": self.turn_index, "j": self.iteration, "keep_answer": int(self.is_turn_answer)}
+    def step(self) -> tuple[int, int]:
+        """The values of AFTER_STEP and FORGOTTEN_AFTER_STEP."""
+        return self.turn_index, self.iteration
+
+    def rows(self) -> tuple[int, int]:
+        """The values of LATER_ROWS."""
+        return self.turn_index, int(self.is_turn_answer)
 
 
 @dataclass(frozen=True)
@@ -105,9 +112,9 @@ def version_link(chat_id: str, version_of: str, turn_index: int) -> Callable[[Co
     with the version's chat row."""
 
     def write(conn: Conn) -> None:
-        found = conn.execute("SELECT conversation FROM chat_versions WHERE chat_id = ?", (version_of,)).fetchone()
+        found = conn.execute("SELECT conversation FROM chat_versions WHERE chat_id = $1", (version_of,)).fetchone()
         conn.execute(
-            "INSERT INTO chat_versions (chat_id, conversation, version_of, turn_index, created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO chat_versions (chat_id, conversation, version_of, turn_index, created_at) VALUES ($1, $2, $3, $4, $5)",
             (chat_id, found["conversation"] if found else version_of, version_of, turn_index, time.time()),
         )
 
@@ -120,7 +127,7 @@ def _version(row: Row) -> Version:
 
 def _drop_kept(conn: Conn, chat_id: str) -> None:
     for table in KEPT_TABLES:
-        conn.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))
+        conn.execute(f"DELETE FROM {table} WHERE chat_id = $1", (chat_id,))
 
 
 def _undo_and_intent(conn: Conn, intent: Intent, last_turn: int, undo_seconds: float) -> None:
@@ -128,7 +135,7 @@ def _undo_and_intent(conn: Conn, intent: Intent, last_turn: int, undo_seconds: f
     now = time.time()
     conn.execute(
         "INSERT INTO undos (chat_id, restore_id, step_id, state, checkpoint_before, last_turn_before,"
-        " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET"
+        " created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (chat_id) DO UPDATE SET"
         " restore_id = excluded.restore_id, step_id = excluded.step_id, state = excluded.state,"
         " checkpoint_before = excluded.checkpoint_before, last_turn_before = excluded.last_turn_before,"
         " created_at = excluded.created_at, expires_at = excluded.expires_at",
@@ -137,7 +144,7 @@ def _undo_and_intent(conn: Conn, intent: Intent, last_turn: int, undo_seconds: f
     )
     conn.execute(
         "INSERT INTO restore_intents (id, chat_id, step_id, state, payload, created_at)"
-        " VALUES (?, ?, ?, 'rows_done', ?, ?) ON CONFLICT (id) DO UPDATE SET chat_id = excluded.chat_id,"
+        " VALUES ($1, $2, $3, 'rows_done', $4, $5) ON CONFLICT (id) DO UPDATE SET chat_id = excluded.chat_id,"
         " step_id = excluded.step_id, state = excluded.state, payload = excluded.payload,"
         " created_at = excluded.created_at",
         (intent.id, intent.chat_id, intent.step_id, orjson.dumps(intent.payload).decode(), time.time()),
@@ -152,7 +159,7 @@ class RewindRows:
         """Every version among a person's chats."""
         rows = await self.db.run(
             lambda c: c.execute(
-                "SELECT v.* FROM chat_versions v JOIN chats ch ON ch.id = v.chat_id WHERE ch.owner_id = ?", (owner_id,)
+                "SELECT v.* FROM chat_versions v JOIN chats ch ON ch.id = v.chat_id WHERE ch.owner_id = $1", (owner_id,)
             ).fetchall()
         )
         return [_version(r) for r in rows]
@@ -161,16 +168,16 @@ class RewindRows:
         """The versions in the conversation of this chat (its first chat has none of its own row)."""
 
         def read(conn: Conn) -> list[Row]:
-            found = conn.execute("SELECT conversation FROM chat_versions WHERE chat_id = ?", (chat_id,)).fetchone()
+            found = conn.execute("SELECT conversation FROM chat_versions WHERE chat_id = $1", (chat_id,)).fetchone()
             key = found["conversation"] if found else chat_id
             return conn.execute(
-                "SELECT * FROM chat_versions WHERE conversation = ? ORDER BY created_at, chat_id", (key,)
+                "SELECT * FROM chat_versions WHERE conversation = $1 ORDER BY created_at, chat_id", (key,)
             ).fetchall()
 
         return [_version(r) for r in await self.db.run(read)]
 
     async def finish_intent(self, intent_id: str) -> None:
-        await self.db.tx(lambda c: c.execute("DELETE FROM restore_intents WHERE id = ?", (intent_id,)))
+        await self.db.tx(lambda c: c.execute("DELETE FROM restore_intents WHERE id = $1", (intent_id,)))
 
     async def open_intents(self) -> list[Intent]:
         rows = await self.db.run(lambda c: c.execute("SELECT * FROM restore_intents ORDER BY created_at").fetchall())
@@ -182,35 +189,35 @@ class RewindRows:
         SqlConversationStore.same_transaction), so they all commit together."""
 
         def write(conn: Conn) -> None:
-            p = {**point.params(), "chat": intent.chat_id, "rid": intent.id}
+            chat, rid, step, rows = intent.chat_id, intent.id, point.step(), point.rows()
             # Only the last restore can be undone: what an earlier one kept goes now.
-            _drop_kept(conn, intent.chat_id)
+            _drop_kept(conn, chat)
             conn.execute(
-                f"INSERT INTO kept_transcript (restore_id, {TRANSCRIPT_COLUMNS}) SELECT :rid, {TRANSCRIPT_COLUMNS}"
-                f" FROM transcript WHERE chat_id = :chat AND {LATER_ROWS}", p,
+                f"INSERT INTO kept_transcript (restore_id, {TRANSCRIPT_COLUMNS}) SELECT $3, {TRANSCRIPT_COLUMNS}"
+                f" FROM transcript WHERE chat_id = $4 AND {LATER_ROWS}", (*rows, rid, chat),
             )
-            conn.execute(f"DELETE FROM transcript WHERE chat_id = :chat AND {LATER_ROWS}", p)
+            conn.execute(f"DELETE FROM transcript WHERE chat_id = $3 AND {LATER_ROWS}", (*rows, chat))
             conn.execute(
-                f"INSERT INTO kept_facts (restore_id, kind, {FACT_COLUMNS}) SELECT :rid, 'deleted', {FACT_COLUMNS}"
-                f" FROM facts WHERE chat_id = :chat AND {AFTER_STEP}", p,
+                f"INSERT INTO kept_facts (restore_id, kind, {FACT_COLUMNS}) SELECT $3, 'deleted', {FACT_COLUMNS}"
+                f" FROM facts WHERE chat_id = $4 AND {AFTER_STEP}", (*step, rid, chat),
             )
-            conn.execute(f"DELETE FROM facts WHERE chat_id = :chat AND {AFTER_STEP}", p)
+            conn.execute(f"DELETE FROM facts WHERE chat_id = $3 AND {AFTER_STEP}", (*step, chat))
             conn.execute(
-                f"INSERT INTO kept_facts (restore_id, kind, {FACT_COLUMNS}) SELECT :rid, 'unforgotten', {FACT_COLUMNS}"
-                f" FROM facts WHERE chat_id = :chat AND {FORGOTTEN_AFTER_STEP}", p,
-            )
-            conn.execute(
-                f"UPDATE facts SET forgotten_turn = NULL, forgotten_iteration = NULL WHERE chat_id = :chat AND {FORGOTTEN_AFTER_STEP}",
-                p,
+                f"INSERT INTO kept_facts (restore_id, kind, {FACT_COLUMNS}) SELECT $3, 'unforgotten', {FACT_COLUMNS}"
+                f" FROM facts WHERE chat_id = $4 AND {FORGOTTEN_AFTER_STEP}", (*step, rid, chat),
             )
             conn.execute(
-                f"INSERT INTO kept_approvals (restore_id, {CARD_COLUMNS}) SELECT :rid, {CARD_COLUMNS}"
-                f" FROM approvals WHERE chat_id = :chat AND {LATER_CARDS}", p,
+                f"UPDATE facts SET forgotten_turn = NULL, forgotten_iteration = NULL WHERE chat_id = $3 AND {FORGOTTEN_AFTER_STEP}",
+                (*step, chat),
             )
-            conn.execute(f"DELETE FROM approvals WHERE chat_id = :chat AND {LATER_CARDS}", p)
-            (last_turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = :chat", p).fetchone()
+            conn.execute(
+                f"INSERT INTO kept_approvals (restore_id, {CARD_COLUMNS}) SELECT $2, {CARD_COLUMNS}"
+                f" FROM approvals WHERE chat_id = $3 AND {LATER_CARDS}", (point.turn_index, rid, chat),
+            )
+            conn.execute(f"DELETE FROM approvals WHERE chat_id = $2 AND {LATER_CARDS}", (point.turn_index, chat))
+            (last_turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = $1", (chat,)).fetchone()
             _undo_and_intent(conn, intent, last_turn, undo_seconds)
-            conn.execute("UPDATE chats SET last_turn = :t WHERE id = :chat", p)
+            conn.execute("UPDATE chats SET last_turn = $1 WHERE id = $2", (point.turn_index, chat))
 
         return write
 
@@ -219,7 +226,7 @@ class RewindRows:
         """A restore of the files alone: its undo row and intent, the conversation left as it is."""
 
         def write(conn: Conn) -> None:
-            (last_turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (intent.chat_id,)).fetchone()
+            (last_turn,) = conn.execute("SELECT last_turn FROM chats WHERE id = $1", (intent.chat_id,)).fetchone()
             _drop_kept(conn, intent.chat_id)
             _undo_and_intent(conn, intent, last_turn, undo_seconds)
 
@@ -232,8 +239,8 @@ class RewindRows:
 
         def keep(conn: Conn, row_ids: list[int]) -> None:
             conn.executemany(
-                f"INSERT INTO kept_transcript (restore_id, {TRANSCRIPT_COLUMNS}) SELECT ?, {TRANSCRIPT_COLUMNS}"
-                " FROM transcript WHERE id = ?",
+                f"INSERT INTO kept_transcript (restore_id, {TRANSCRIPT_COLUMNS}) SELECT $1, {TRANSCRIPT_COLUMNS}"
+                " FROM transcript WHERE id = $2",
                 [(restore_id, row_id) for row_id in row_ids],
             )
 
@@ -244,27 +251,27 @@ class RewindRows:
         part: run in the transaction that takes the restore's checkpoint away, so all commit together."""
 
         def write(conn: Conn) -> None:
-            p = {"chat": undo.chat_id, "rid": undo.restore_id, "last": undo.last_turn_before}
+            kept = (undo.chat_id, undo.restore_id)
             conn.execute(
                 f"INSERT INTO transcript ({TRANSCRIPT_COLUMNS}) SELECT {TRANSCRIPT_COLUMNS} FROM kept_transcript"
-                " WHERE chat_id = :chat AND restore_id = :rid ORDER BY id", p,
+                " WHERE chat_id = $1 AND restore_id = $2 ORDER BY id", kept,
             )
             conn.execute(
                 f"INSERT INTO facts ({FACT_COLUMNS}) SELECT {FACT_COLUMNS} FROM kept_facts"
-                " WHERE chat_id = :chat AND restore_id = :rid AND kind = 'deleted' ORDER BY id", p,
+                " WHERE chat_id = $1 AND restore_id = $2 AND kind = 'deleted' ORDER BY id", kept,
             )
             conn.execute(
                 "UPDATE facts SET forgotten_turn = k.forgotten_turn, forgotten_iteration = k.forgotten_iteration"
-                " FROM kept_facts AS k WHERE k.chat_id = :chat AND k.restore_id = :rid AND k.kind = 'unforgotten'"
-                " AND facts.id = k.id AND facts.chat_id = :chat", p,
+                " FROM kept_facts AS k WHERE k.chat_id = $1 AND k.restore_id = $2 AND k.kind = 'unforgotten'"
+                " AND facts.id = k.id AND facts.chat_id = $1", kept,
             )
             conn.execute(
                 f"INSERT INTO approvals ({CARD_COLUMNS}) SELECT {CARD_COLUMNS} FROM kept_approvals"
-                " WHERE chat_id = :chat AND restore_id = :rid", p,
+                " WHERE chat_id = $1 AND restore_id = $2", kept,
             )
-            conn.execute("UPDATE chats SET last_turn = :last WHERE id = :chat", p)
+            conn.execute("UPDATE chats SET last_turn = $1 WHERE id = $2", (undo.last_turn_before, undo.chat_id))
             _drop_kept(conn, undo.chat_id)
-            conn.execute("UPDATE undos SET state = ? WHERE chat_id = ? AND restore_id = ?", (UNDOING, undo.chat_id, undo.restore_id))
+            conn.execute("UPDATE undos SET state = $1 WHERE chat_id = $2 AND restore_id = $3", (UNDOING, undo.chat_id, undo.restore_id))
 
         return write
 
@@ -274,7 +281,7 @@ class RewindRows:
         def read(conn: Conn) -> dict[str, int]:
             def count(table: str, extra: str = "") -> int:
                 return int(conn.execute(
-                    f"SELECT count(*) FROM {table} WHERE chat_id = ? AND restore_id = ?{extra}", (chat_id, restore_id)
+                    f"SELECT count(*) FROM {table} WHERE chat_id = $1 AND restore_id = $2{extra}", (chat_id, restore_id)
                 ).fetchone()[0])
 
             return {
@@ -287,25 +294,25 @@ class RewindRows:
         return await self.db.run(read)
 
     async def undo_of(self, chat_id: str) -> Undo | None:
-        row = await self.db.run(lambda c: c.execute("SELECT * FROM undos WHERE chat_id = ?", (chat_id,)).fetchone())
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM undos WHERE chat_id = $1", (chat_id,)).fetchone())
         return _undo(row) if row else None
 
     async def undoing(self) -> list[Undo]:
         """Undos a crash interrupted after their kazma.db part."""
-        rows = await self.db.run(lambda c: c.execute("SELECT * FROM undos WHERE state = ?", (UNDOING,)).fetchall())
+        rows = await self.db.run(lambda c: c.execute("SELECT * FROM undos WHERE state = $1", (UNDOING,)).fetchall())
         return [_undo(r) for r in rows]
 
     async def live_restores(self) -> set[str]:
         """The restores whose kept-aside steps must stay (an undo may still want them)."""
         rows = await self.db.run(
-            lambda c: c.execute("SELECT restore_id FROM undos WHERE state IN (?, ?)", (READY, UNDOING)).fetchall()
+            lambda c: c.execute("SELECT restore_id FROM undos WHERE state IN ($1, $2)", (READY, UNDOING)).fetchall()
         )
         return {r[0] for r in rows}
 
     async def undone(self, undo: Undo) -> None:
         await self.db.tx(
             lambda c: c.execute(
-                "UPDATE undos SET state = ? WHERE chat_id = ? AND restore_id = ?", (UNDONE, undo.chat_id, undo.restore_id)
+                "UPDATE undos SET state = $1 WHERE chat_id = $2 AND restore_id = $3", (UNDONE, undo.chat_id, undo.restore_id)
             )
         )
 
@@ -322,7 +329,7 @@ class RewindRows:
 
         def write(conn: Conn) -> str | None:
             row = conn.execute(
-                "UPDATE undos SET state = ? WHERE chat_id = ? AND state = ? RETURNING checkpoint_before",
+                "UPDATE undos SET state = $1 WHERE chat_id = $2 AND state = $3 RETURNING checkpoint_before",
                 (why, chat_id, READY),
             ).fetchone()
             if row is None:
@@ -338,7 +345,7 @@ class RewindRows:
 
     async def expired_undos(self, now: float) -> list[str]:
         rows = await self.db.run(
-            lambda c: c.execute("SELECT chat_id FROM undos WHERE state = ? AND expires_at <= ?", (READY, now)).fetchall()
+            lambda c: c.execute("SELECT chat_id FROM undos WHERE state = $1 AND expires_at <= $2", (READY, now)).fetchall()
         )
         return [r[0] for r in rows]
 
@@ -352,28 +359,27 @@ class RewindRows:
         its owner's quota in kazma.db) are appended to it once written."""
 
         def write(conn: Conn) -> None:
-            p = {**point.params(), "src": source_chat, "dst": new_chat_id, "now": time.time()}
             conn.execute(
                 "INSERT INTO chats (id, owner_id, title, created_at, last_turn, forked_from_chat, forked_from_step,"
-                " forked_from_turn, forked_from_iteration) VALUES (:dst, :owner, :title, :now, :t, :src, :step, :t, :j)",
-                {**p, "owner": owner_id, "title": title, "step": step_id},
+                " forked_from_turn, forked_from_iteration) VALUES ($1, $2, $3, $4, $5, $6, $7, $5, $8)",
+                (new_chat_id, owner_id, title, time.time(), point.turn_index, source_chat, step_id, point.iteration),
             )
             conn.execute(
-                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) SELECT :dst, turn_index,"
-                f" role, text, created_at, body_n FROM transcript WHERE chat_id = :src AND NOT {LATER_ROWS} ORDER BY id",
-                p,
+                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) SELECT $3, turn_index,"
+                f" role, text, created_at, body_n FROM transcript WHERE chat_id = $4 AND NOT {LATER_ROWS} ORDER BY id",
+                (*point.rows(), new_chat_id, source_chat),
             )
             conn.execute(
                 "INSERT INTO facts (chat_id, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at)"
-                " SELECT :dst, turn_index, iteration, text,"
+                " SELECT $3, turn_index, iteration, text,"
                 f" CASE WHEN {FORGOTTEN_AFTER_STEP} THEN NULL ELSE forgotten_turn END,"
                 f" CASE WHEN {FORGOTTEN_AFTER_STEP} THEN NULL ELSE forgotten_iteration END, created_at"
-                f" FROM facts WHERE chat_id = :src AND NOT {AFTER_STEP} ORDER BY id",
-                p,
+                f" FROM facts WHERE chat_id = $4 AND NOT {AFTER_STEP} ORDER BY id",
+                (*point.step(), new_chat_id, source_chat),
             )
             if counted is not None:  # the fork's own rows only: the same sums as owner_text_bytes
                 counted.append(sum(
-                    int(conn.execute(f"SELECT COALESCE(SUM({octets(self.db, 'text')}), 0) FROM {table} WHERE chat_id = ?",
+                    int(conn.execute(f"SELECT COALESCE(SUM({self.db.octets('text')}), 0) FROM {table} WHERE chat_id = $1",
                                      (new_chat_id,)).fetchone()[0])
                     for table in ("transcript", "facts")
                 ))

@@ -25,7 +25,7 @@ class AlertStore:
 
         def write(conn: Conn) -> Alert:
             return _alert(conn.execute(
-                "INSERT INTO alerts (kind, message, message_id, params, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
+                "INSERT INTO alerts (kind, message, message_id, params, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *",
                 (kind, said.text("en"), said.message_id, orjson.dumps(said.params).decode(), time.time() if at is None else at),
             ).fetchone())
 
@@ -42,10 +42,10 @@ class AlertStore:
 
         def write(conn: Conn) -> Alert | None:
             conn.execute(
-                "UPDATE alerts SET acknowledged_at = ? WHERE id = ? AND acknowledged_at IS NULL",
+                "UPDATE alerts SET acknowledged_at = $1 WHERE id = $2 AND acknowledged_at IS NULL",
                 (time.time() if at is None else at, alert_id),
             )
-            row = conn.execute("SELECT * FROM alerts WHERE id = ?", (alert_id,)).fetchone()
+            row = conn.execute("SELECT * FROM alerts WHERE id = $1", (alert_id,)).fetchone()
             return _alert(row) if row else None
 
         return await self.db.tx(write)

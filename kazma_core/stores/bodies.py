@@ -36,7 +36,7 @@ ALL: list[Interval] = [(1, 1 << 62)]
 
 def ddl(table: str) -> str:
     return (
-        f"CREATE TABLE {table} (chat_id TEXT NOT NULL, n INTEGER NOT NULL, digest BLOB NOT NULL, body BLOB NOT NULL,"
+        f"CREATE TABLE {table} (chat_id {{text}} NOT NULL, n {{int}} NOT NULL, digest {{blob}} NOT NULL, body {{blob}} NOT NULL,"
         f" UNIQUE (chat_id, n), UNIQUE (chat_id, digest))"
     )
 
@@ -160,20 +160,20 @@ def subtract(a: list[Interval], b: list[Interval]) -> list[Interval]:
 def space_of(conn: Conn, spaces: str, chat_id: str) -> str:
     """The body space a chat's bodies live in: its own, or the one of the chat it was forked
     from (a fork refers to its source's bodies instead of copying them)."""
-    row = conn.execute(f"SELECT space FROM {spaces} WHERE thread_id = ?", (chat_id,)).fetchone()
+    row = conn.execute(f"SELECT space FROM {spaces} WHERE thread_id = $1", (chat_id,)).fetchone()
     return str(row[0]) if row else chat_id
 
 
 def spaces_ddl(spaces: str) -> str:
     return (
-        f"CREATE TABLE {spaces} (thread_id TEXT PRIMARY KEY, space TEXT NOT NULL);"
+        f"CREATE TABLE {spaces} (thread_id {{text}} PRIMARY KEY, space {{text}} NOT NULL);"
         f" CREATE INDEX {spaces}_space ON {spaces}(space)"
     )
 
 
 def members(spaces: str) -> str:
-    """The chats of the space `:space` (a SELECT of their ids)."""
-    return f"SELECT thread_id FROM {spaces} WHERE space = :space UNION SELECT :space"
+    """The chats of the space given as $1 (a SELECT of their ids)."""
+    return f"SELECT thread_id FROM {spaces} WHERE space = $1 UNION SELECT $1"
 
 
 class Interner:
@@ -192,22 +192,22 @@ class Interner:
     def add(self, body: bytes, known: bytes | None = None) -> int:
         key = known or digest(body)
         found = self.conn.execute(
-            f"SELECT n FROM {self.table} WHERE chat_id = ? AND digest = ?", (self.chat_id, key)
+            f"SELECT n FROM {self.table} WHERE chat_id = $1 AND digest = $2", (self.chat_id, key)
         ).fetchone()
         if found is not None:
             return int(found[0])
         if self.next is None:
-            (top,) = self.conn.execute(f"SELECT coalesce(max(n), 0) FROM {self.table} WHERE chat_id = ?", (self.chat_id,)).fetchone()
+            (top,) = self.conn.execute(f"SELECT coalesce(max(n), 0) FROM {self.table} WHERE chat_id = $1", (self.chat_id,)).fetchone()
             self.next = int(top) + 1
         n = self.next
         stored = pack(body)
         if self.owner is None:
             self.conn.execute(
-                f"INSERT INTO {self.table} (chat_id, n, digest, body) VALUES (?, ?, ?, ?)", (self.chat_id, n, key, stored)
+                f"INSERT INTO {self.table} (chat_id, n, digest, body) VALUES ($1, $2, $3, $4)", (self.chat_id, n, key, stored)
             )
         else:
             self.conn.execute(
-                f"INSERT INTO {self.table} (chat_id, n, digest, body, added_by) VALUES (?, ?, ?, ?, ?)",
+                f"INSERT INTO {self.table} (chat_id, n, digest, body, added_by) VALUES ($1, $2, $3, $4, $5)",
                 (self.chat_id, n, key, stored, self.owner),
             )
         self.next += 1
@@ -220,12 +220,12 @@ def read(conn: Conn, table: str, chat_id: str, runs: Sequence[Sequence[int]]) ->
     found: dict[int, bytes] = {}
     for start, length in runs:
         for n, body in conn.execute(
-            f"SELECT n, body FROM {table} WHERE chat_id = ? AND n BETWEEN ? AND ?", (chat_id, start, start + length - 1)
+            f"SELECT n, body FROM {table} WHERE chat_id = $1 AND n BETWEEN $2 AND $3", (chat_id, start, start + length - 1)
         ):
             found[n] = body
     return [unpack(found[n]) for n in numbers(runs)]
 
 
 def digest_of(conn: Conn, table: str, chat_id: str, n: int) -> bytes | None:
-    row = conn.execute(f"SELECT digest FROM {table} WHERE chat_id = ? AND n = ?", (chat_id, n)).fetchone()
+    row = conn.execute(f"SELECT digest FROM {table} WHERE chat_id = $1 AND n = $2", (chat_id, n)).fetchone()
     return bytes(row[0]) if row else None

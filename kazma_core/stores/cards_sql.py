@@ -28,25 +28,25 @@ class CardStore:
             now = time.time()
             conn.execute(
                 "INSERT INTO approvals (id, chat_id, turn_index, tool_call_id, tool, args, status,"
-                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING",
+                " created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT DO NOTHING",
                 (uuid.uuid4().hex[:12], chat_id, turn_index, tool_call_id, tool, orjson.dumps(args).decode(), now, now + ttl),
             )
             row = conn.execute(
-                "SELECT * FROM approvals WHERE chat_id = ? AND tool_call_id = ?", (chat_id, tool_call_id)
+                "SELECT * FROM approvals WHERE chat_id = $1 AND tool_call_id = $2", (chat_id, tool_call_id)
             ).fetchone()
             return card_of(row)
 
         return await self.db.tx(write)
 
     async def cards(self, chat_id: str, status: str | None = None) -> list[Card]:
-        sql = "SELECT * FROM approvals WHERE chat_id = ?" + (" AND status = ?" if status else "") + " ORDER BY created_at"
+        sql = "SELECT * FROM approvals WHERE chat_id = $1" + (" AND status = $2" if status else "") + " ORDER BY created_at"
         args = (chat_id, status) if status else (chat_id,)
         rows = await self.db.run(lambda c: c.execute(sql, args).fetchall())
         return [card_of(r) for r in rows]
 
     async def card(self, chat_id: str, card_id: str) -> Card | None:
         row = await self.db.run(
-            lambda c: c.execute("SELECT * FROM approvals WHERE chat_id = ? AND id = ?", (chat_id, card_id)).fetchone()
+            lambda c: c.execute("SELECT * FROM approvals WHERE chat_id = $1 AND id = $2", (chat_id, card_id)).fetchone()
         )
         return card_of(row) if row else None
 
@@ -54,7 +54,7 @@ class CardStore:
         """Move a pending card to its outcome; False when it was no longer pending."""
         cur = await self.db.tx(
             lambda c: c.execute(
-                "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'",
+                "UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4 AND status = 'pending'",
                 (status, by, time.time(), card_id),
             )
         )

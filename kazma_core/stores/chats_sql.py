@@ -10,7 +10,7 @@ from typing import Any
 
 from kazma_core.rewind.rows import undo_ready
 from kazma_core.stores.cards_sql import card_of
-from kazma_core.stores.engine import Conn, Database, Row, octets
+from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.interfaces import Also
 from kazma_core.stores.transcript_sql import body_text
 from kazma_core.stores.types import Chat, TurnStart
@@ -20,7 +20,7 @@ def delete_chat_row(chat_id: str) -> Callable[[Conn], None]:
     """The chat's row (its transcript, facts and cards go with it), to delete with its conversation."""
 
     def write(conn: Conn) -> None:
-        conn.execute("DELETE FROM chats WHERE id = ?", (chat_id,))
+        conn.execute("DELETE FROM chats WHERE id = $1", (chat_id,))
 
     return write
 
@@ -56,13 +56,13 @@ class ChatStore:
         def write(conn: Conn) -> Chat:
             conn.execute(
                 "INSERT INTO chats (id, owner_id, title, created_at, last_turn, forked_from_chat, forked_from_step,"
-                " forked_from_turn, forked_from_iteration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " forked_from_turn, forked_from_iteration) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 (
                     chat_id, owner_id, title, time.time(), fork.get("turn_index", 0),
                     fork.get("thread_id"), fork.get("snapshot_id"), fork.get("turn_index"), fork.get("iteration"),
                 ),
             )
-            return chat_of(conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone())
+            return chat_of(conn.execute("SELECT * FROM chats WHERE id = $1", (chat_id,)).fetchone())
 
         return await self.db.tx(write)
 
@@ -71,9 +71,9 @@ class ChatStore:
         `into`, as the chat's lease is taken (acquire_lease's `also`)."""
 
         def read(conn: Conn) -> None:
-            row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
+            row = conn.execute("SELECT * FROM chats WHERE id = $1", (chat_id,)).fetchone()
             cards = conn.execute(
-                "SELECT * FROM approvals WHERE chat_id = ? AND status = 'pending' ORDER BY created_at", (chat_id,)
+                "SELECT * FROM approvals WHERE chat_id = $1 AND status = 'pending' ORDER BY created_at", (chat_id,)
             ).fetchall()
             into.chat = chat_of(row) if row else None
             into.pending = [card_of(r) for r in cards]
@@ -82,21 +82,21 @@ class ChatStore:
         return read
 
     async def get_chat(self, chat_id: str) -> Chat | None:
-        row = await self.db.run(lambda c: c.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone())
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM chats WHERE id = $1", (chat_id,)).fetchone())
         return chat_of(row) if row else None
 
     async def list_chats(self, owner_id: str) -> list[Chat]:
         rows = await self.db.run(
             lambda c: c.execute(
-                "SELECT * FROM chats WHERE owner_id = ? ORDER BY created_at DESC, id", (owner_id,)
+                "SELECT * FROM chats WHERE owner_id = $1 ORDER BY created_at DESC, id", (owner_id,)
             ).fetchall()
         )
         return [chat_of(r) for r in rows]
 
     async def rename_chat(self, chat_id: str, title: str) -> Chat | None:
         def write(conn: Conn) -> Chat | None:
-            conn.execute("UPDATE chats SET title = ? WHERE id = ?", (title, chat_id))
-            row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
+            conn.execute("UPDATE chats SET title = $1 WHERE id = $2", (title, chat_id))
+            row = conn.execute("SELECT * FROM chats WHERE id = $1", (chat_id,)).fetchone()
             return chat_of(row) if row else None
 
         return await self.db.tx(write)
@@ -106,7 +106,7 @@ class ChatStore:
 
         def write(conn: Conn) -> bool:
             changed = conn.execute(
-                "UPDATE chats SET title = ? WHERE id = ? AND title = ?", (title, chat_id, untitled)
+                "UPDATE chats SET title = $1 WHERE id = $2 AND title = $3", (title, chat_id, untitled)
             ).rowcount
             return bool(changed)
 
@@ -122,13 +122,13 @@ class ChatStore:
 
         def read(conn: Conn) -> list[tuple[Chat, str]]:
             chats = conn.execute(
-                "SELECT * FROM chats WHERE owner_id = ? ORDER BY created_at DESC, id", (owner_id,)
+                "SELECT * FROM chats WHERE owner_id = $1 ORDER BY created_at DESC, id", (owner_id,)
             ).fetchall()
             rows = conn.execute(
                 "SELECT t.chat_id, t.text, b.body FROM transcript t JOIN chats c ON c.id = t.chat_id"
                 " LEFT JOIN conv_spaces s ON s.thread_id = t.chat_id"
                 " LEFT JOIN conv_bodies b ON b.chat_id = coalesce(s.space, t.chat_id) AND b.n = t.body_n"
-                " WHERE c.owner_id = ? AND t.role IN ('user', 'assistant') ORDER BY t.id",
+                " WHERE c.owner_id = $1 AND t.role IN ('user', 'assistant') ORDER BY t.id",
                 (owner_id,),
             )
             found: dict[str, str] = {}
@@ -155,10 +155,10 @@ class ChatStore:
         """A user's chats, and the bytes of their conversations, transcripts and memories."""
 
         def read(conn: Conn) -> tuple[list[str], int]:
-            chats = [r["id"] for r in conn.execute("SELECT id FROM chats WHERE owner_id = ?", (owner_id,))]
+            chats = [r["id"] for r in conn.execute("SELECT id FROM chats WHERE owner_id = $1", (owner_id,))]
             (text,) = conn.execute(
-                f"SELECT COALESCE(SUM({octets(self.db, 't.text')}), 0) FROM transcript t"
-                " JOIN chats c ON c.id = t.chat_id WHERE c.owner_id = ?", (owner_id,),
+                f"SELECT COALESCE(SUM({self.db.octets('t.text')}), 0) FROM transcript t"
+                " JOIN chats c ON c.id = t.chat_id WHERE c.owner_id = $1", (owner_id,),
             ).fetchone()
             # The conversation's messages, kept once in the body space of each chat it began
             # (a fork refers to its source's space, counted there). `b.n > 0` (every number is)
@@ -166,15 +166,15 @@ class ChatStore:
             # digest, the same sum read them at random (150 ms instead of 5 at 10,000 messages).
             (conversation,) = conn.execute(
                 "SELECT COALESCE(SUM(length(b.body)), 0) FROM conv_bodies b"
-                " JOIN chats c ON c.id = b.chat_id WHERE c.owner_id = ? AND b.n > 0", (owner_id,),
+                " JOIN chats c ON c.id = b.chat_id WHERE c.owner_id = $1 AND b.n > 0", (owner_id,),
             ).fetchone()
             (facts,) = conn.execute(
-                f"SELECT COALESCE(SUM({octets(self.db, 'f.text')}), 0) FROM facts f"
-                " JOIN chats c ON c.id = f.chat_id WHERE c.owner_id = ?", (owner_id,),
+                f"SELECT COALESCE(SUM({self.db.octets('f.text')}), 0) FROM facts f"
+                " JOIN chats c ON c.id = f.chat_id WHERE c.owner_id = $1", (owner_id,),
             ).fetchone()
             return chats, int(text) + int(conversation) + int(facts)
 
         return await self.db.run(read)
 
     async def delete_chat(self, chat_id: str) -> None:
-        await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)))
+        await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = $1", (chat_id,)))

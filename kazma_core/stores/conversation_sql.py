@@ -49,13 +49,12 @@ from langgraph.checkpoint.base import (
     writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.sqlite.utils import load_pending_writes, pending_writes_sql, search_where
 
 from kazma_core.messages import MessageList, decode_messages, encode_message
 from kazma_core.replicas import fence
 from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
-from kazma_core.stores.engine import Conn, Database, Row
+from kazma_core.stores.engine import Conn, Database, Row, marks
 from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack
 from kazma_core.stores.types import NOTE_KEY
 
@@ -195,7 +194,10 @@ def _drop_checkpoints(conn: Conn, where: str, args: Sequence[Any]) -> list[bodie
 def _drop_writes(conn: Conn, where: str, args: Sequence[Any]) -> list[bodies.Interval]:
     """Delete the writes that match, and say which bodies their messages used (a task's write may
     hold messages no checkpoint took in: a turn cut off, a restore written over it)."""
-    spans = [s for (refs,) in conn.execute(f"SELECT value FROM writes WHERE {where} AND type = ?", (*args, REFS)) for s in _spans(refs)]
+    spans = [
+        s for (refs,) in conn.execute(f"SELECT value FROM writes WHERE {where} AND type = ${len(args) + 1}", (*args, REFS))
+        for s in _spans(refs)
+    ]
     conn.execute(f"DELETE FROM writes WHERE {where}", args)
     return spans
 
@@ -239,9 +241,6 @@ class SqlConversationStore(ConversationStore):
     def __init__(self, db: Database, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self.db = db
-        # fence.check: a transaction holds the file's only write lock (no database: the first layout's
-        # conversion, which only puts)
-        self._one_writer = db is None or db.dialect == "sqlite"
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._held_bytes = 0
         # Messages a task's write stored, by identity, until the chat's next checkpoint takes them in.
@@ -322,7 +321,7 @@ class SqlConversationStore(ConversationStore):
 
         def read(conn: Conn) -> bytes | None:
             row = conn.execute(
-                "SELECT msg_refs FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+                "SELECT msg_refs FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = '' AND checkpoint_id = $2",
                 (thread_id, checkpoint_id),
             ).fetchone()
             n = bodies.runs_at(bodies.decode_runs(row[0]), index) if row else None
@@ -383,9 +382,16 @@ class SqlConversationStore(ConversationStore):
         return list(prior.messages[:shared]), prior.msg_bytes * shared // max(len(prior.messages), 1)
 
     def _writes(self, conn: Conn, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[Any]:
-        rows = conn.execute(pending_writes_sql(True), (thread_id, checkpoint_ns, checkpoint_id)).fetchall()
+        rows = conn.execute(
+            "SELECT task_id, channel, type, value, task_path, idx FROM writes"
+            " WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+            (thread_id, checkpoint_ns, checkpoint_id),
+        ).fetchall()
         plain = [tuple(r) for r in rows if r[2] != REFS]
-        out = load_pending_writes(plain, self.serde) if plain else []
+        out = [
+            (task_id, channel, self.serde.loads_typed((type_, value)))
+            for task_id, channel, type_, value, task_path, idx in sorted(plain, key=lambda r: writes_sort_key(r[4], r[0], r[5]))
+        ]
         if len(plain) == len(rows):
             return out
         # Messages a task wrote are kept as references to their bodies: rebuilt here, in order.
@@ -415,12 +421,12 @@ class SqlConversationStore(ConversationStore):
         def head(conn: Conn) -> tuple[str, list[Any]] | None:
             if wanted:
                 row = conn.execute(
-                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
                     (thread_id, checkpoint_ns, wanted),
                 ).fetchone()
             else:
                 row = conn.execute(
-                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2"
                     " ORDER BY checkpoint_id DESC LIMIT 1",
                     (thread_id, checkpoint_ns),
                 ).fetchone()
@@ -438,7 +444,7 @@ class SqlConversationStore(ConversationStore):
 
             def load(conn: Conn) -> _Held | None:
                 row = conn.execute(
-                    "SELECT * FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    "SELECT * FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
                     (thread_id, checkpoint_ns, checkpoint_id),
                 ).fetchone()
                 return self._load(conn, row, prior) if row else None
@@ -452,13 +458,29 @@ class SqlConversationStore(ConversationStore):
 
     def _search_where(
         self, config: RunnableConfig | None, filter: dict[str, Any] | None, before: RunnableConfig | None
-    ) -> tuple[str, Sequence[Any]]:
-        if self.db.dialect == "sqlite" or not filter:
-            return search_where(config, filter, before)
-        # PostgreSQL has no json_extract: the metadata contains the filter, as a JSON document.
-        where, params = search_where(config, None, before)
-        where = f"{where} AND" if where else "WHERE"
-        return f"{where} metadata::jsonb @> ?::jsonb", [*params, json.dumps(filter)]
+    ) -> tuple[str, list[Any]]:
+        """The WHERE clause of alist (empty when nothing narrows it) and its parameters: the chat, its
+        namespace and checkpoint when the config names them, the metadata's top-level keys that
+        `filter` gives a JSON value each, and checkpoints before `before`'s."""
+        wheres: list[str] = []
+        params: list[Any] = []
+
+        def mark(value: Any) -> str:
+            params.append(value)
+            return f"${len(params)}"
+
+        if config is not None:
+            wheres.append(f"thread_id = {mark(str(config['configurable']['thread_id']))}")
+            checkpoint_ns = config["configurable"].get("checkpoint_ns")
+            if checkpoint_ns is not None:
+                wheres.append(f"checkpoint_ns = {mark(checkpoint_ns)}")
+            if checkpoint_id := get_checkpoint_id(config):
+                wheres.append(f"checkpoint_id = {mark(checkpoint_id)}")
+        for key, value in (filter or {}).items():
+            wheres.append(self.db.json_equals("metadata", mark(key), mark(json.dumps(value))))
+        if before is not None:
+            wheres.append(f"checkpoint_id < {mark(get_checkpoint_id(before))}")
+        return ("WHERE " + " AND ".join(wheres) if wheres else ""), params
 
     async def alist(
         self,
@@ -471,8 +493,8 @@ class SqlConversationStore(ConversationStore):
         where, params = self._search_where(config, filter, before)
         query = f"SELECT * FROM checkpoints {where} ORDER BY checkpoint_id DESC"
         if limit is not None:
-            query += " LIMIT ?"
-            params = (*params, limit)
+            params.append(limit)
+            query += f" LIMIT ${len(params)}"
 
         def read(conn: Conn) -> list[CheckpointTuple]:
             out = []
@@ -518,7 +540,7 @@ class SqlConversationStore(ConversationStore):
         held = fence.fence_for(thread_id)
 
         def put(conn: Conn) -> None:
-            fence.check(conn, held, one_writer=self._one_writer)
+            fence.check(conn, held, self.db)
             self._put(conn, job, held)
 
         await self.db.tx(put)
@@ -540,7 +562,7 @@ class SqlConversationStore(ConversationStore):
         if not job.parent_id or not messages:
             return 0, [], 0
         row = conn.execute(
-            "SELECT msg_refs, msg_count, msg_bytes FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            "SELECT msg_refs, msg_count, msg_bytes FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
             (job.thread_id, job.checkpoint_ns, job.parent_id),
         ).fetchone()
         if row is None or row["msg_refs"] is None:
@@ -564,7 +586,7 @@ class SqlConversationStore(ConversationStore):
             # the source's bodies instead of copying them.
             job.space = space_of(conn, job.joins)
             conn.execute(
-                "INSERT INTO conv_spaces (thread_id, space) VALUES (?, ?) ON CONFLICT (thread_id) DO UPDATE SET"
+                "INSERT INTO conv_spaces (thread_id, space) VALUES ($1, $2) ON CONFLICT (thread_id) DO UPDATE SET"
                 " space = excluded.space",
                 (job.thread_id, job.space),
             )
@@ -600,7 +622,7 @@ class SqlConversationStore(ConversationStore):
         job.blob_bytes = len(blob)
         conn.execute(
             "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id,"
-            " type, checkpoint, metadata, msg_refs, msg_count, msg_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " type, checkpoint, metadata, msg_refs, msg_count, msg_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
             " ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET"
             " parent_checkpoint_id = excluded.parent_checkpoint_id, run_id = excluded.run_id, type = excluded.type,"
             " checkpoint = excluded.checkpoint, metadata = excluded.metadata, msg_refs = excluded.msg_refs,"
@@ -620,20 +642,20 @@ class SqlConversationStore(ConversationStore):
         showing = [(shown, n) for shown, n in zip(map(transcript_role, new), numbers, strict=True) if shown is not None]
         if not showing:
             return  # the common put: a tool call, a result, a checkpoint with nothing new
-        chat = conn.execute("SELECT last_turn FROM chats WHERE id = ?", (job.thread_id,)).fetchone()
+        chat = conn.execute("SELECT last_turn FROM chats WHERE id = $1", (job.thread_id,)).fetchone()
         if chat is None:
             return
         turn = job.turn_index if job.turn_index is not None else int(chat["last_turn"])
         for shown, n in showing:
-            if conn.execute("SELECT 1 FROM transcript WHERE chat_id = ? AND body_n = ?", (job.thread_id, n)).fetchone():
+            if conn.execute("SELECT 1 FROM transcript WHERE chat_id = $1 AND body_n = $2", (job.thread_id, n)).fetchone():
                 continue
             role, text = shown
             conn.execute(
-                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) VALUES ($1, $2, $3, $4, $5, $6)",
                 (job.thread_id, turn, role, text or "", time.time(), n),
             )
             if role == "user":
-                conn.execute("UPDATE chats SET last_turn = ? WHERE id = ? AND last_turn < ?", (turn, job.thread_id, turn))
+                conn.execute("UPDATE chats SET last_turn = $1 WHERE id = $2 AND last_turn < $3", (turn, job.thread_id, turn))
 
     @staticmethod
     def _follow_rows(conn: Conn, thread_id: str, runs: Runs, taken_back: TakenBack | None) -> None:
@@ -641,7 +663,7 @@ class SqlConversationStore(ConversationStore):
         or a fork wrote an earlier state). Rows from before the chat's last reset stay: the
         state forgot them on purpose, the transcript keeps them."""
         (floor,) = conn.execute(  # a reset's marker has no body: found on the (chat_id, body_n) index
-            "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = ? AND body_n IS NULL AND role = 'system'",
+            "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = $1 AND body_n IS NULL AND role = 'system'",
             (thread_id,),
         ).fetchone()
         # The rows whose body is in a gap between the messages the state holds, found on the
@@ -653,14 +675,17 @@ class SqlConversationStore(ConversationStore):
             gone += [
                 row_id
                 for (row_id,) in conn.execute(
-                    " UNION ALL ".join(["SELECT id FROM transcript WHERE chat_id = ? AND body_n BETWEEN ? AND ? AND id > ?"] * len(some)),
-                    [arg for lo, hi in some for arg in (thread_id, lo, hi, floor)],
+                    " UNION ALL ".join(
+                        f"SELECT id FROM transcript WHERE chat_id = $1 AND body_n BETWEEN ${k} AND ${k + 1} AND id > $2"
+                        for k in range(3, 3 + 2 * len(some), 2)
+                    ),
+                    [thread_id, floor, *(n for span in some for n in span)],
                 )
             ]
         gone.sort()
         if taken_back is not None:
             taken_back(conn, gone)
-        conn.executemany("DELETE FROM transcript WHERE id = ?", [(row_id,) for row_id in gone])
+        conn.executemany("DELETE FROM transcript WHERE id = $1", [(row_id,) for row_id in gone])
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
@@ -720,10 +745,10 @@ class SqlConversationStore(ConversationStore):
         def write(conn: Conn) -> None:
             written.clear()
             interning.clear()
-            fence.check(conn, lease, one_writer=self._one_writer)
+            fence.check(conn, lease, self.db)
             conn.executemany(
                 "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)"
                 f" {on_conflict}",
                 [
                     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel,
@@ -739,11 +764,11 @@ class SqlConversationStore(ConversationStore):
     def _delete_thread(self, conn: Conn, thread_id: str, also: Also | None = None) -> None:
         """A chat's checkpoints and writes, and the bodies nothing else in its space uses."""
         space = space_of(conn, thread_id)
-        conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
-        conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread_id,))
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = $1", (thread_id,))
+        conn.execute("DELETE FROM writes WHERE thread_id = $1", (thread_id,))
         if also is not None:
             also(conn)  # the chat's row goes here, and its transcript with it
-        conn.execute("DELETE FROM conv_spaces WHERE thread_id = ?", (thread_id,))
+        conn.execute("DELETE FROM conv_spaces WHERE thread_id = $1", (thread_id,))
         self._collect(conn, space, bodies.ALL)
 
     async def adelete_thread(self, thread_id: str, also: Also | None = None) -> None:
@@ -757,17 +782,17 @@ class SqlConversationStore(ConversationStore):
         ids = [str(r) for r in run_ids]
 
         def write(conn: Conn) -> set[str]:
-            marks = ",".join("?" * len(ids))
+            numbered = marks(len(ids))
             doomed = conn.execute(
-                f"SELECT thread_id, checkpoint_ns, checkpoint_id, msg_refs FROM checkpoints WHERE run_id IN ({marks})", ids
+                f"SELECT thread_id, checkpoint_ns, checkpoint_id, msg_refs FROM checkpoints WHERE run_id IN ({numbered})", ids
             ).fetchall()
             written: dict[str, list[bodies.Interval]] = {}
             for row in doomed:
                 written.setdefault(row["thread_id"], []).extend(_drop_writes(
-                    conn, "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    conn, "thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
                     (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"]),
                 ))
-            conn.execute(f"DELETE FROM checkpoints WHERE run_id IN ({marks})", ids)
+            conn.execute(f"DELETE FROM checkpoints WHERE run_id IN ({numbered})", ids)
             threads = {r["thread_id"] for r in doomed}
             for thread_id in threads:
                 dropped = [s for r in doomed if r["thread_id"] == thread_id for s in _spans(r["msg_refs"])]
@@ -782,18 +807,18 @@ class SqlConversationStore(ConversationStore):
 
         def write(conn: Conn) -> None:
             self._delete_thread(conn, dst)
-            conn.execute("INSERT INTO conv_spaces (thread_id, space) VALUES (?, ?)", (dst, space_of(conn, src)))
+            conn.execute("INSERT INTO conv_spaces (thread_id, space) VALUES ($1, $2)", (dst, space_of(conn, src)))
             conn.execute(
                 "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type,"
-                " checkpoint, metadata, msg_refs, msg_count, msg_bytes) SELECT ?, checkpoint_ns, checkpoint_id,"
+                " checkpoint, metadata, msg_refs, msg_count, msg_bytes) SELECT $1, checkpoint_ns, checkpoint_id,"
                 " parent_checkpoint_id, run_id, type, checkpoint, metadata, msg_refs, msg_count, msg_bytes"
-                " FROM checkpoints WHERE thread_id = ?",
+                " FROM checkpoints WHERE thread_id = $2",
                 (dst, src),
             )
             conn.execute(
                 "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
-                " SELECT ?, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value FROM writes"
-                " WHERE thread_id = ?",
+                " SELECT $1, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value FROM writes"
+                " WHERE thread_id = $2",
                 (dst, src),
             )
 
@@ -807,11 +832,11 @@ class SqlConversationStore(ConversationStore):
 
         def write(conn: Conn) -> bool:
             if conn.execute(
-                "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+                "SELECT 1 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = '' AND checkpoint_id = $2",
                 (thread_id, checkpoint_id),
             ).fetchone() is None:
                 return False
-            where = "thread_id = ? AND checkpoint_ns = '' AND checkpoint_id > ?"
+            where = "thread_id = $1 AND checkpoint_ns = '' AND checkpoint_id > $2"
             args = (thread_id, checkpoint_id)
             dropped = _drop_checkpoints(conn, where, args)
             also(conn)
@@ -833,13 +858,13 @@ class SqlConversationStore(ConversationStore):
             kept = [
                 (n, n)
                 for (n,) in conn.execute(
-                    "SELECT body_n FROM kept_transcript WHERE chat_id = ? AND body_n IS NOT NULL", (thread_id,)
+                    "SELECT body_n FROM kept_transcript WHERE chat_id = $1 AND body_n IS NOT NULL", (thread_id,)
                 )
             ]
             upto = give_up(conn)
             if upto is None:
                 return None
-            where = "thread_id = ? AND checkpoint_id <= ?"
+            where = "thread_id = $1 AND checkpoint_id <= $2"
             args = (thread_id, upto)
             dropped = _drop_checkpoints(conn, where, args)
             self._collect(conn, space_of(conn, thread_id), bodies.merge([*dropped, *kept]), newest_of=thread_id)
@@ -865,7 +890,7 @@ class SqlConversationStore(ConversationStore):
 
         def write(conn: Conn) -> int:
             spaces = (
-                [r[0] for r in conn.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?", (thread_id,))]
+                [r[0] for r in conn.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = $1", (thread_id,))]
                 if per_namespace
                 else [""]
             )
@@ -873,13 +898,13 @@ class SqlConversationStore(ConversationStore):
             dropped: list[bodies.Interval] = []
             for ns in spaces:
                 row = conn.execute(
-                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
-                    " ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?",
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2"
+                    " ORDER BY checkpoint_id DESC LIMIT 1 OFFSET $3",
                     (thread_id, ns, keep - 1),
                 ).fetchone()
                 if row is None:
                     continue
-                where = "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"
+                where = "thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3"
                 args = (thread_id, ns, row[0])
                 dropped += [s for r in conn.execute(f"SELECT msg_refs FROM checkpoints WHERE {where}", args) for s in _spans(r[0])]
                 removed += conn.execute(f"DELETE FROM checkpoints WHERE {where}", args).rowcount
@@ -888,12 +913,12 @@ class SqlConversationStore(ConversationStore):
                 # The kept history's older checkpoints keep their state, not their tasks' writes:
                 # those were applied, and a write may hold a whole tool result.
                 newer = conn.execute(
-                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
-                    " ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?",
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = ''"
+                    " ORDER BY checkpoint_id DESC LIMIT 1 OFFSET $2",
                     (thread_id, WRITES_KEPT - 1),
                 ).fetchone()
                 if newer is not None:
-                    dropped += _drop_writes(conn, "thread_id = ? AND checkpoint_ns = '' AND checkpoint_id < ?", (thread_id, newer[0]))
+                    dropped += _drop_writes(conn, "thread_id = $1 AND checkpoint_ns = '' AND checkpoint_id < $2", (thread_id, newer[0]))
             if dropped:
                 self._collect(conn, space_of(conn, thread_id), bodies.merge(dropped), newest_of=thread_id)
             return removed
@@ -910,7 +935,7 @@ class SqlConversationStore(ConversationStore):
             return
         if newest_of is not None:
             newest = conn.execute(
-                "SELECT msg_refs FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+                "SELECT msg_refs FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
                 (newest_of,),
             ).fetchone()
             dropped = bodies.subtract(dropped, bodies.merge(_spans(newest[0] if newest else None)))
@@ -918,25 +943,25 @@ class SqlConversationStore(ConversationStore):
                 return  # the common case: an append-only chat's old checkpoints hold a prefix of its newest
         held = conn.execute(
             f"SELECT msg_refs FROM checkpoints WHERE thread_id IN ({SPACE_THREADS}) UNION ALL"
-            f" SELECT value FROM writes WHERE type = :refs AND thread_id IN ({SPACE_THREADS})",
-            {"space": space, "refs": REFS},
+            f" SELECT value FROM writes WHERE type = $2 AND thread_id IN ({SPACE_THREADS})",
+            (space, REFS),
         )
         gone = bodies.subtract(dropped, bodies.merge(s for (refs,) in held for s in _spans(refs)))
         for lo, hi in gone:
             conn.execute(
-                f"DELETE FROM {BODIES} WHERE chat_id = :space AND n BETWEEN :lo AND :hi AND n NOT IN"
-                f" (SELECT body_n FROM transcript WHERE chat_id IN ({SPACE_THREADS}) AND body_n BETWEEN :lo AND :hi)"
+                f"DELETE FROM {BODIES} WHERE chat_id = $1 AND n BETWEEN $2 AND $3 AND n NOT IN"
+                f" (SELECT body_n FROM transcript WHERE chat_id IN ({SPACE_THREADS}) AND body_n BETWEEN $2 AND $3)"
                 # rows a restore kept aside for its undo refer to their bodies too
                 f" AND n NOT IN (SELECT body_n FROM kept_transcript WHERE chat_id IN ({SPACE_THREADS})"
-                " AND body_n BETWEEN :lo AND :hi)",
-                {"space": space, "lo": lo, "hi": hi},
+                " AND body_n BETWEEN $2 AND $3)",
+                (space, lo, hi),
             )
 
     async def latest_id(self, thread_id: str) -> str | None:
         """The id of a chat's newest checkpoint, without loading it."""
         row = await self.db.run(
             lambda c: c.execute(
-                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = ''"
                 " ORDER BY checkpoint_id DESC LIMIT 1",
                 (thread_id,),
             ).fetchone()

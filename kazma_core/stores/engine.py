@@ -1,7 +1,11 @@
 """What every store runs on: a database that runs a whole function in one transaction.
 
 Kazma's stores are written once, in the SQL that SQLite and PostgreSQL both speak
-(``?`` parameters, ``ON CONFLICT``, ``RETURNING``). The engine under them is chosen by
+(``ON CONFLICT``, ``RETURNING``, parameters numbered ``$1 … $n``, bound from a sequence, the same
+number where one value is used twice; :func:`marks` numbers a list of them). Both engines take
+such a statement as written: nothing translates it. Where the two really differ, the engine says
+it: the column types a migration's ``{text}``, ``{int}`` … slots stand for (:func:`ddl`), and the
+few attributes and methods of :class:`Database` below. The engine under them is chosen by
 one setting, ``database.url``: empty means the SQLite files of the data folder
 (``stores/sqlite.py``), ``postgresql://...`` means one PostgreSQL database shared by any
 number of replicas (``stores/postgres.py``). A store hands a whole function to
@@ -25,7 +29,7 @@ from kazma_core.catalogue.errors import Said
 from kazma_core.errors import StoreUnavailable
 
 T = TypeVar("T")
-Params = Sequence[Any] | Mapping[str, Any]
+Params = Sequence[Any]  # the values of $1, $2 … in order
 Row = Any  # sqlite3.Row, or postgres.Row: by position and by column name
 
 
@@ -79,11 +83,25 @@ class Conn(Protocol):
 class Database(Protocol):
     """One store's database (a SQLite file, or a schema of a PostgreSQL database)."""
 
-    dialect: str  # "sqlite" | "postgresql"
+    dialect: str  # "sqlite" | "postgresql": for people and logs; the stores ask the engine below instead
     label: str  # how an operator knows it: "kazma.db", "PostgreSQL schema kazma"
     # Found wrong, it leaves the other stores usable (SQLite's files of their own), so an alert can
     # be stored in kazma.db; not so for schemas of one PostgreSQL server.
     alone: bool
+    # Its transactions run one at a time, each holding the only write lock (SQLite): what one reads
+    # cannot conflict with another's writes. Else (PostgreSQL, SERIALIZABLE) reads can conflict.
+    serial: bool
+    # What a SELECT ends with to lock the rows it read until the transaction ends ("" where `serial`).
+    share_lock: str
+
+    def octets(self, column: str) -> str:
+        """SQL for the length of a text column in bytes (UTF-8)."""
+        ...
+
+    def json_equals(self, column: str, key: str, value: str) -> str:
+        """SQL that is true when the JSON object in text `column` holds, at the top-level key the
+        placeholder `key` names, the JSON value the placeholder `value` holds (as JSON text)."""
+        ...
 
     async def run(self, fn: Callable[[Conn], T]) -> T:
         """Run fn with a connection (reads; a write here commits on its own)."""
@@ -111,9 +129,16 @@ class Database(Protocol):
     async def close(self) -> None: ...
 
 
-def octets(db: Database, column: str) -> str:
-    """SQL for the length of a text column in bytes (UTF-8), on the database's engine."""
-    return f"length(CAST({column} AS BLOB))" if db.dialect == "sqlite" else f"octet_length({column})"
+def marks(count: int, first: int = 1) -> str:
+    """`count` placeholders numbered from `first`, ``$1, $2, $3``: an IN list or a row of VALUES
+    whose length is known only when the statement runs."""
+    return ", ".join([f"${k}" for k in range(first, first + count)])
+
+
+def ddl(script: str, types: Mapping[str, str]) -> str:
+    """A migration with its column types spelled by one engine: each slot (``{id}``, ``{int}``,
+    ``{real}``, ``{blob}``, ``{text}``) filled from the engine's own words for it."""
+    return script.format_map(types)
 
 
 class NewerSchema(RuntimeError):

@@ -23,23 +23,23 @@ from typing import Any
 
 import orjson
 
-from kazma_core.stores import bodies
+from kazma_core.stores import bodies, engine
 from kazma_core.stores.engine import Conn, Database
 
 MIGRATION = """
     CREATE TABLE file_marks (
-        chat_id TEXT NOT NULL,
-        path TEXT NOT NULL,
-        base_n INTEGER NOT NULL,
-        now_n INTEGER NOT NULL,
+        chat_id {text} NOT NULL,
+        path {text} NOT NULL,
+        base_n {int} NOT NULL,
+        now_n {int} NOT NULL,
         PRIMARY KEY (chat_id, path)
     );
     CREATE TABLE file_undo (
-        restore_id TEXT NOT NULL,
-        chat_id TEXT NOT NULL,
-        path TEXT NOT NULL,
-        before_n INTEGER NOT NULL,
-        mark_n INTEGER,
+        restore_id {text} NOT NULL,
+        chat_id {text} NOT NULL,
+        path {text} NOT NULL,
+        before_n {int} NOT NULL,
+        mark_n {int},
         PRIMARY KEY (restore_id, path)
     );
     CREATE INDEX file_undo_chat ON file_undo(chat_id, restore_id)
@@ -70,7 +70,7 @@ def manifest_of(extra: Any) -> dict[str, int]:
 
 def manifest(conn: Conn, chat_id: str) -> dict[str, int]:
     """A step's files as a step of the chat is saved now (the marks' bodies), for its `extra`'s "files"."""
-    rows = conn.execute("SELECT path, now_n FROM file_marks WHERE chat_id = ? ORDER BY path", (chat_id,)).fetchall()
+    rows = conn.execute("SELECT path, now_n FROM file_marks WHERE chat_id = $1 ORDER BY path", (chat_id,)).fetchall()
     return {r[0]: r[1] for r in rows}
 
 
@@ -79,10 +79,10 @@ def held(conn: Conn, space: str) -> list[bodies.Interval]:
     members = bodies.members(SPACES)
     found: set[int] = set()
     for table, column in (("file_marks", "base_n"), ("file_marks", "now_n"), ("file_undo", "before_n"), ("file_undo", "mark_n")):
-        for (n,) in conn.execute(f"SELECT {column} FROM {table} WHERE chat_id IN ({members}) AND {column} > 0", {"space": space}):
+        for (n,) in conn.execute(f"SELECT {column} FROM {table} WHERE chat_id IN ({members}) AND {column} > 0", (space,)):
             found.add(int(n))
     for table in ("steps", "kept_steps"):
-        for (extra,) in conn.execute(f"SELECT extra FROM {table} WHERE chat_id IN ({members}) AND extra IS NOT NULL", {"space": space}):
+        for (extra,) in conn.execute(f"SELECT extra FROM {table} WHERE chat_id IN ({members}) AND extra IS NOT NULL", (space,)):
             found.update(n for n in manifest_of(extra).values() if n > 0)
     return [(n, n) for n in sorted(found)]
 
@@ -91,7 +91,7 @@ def _count(conn: Conn, chat_id: str, added: int) -> None:
     """The bytes the chat's new file bodies take, in its count and the whole store's (its budgets, its owner's quota)."""
     for scope in (chat_id, ""):
         conn.execute(
-            "INSERT INTO counters (scope, steps, bytes) VALUES (?, 0, ?) ON CONFLICT(scope) DO UPDATE SET"
+            "INSERT INTO counters (scope, steps, bytes) VALUES ($1, 0, $2) ON CONFLICT(scope) DO UPDATE SET"
             " bytes = counters.bytes + excluded.bytes", (scope, added),
         )
 
@@ -142,34 +142,33 @@ class SqlFileStore:
         def write(conn: Conn) -> None:
             files = _Files(conn, chat_id)
             now_n = files.add(after)
-            found = conn.execute("SELECT 1 FROM file_marks WHERE chat_id = ? AND path = ?", (chat_id, path)).fetchone()
+            found = conn.execute("SELECT 1 FROM file_marks WHERE chat_id = $1 AND path = $2", (chat_id, path)).fetchone()
             if found is None:
                 conn.execute(
-                    "INSERT INTO file_marks (chat_id, path, base_n, now_n) VALUES (?, ?, ?, ?)",
+                    "INSERT INTO file_marks (chat_id, path, base_n, now_n) VALUES ($1, $2, $3, $4)",
                     (chat_id, path, files.add(before), now_n),
                 )
             else:
-                conn.execute("UPDATE file_marks SET now_n = ? WHERE chat_id = ? AND path = ?", (now_n, chat_id, path))
+                conn.execute("UPDATE file_marks SET now_n = $1 WHERE chat_id = $2 AND path = $3", (now_n, chat_id, path))
             files.close()
 
         await self.db.tx(write)
 
     async def state(self, chat_id: str, step_id: str) -> FileState:
         def read(conn: Conn) -> FileState:
-            row = conn.execute("SELECT extra FROM steps WHERE chat_id = ? AND id = ?", (chat_id, step_id)).fetchone()
+            row = conn.execute("SELECT extra FROM steps WHERE chat_id = $1 AND id = $2", (chat_id, step_id)).fetchone()
             files = manifest_of(row[0]) if row else {}
             marks = {
                 r[0]: Mark(int(r[1]), int(r[2]))
-                for r in conn.execute("SELECT path, base_n, now_n FROM file_marks WHERE chat_id = ?", (chat_id,))
+                for r in conn.execute("SELECT path, base_n, now_n FROM file_marks WHERE chat_id = $1", (chat_id,))
             }
             wanted = sorted(set(files.values()) | {n for m in marks.values() for n in (m.base_n, m.now_n)} - {NO_FILE})
             space = bodies.space_of(conn, SPACES, chat_id)
             digests: dict[int, bytes] = {}
             for i in range(0, len(wanted), 500):  # a few queries, not one per file
                 chunk = wanted[i : i + 500]
-                marks_sql = ", ".join("?" * len(chunk))
                 for n, digest in conn.execute(
-                    f"SELECT n, digest FROM bodies WHERE chat_id = ? AND n IN ({marks_sql})", (space, *chunk)
+                    f"SELECT n, digest FROM bodies WHERE chat_id = $1 AND n IN ({engine.marks(len(chunk), 2)})", (space, *chunk)
                 ):
                     digests[int(n)] = bytes(digest)
             return FileState(files, marks, digests)
@@ -195,10 +194,10 @@ class SqlFileStore:
 
         def write(conn: Conn) -> None:
             files = _Files(conn, chat_id)
-            conn.execute("DELETE FROM file_undo WHERE restore_id = ?", (restore_id,))
+            conn.execute("DELETE FROM file_undo WHERE restore_id = $1", (restore_id,))
             for path, data, mark_n in before:
                 conn.execute(
-                    "INSERT INTO file_undo (restore_id, chat_id, path, before_n, mark_n) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO file_undo (restore_id, chat_id, path, before_n, mark_n) VALUES ($1, $2, $3, $4, $5)",
                     (restore_id, chat_id, path, files.add(data), mark_n),
                 )
             files.close()
@@ -212,7 +211,7 @@ class SqlFileStore:
         def write(conn: Conn) -> None:
             for path, base_n, now_n in marks:
                 conn.execute(
-                    "INSERT INTO file_marks (chat_id, path, base_n, now_n) VALUES (?, ?, ?, ?) ON CONFLICT (chat_id, path)"
+                    "INSERT INTO file_marks (chat_id, path, base_n, now_n) VALUES ($1, $2, $3, $4) ON CONFLICT (chat_id, path)"
                     " DO UPDATE SET now_n = excluded.now_n", (chat_id, path, base_n, now_n),
                 )
 
@@ -222,7 +221,7 @@ class SqlFileStore:
         """(path, before_n, mark_n) of what a restore changed."""
         rows = await self.db.run(
             lambda c: c.execute(
-                "SELECT path, before_n, mark_n FROM file_undo WHERE chat_id = ? AND restore_id = ? ORDER BY path",
+                "SELECT path, before_n, mark_n FROM file_undo WHERE chat_id = $1 AND restore_id = $2 ORDER BY path",
                 (chat_id, restore_id),
             ).fetchall()
         )
@@ -234,14 +233,14 @@ class SqlFileStore:
 
         def write(conn: Conn) -> None:
             rows = conn.execute(
-                "SELECT path, mark_n FROM file_undo WHERE chat_id = ? AND restore_id = ?", (chat_id, restore_id)
+                "SELECT path, mark_n FROM file_undo WHERE chat_id = $1 AND restore_id = $2", (chat_id, restore_id)
             ).fetchall()
             for path, mark_n in rows:
                 if mark_n is None:
-                    conn.execute("DELETE FROM file_marks WHERE chat_id = ? AND path = ?", (chat_id, path))
+                    conn.execute("DELETE FROM file_marks WHERE chat_id = $1 AND path = $2", (chat_id, path))
                 else:
-                    conn.execute("UPDATE file_marks SET now_n = ? WHERE chat_id = ? AND path = ?", (mark_n, chat_id, path))
-            drop_undo(conn, "chat_id = ? AND restore_id = ?", (chat_id, restore_id))
+                    conn.execute("UPDATE file_marks SET now_n = $1 WHERE chat_id = $2 AND path = $3", (mark_n, chat_id, path))
+            drop_undo(conn, "chat_id = $1 AND restore_id = $2", (chat_id, restore_id))
             self.collect(conn, [chat_id])  # what a hand edit held, now on disk again
 
         await self.db.tx(write)
@@ -256,11 +255,11 @@ def drop_undo(conn: Conn, where: str, params: tuple[object, ...]) -> list[str]:
 
 def has_files(conn: Conn, chat_id: str) -> bool:
     return any(
-        conn.execute(f"SELECT 1 FROM {table} WHERE chat_id = ? LIMIT 1", (chat_id,)).fetchone()
+        conn.execute(f"SELECT 1 FROM {table} WHERE chat_id = $1 LIMIT 1", (chat_id,)).fetchone()
         for table in ("file_marks", "file_undo")
     )
 
 
 def delete_chat(conn: Conn, chat_id: str) -> None:
-    conn.execute("DELETE FROM file_marks WHERE chat_id = ?", (chat_id,))
-    conn.execute("DELETE FROM file_undo WHERE chat_id = ?", (chat_id,))
+    conn.execute("DELETE FROM file_marks WHERE chat_id = $1", (chat_id,))
+    conn.execute("DELETE FROM file_undo WHERE chat_id = $1", (chat_id,))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from kazma_core.stores.engine import Conn, Database
+from kazma_core.stores.engine import Conn, Database, marks
 from kazma_core.stores.interfaces import CUT_TURNS, RECOVER, Also
 
-_CUT_TURNS = f"({', '.join('?' * len(CUT_TURNS))})"
+_CUT_TURNS = f"({marks(len(CUT_TURNS), 7)})"  # after the six values of acquire_lease's statement
 
 
 @dataclass(frozen=True)
@@ -30,27 +30,27 @@ class LeaseStore:
 
         def write(conn: Conn) -> bool:
             if not finishing and conn.execute(
-                "SELECT 1 FROM restore_intents WHERE chat_id = ? LIMIT 1", (chat_id,)
+                "SELECT 1 FROM restore_intents WHERE chat_id = $1 LIMIT 1", (chat_id,)
             ).fetchone():
                 # A restore whose steps part was cut (a database away, a replica killed): its later
                 # steps are still listed. Nothing else runs in the chat until the sweep finished it.
                 return False
             now = time.time()
             cur = conn.execute(
-                "INSERT INTO leases (chat_id, holder, purpose, expires_at) VALUES (?, ?, ?, ?) "
+                "INSERT INTO leases (chat_id, holder, purpose, expires_at) VALUES ($1, $2, $3, $4) "
                 "ON CONFLICT(chat_id) DO UPDATE SET holder = excluded.holder, purpose = excluded.purpose,"
-                " expires_at = excluded.expires_at WHERE leases.expires_at < ?"
-                f" AND (excluded.purpose = ? OR leases.purpose NOT IN {_CUT_TURNS})",
+                " expires_at = excluded.expires_at WHERE leases.expires_at < $5"
+                f" AND (excluded.purpose = $6 OR leases.purpose NOT IN {_CUT_TURNS})",
                 (chat_id, holder, purpose, now + ttl, now, RECOVER, *CUT_TURNS),
             )
             if cur.rowcount != 1:
                 return False
-            if also is not None and self.db.dialect == "sqlite":
+            if also is not None and self.db.serial:
                 also(conn)
             return True
 
         taken = await self.db.tx(write)
-        if taken and also is not None and self.db.dialect != "sqlite":
+        if taken and also is not None and not self.db.serial:
             # Read after the lease's transaction, not in it: in a SERIALIZABLE transaction, reads of
             # other chats' index pages made the turns of different chats conflict (503s under load).
             await self.db.run(also)
@@ -59,7 +59,7 @@ class LeaseStore:
     async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:
         cur = await self.db.tx(
             lambda c: c.execute(
-                "UPDATE leases SET expires_at = ? WHERE chat_id = ? AND holder = ?",
+                "UPDATE leases SET expires_at = $1 WHERE chat_id = $2 AND holder = $3",
                 (time.time() + ttl, chat_id, holder),
             )
         )
@@ -67,7 +67,7 @@ class LeaseStore:
 
     async def release_lease(self, chat_id: str, holder: str) -> None:
         """End `holder`'s lease: its own at the end of a turn, or a dead holder's (once proven gone)."""
-        await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = ? AND holder = ?", (chat_id, holder)))
+        await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = $1 AND holder = $2", (chat_id, holder)))
 
     async def lease_holders(self) -> list[tuple[str, str, str]]:
         """(chat_id, holder, purpose) of every lease row, live or not."""
@@ -77,7 +77,7 @@ class LeaseStore:
     async def expired_leases(self, now: float) -> list[tuple[str, str, str]]:
         """(chat_id, holder, purpose) of the leases not renewed in time (their holders are gone or stalled)."""
         rows = await self.db.run(
-            lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases WHERE expires_at < ?", (now,)).fetchall()
+            lambda c: c.execute("SELECT chat_id, holder, purpose FROM leases WHERE expires_at < $1", (now,)).fetchall()
         )
         return [(r["chat_id"], r["holder"], r["purpose"]) for r in rows]
 
@@ -85,7 +85,7 @@ class LeaseStore:
         """(holder, purpose) of the live lease on a chat, if any."""
         row = await self.db.run(
             lambda c: c.execute(
-                "SELECT holder, purpose FROM leases WHERE chat_id = ? AND expires_at >= ?", (chat_id, time.time())
+                "SELECT holder, purpose FROM leases WHERE chat_id = $1 AND expires_at >= $2", (chat_id, time.time())
             ).fetchone()
         )
         return (row["holder"], row["purpose"]) if row else None

@@ -144,7 +144,7 @@ def _convert(legacy: Path, work: Path) -> int:
                 ).fetchall()
                 dst.executemany(
                     "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,"
-                    " channel, type, value) VALUES (?, '', ?, ?, ?, ?, ?, ?, ?)",
+                    " channel, type, value) VALUES ($1, '', $2, $3, $4, $5, $6, $7, $8)",
                     [(thread_id, row["checkpoint_id"], *tuple(w)) for w in writes],
                 )
                 chats += 1

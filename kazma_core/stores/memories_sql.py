@@ -19,7 +19,7 @@ class MemoryStore:
     async def add_fact(self, chat_id: str, turn_index: int, iteration: int, text: str) -> None:
         await self.db.tx(
             lambda c: c.execute(
-                "INSERT INTO facts (chat_id, turn_index, iteration, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO facts (chat_id, turn_index, iteration, text, created_at) VALUES ($1, $2, $3, $4, $5)",
                 (chat_id, turn_index, iteration, text, time.time()),
             )
         )
@@ -28,8 +28,8 @@ class MemoryStore:
         """The agent's forget: marked with its step, so a restore to before it brings the fact back."""
         cur = await self.db.tx(
             lambda c: c.execute(
-                "UPDATE facts SET forgotten_turn = ?, forgotten_iteration = ? WHERE chat_id = ?"
-                " AND forgotten_turn IS NULL AND lower(text) = lower(?)",
+                "UPDATE facts SET forgotten_turn = $1, forgotten_iteration = $2 WHERE chat_id = $3"
+                " AND forgotten_turn IS NULL AND lower(text) = lower($4)",
                 (turn_index, iteration, chat_id, text),
             )
         )
@@ -37,7 +37,7 @@ class MemoryStore:
 
     async def delete_facts(self, chat_id: str, from_turn: int = 0) -> int:
         cur = await self.db.tx(
-            lambda c: c.execute("DELETE FROM facts WHERE chat_id = ? AND turn_index >= ?", (chat_id, from_turn))
+            lambda c: c.execute("DELETE FROM facts WHERE chat_id = $1 AND turn_index >= $2", (chat_id, from_turn))
         )
         return cur.rowcount
 
@@ -46,9 +46,9 @@ class MemoryStore:
 
         def write(conn: Conn) -> Fact | None:
             row = conn.execute(
-                "SELECT id, turn_index, text FROM facts WHERE chat_id = ? AND id = ?", (chat_id, fact_id)
+                "SELECT id, turn_index, text FROM facts WHERE chat_id = $1 AND id = $2", (chat_id, fact_id)
             ).fetchone()
-            conn.execute("DELETE FROM facts WHERE chat_id = ? AND id = ?", (chat_id, fact_id))
+            conn.execute("DELETE FROM facts WHERE chat_id = $1 AND id = $2", (chat_id, fact_id))
             return Fact(*tuple(row)) if row else None
 
         return await self.db.tx(write)
@@ -56,15 +56,15 @@ class MemoryStore:
     async def facts(self, chat_id: str) -> list[Fact]:
         rows = await self.db.run(
             lambda c: c.execute(
-                "SELECT id, turn_index, text FROM facts WHERE chat_id = ? AND forgotten_turn IS NULL ORDER BY id",
+                "SELECT id, turn_index, text FROM facts WHERE chat_id = $1 AND forgotten_turn IS NULL ORDER BY id",
                 (chat_id,),
             ).fetchall()
         )
         return [Fact(*tuple(r)) for r in rows]
 
     async def memory_on(self, chat_id: str) -> bool:
-        row = await self.db.run(lambda c: c.execute("SELECT memory FROM chats WHERE id = ?", (chat_id,)).fetchone())
+        row = await self.db.run(lambda c: c.execute("SELECT memory FROM chats WHERE id = $1", (chat_id,)).fetchone())
         return bool(row and row["memory"])
 
     async def set_memory(self, chat_id: str, on: bool) -> None:
-        await self.db.tx(lambda c: c.execute("UPDATE chats SET memory = ? WHERE id = ?", (int(on), chat_id)))
+        await self.db.tx(lambda c: c.execute("UPDATE chats SET memory = $1 WHERE id = $2", (int(on), chat_id)))

@@ -45,7 +45,7 @@ class MessageLinks:
         def write(conn: Conn) -> None:
             conn.execute(
                 "INSERT INTO message_links (place, message, chat_id, row_id, by_bot, text, rewound, lang, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT(place, message) DO UPDATE SET chat_id = excluded.chat_id,"
+                " VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8) ON CONFLICT(place, message) DO UPDATE SET chat_id = excluded.chat_id,"
                 " row_id = excluded.row_id, by_bot = excluded.by_bot, text = excluded.text, rewound = 0, lang = excluded.lang",
                 (place, message, chat_id, row_id, int(by_bot), text, lang, time.time()),
             )
@@ -54,7 +54,7 @@ class MessageLinks:
 
     async def find(self, place: str, message: str) -> MessageLink | None:
         row = await self.db.run(
-            lambda c: c.execute("SELECT * FROM message_links WHERE place = ? AND message = ?", (place, message)).fetchone()
+            lambda c: c.execute("SELECT * FROM message_links WHERE place = $1 AND message = $2", (place, message)).fetchone()
         )
         return _link(row) if row else None
 
@@ -65,7 +65,7 @@ class MessageLinks:
             lambda c: c.execute(
                 "SELECT l.*, t.id IS NOT NULL AS shown FROM message_links l"
                 " LEFT JOIN transcript t ON t.id = l.row_id AND t.chat_id = l.chat_id"
-                " WHERE l.chat_id = ? AND l.by_bot = 1 ORDER BY l.created_at",
+                " WHERE l.chat_id = $1 AND l.by_bot = 1 ORDER BY l.created_at",
                 (chat_id,),
             ).fetchall()
         )
@@ -76,10 +76,10 @@ class MessageLinks:
     async def set_rewound(self, link: MessageLink, rewound: bool) -> None:
         await self.db.tx(
             lambda c: c.execute(
-                "UPDATE message_links SET rewound = ? WHERE place = ? AND message = ?", (int(rewound), link.place, link.message)
+                "UPDATE message_links SET rewound = $1 WHERE place = $2 AND message = $3", (int(rewound), link.place, link.message)
             )
         )
 
     async def drop_chat(self, chat_id: str) -> int:
         """Forget which platform messages were the chat's (a forgetting: nothing of it is acted on any more)."""
-        return await self.db.tx(lambda c: c.execute("DELETE FROM message_links WHERE chat_id = ?", (chat_id,)).rowcount)
+        return await self.db.tx(lambda c: c.execute("DELETE FROM message_links WHERE chat_id = $1", (chat_id,)).rowcount)

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from kazma_core.stores.engine import Conn
+from kazma_core.stores.engine import Conn, marks
 from kazma_core.stores.postgres import PgConn, migrate, reset_sequences, unreachable
 from kazma_core.stores.sqlite import Migration, open_sqlite
 from kazma_core.stores.sqlite import migrate as migrate_sqlite
@@ -71,7 +71,7 @@ def columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 def _insert(table: str, names: Sequence[str]) -> str:
     quoted = ", ".join(f'"{n}"' for n in names)
-    return f'INSERT INTO "{table}" ({quoted}) VALUES ({", ".join("?" * len(names))})'
+    return f'INSERT INTO "{table}" ({quoted}) VALUES ({marks(len(names))})'
 
 
 # PostgreSQL -> SQLite -------------------------------------------------------------------------

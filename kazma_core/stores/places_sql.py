@@ -18,7 +18,7 @@ class PlaceStore:
     async def bound_chat(self, platform_chat: str) -> Chat | None:
         row = await self.db.run(
             lambda c: c.execute(
-                "SELECT c.* FROM bindings b JOIN chats c ON c.id = b.chat_id WHERE b.platform_chat = ?", (platform_chat,)
+                "SELECT c.* FROM bindings b JOIN chats c ON c.id = b.chat_id WHERE b.platform_chat = $1", (platform_chat,)
             ).fetchone()
         )
         return chat_of(row) if row else None
@@ -29,7 +29,7 @@ class PlaceStore:
         """Bind a platform chat to a Kazma chat; `place` is chat, thread or topic, `label` its name there."""
         await self.db.tx(
             lambda c: c.execute(
-                "INSERT INTO bindings (platform_chat, chat_id, is_group, place, label) VALUES (?, ?, ?, ?, ?)"
+                "INSERT INTO bindings (platform_chat, chat_id, is_group, place, label) VALUES ($1, $2, $3, $4, $5)"
                 " ON CONFLICT(platform_chat) DO UPDATE SET chat_id = excluded.chat_id, is_group = excluded.is_group,"
                 " place = excluded.place, label = excluded.label",
                 (platform_chat, chat_id, int(is_group), place, label),
@@ -39,7 +39,7 @@ class PlaceStore:
     async def place_of(self, platform_chat: str) -> str | None:
         """What a bound platform chat is (chat, thread or topic); None when it is not bound."""
         row = await self.db.run(
-            lambda c: c.execute("SELECT place FROM bindings WHERE platform_chat = ?", (platform_chat,)).fetchone()
+            lambda c: c.execute("SELECT place FROM bindings WHERE platform_chat = $1", (platform_chat,)).fetchone()
         )
         return str(row["place"]) if row else None
 
@@ -48,7 +48,7 @@ class PlaceStore:
         rows = await self.db.run(
             lambda c: c.execute(
                 "SELECT b.chat_id, b.platform_chat, b.place, b.label FROM bindings b JOIN chats c ON c.id = b.chat_id"
-                " WHERE c.owner_id = ? ORDER BY b.place = 'chat', b.platform_chat",
+                " WHERE c.owner_id = $1 ORDER BY b.place = 'chat', b.platform_chat",
                 (owner_id,),
             ).fetchall()
         )

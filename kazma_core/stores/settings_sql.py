@@ -20,7 +20,7 @@ class SettingsStore:
     async def set_override(self, key: str, value: Any) -> None:
         await self.db.tx(
             lambda c: c.execute(
-                "INSERT INTO settings_overrides (key, value, updated_at) VALUES (?, ?, ?) "
+                "INSERT INTO settings_overrides (key, value, updated_at) VALUES ($1, $2, $3) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
                 (key, orjson.dumps(value).decode(), time.time()),
             )

@@ -24,7 +24,7 @@ from kazma_core.errors import StoreUnavailable, without_paths
 from kazma_core.replicas import fence
 from kazma_core.stores import bodies, files_sql
 from kazma_core.stores.bodies import Runs
-from kazma_core.stores.engine import Conn, Database, DatabaseError, Row
+from kazma_core.stores.engine import Conn, Database, DatabaseError, Row, marks
 from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 
 T = TypeVar("T")
@@ -32,24 +32,24 @@ T = TypeVar("T")
 MIGRATIONS: list[str] = [
     """
     CREATE TABLE steps (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        chat_id TEXT NOT NULL,
-        turn_index INTEGER NOT NULL,
-        iteration INTEGER NOT NULL,
-        created_at REAL NOT NULL,
-        model TEXT NOT NULL,
-        questions TEXT NOT NULL,
-        message_count INTEGER NOT NULL,
-        state_bytes INTEGER NOT NULL,
-        msg_bytes INTEGER NOT NULL,
-        own_bytes INTEGER NOT NULL,
-        truncated INTEGER NOT NULL,
-        tail_key TEXT,
-        tail_digest BLOB,
-        refs BLOB NOT NULL,
-        fields BLOB NOT NULL,
-        extra TEXT
+        seq {id},
+        id {text} NOT NULL UNIQUE,
+        chat_id {text} NOT NULL,
+        turn_index {int} NOT NULL,
+        iteration {int} NOT NULL,
+        created_at {real} NOT NULL,
+        model {text} NOT NULL,
+        questions {text} NOT NULL,
+        message_count {int} NOT NULL,
+        state_bytes {int} NOT NULL,
+        msg_bytes {int} NOT NULL,
+        own_bytes {int} NOT NULL,
+        truncated {int} NOT NULL,
+        tail_key {text},
+        tail_digest {blob},
+        refs {blob} NOT NULL,
+        fields {blob} NOT NULL,
+        extra {text}
     );
     CREATE INDEX steps_chat ON steps(chat_id, seq);
     CREATE INDEX steps_turn ON steps(chat_id, turn_index, seq);
@@ -59,40 +59,40 @@ MIGRATIONS: list[str] = [
     + bodies.ddl("bodies")
     + """;
     CREATE TABLE counters (
-        scope TEXT PRIMARY KEY,
-        steps INTEGER NOT NULL DEFAULT 0,
-        bytes INTEGER NOT NULL DEFAULT 0,
-        last_at REAL NOT NULL DEFAULT 0,
-        next_body INTEGER NOT NULL DEFAULT 1
+        scope {text} PRIMARY KEY,
+        steps {int} NOT NULL DEFAULT 0,
+        bytes {int} NOT NULL DEFAULT 0,
+        last_at {real} NOT NULL DEFAULT 0,
+        next_body {int} NOT NULL DEFAULT 1
     );
     INSERT INTO counters (scope) VALUES ('')
     """,
     # 2: a fork's steps share its source's body space (a fork refers to bodies, never copies them);
     # each body records the chat that added it, whose byte count it is.
-    bodies.spaces_ddl("spaces") + "; ALTER TABLE bodies ADD COLUMN added_by TEXT",
+    bodies.spaces_ddl("spaces") + "; ALTER TABLE bodies ADD COLUMN added_by {text}",
     # 3: the steps a restore took back, kept aside (by the restore's id) while it can be undone:
     # out of every list and count, their bodies kept.
     """
     CREATE TABLE kept_steps (
-        restore_id TEXT NOT NULL,
-        seq INTEGER PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        chat_id TEXT NOT NULL,
-        turn_index INTEGER NOT NULL,
-        iteration INTEGER NOT NULL,
-        created_at REAL NOT NULL,
-        model TEXT NOT NULL,
-        questions TEXT NOT NULL,
-        message_count INTEGER NOT NULL,
-        state_bytes INTEGER NOT NULL,
-        msg_bytes INTEGER NOT NULL,
-        own_bytes INTEGER NOT NULL,
-        truncated INTEGER NOT NULL,
-        tail_key TEXT,
-        tail_digest BLOB,
-        refs BLOB NOT NULL,
-        fields BLOB NOT NULL,
-        extra TEXT
+        restore_id {text} NOT NULL,
+        seq {int} PRIMARY KEY,
+        id {text} NOT NULL UNIQUE,
+        chat_id {text} NOT NULL,
+        turn_index {int} NOT NULL,
+        iteration {int} NOT NULL,
+        created_at {real} NOT NULL,
+        model {text} NOT NULL,
+        questions {text} NOT NULL,
+        message_count {int} NOT NULL,
+        state_bytes {int} NOT NULL,
+        msg_bytes {int} NOT NULL,
+        own_bytes {int} NOT NULL,
+        truncated {int} NOT NULL,
+        tail_key {text},
+        tail_digest {blob},
+        refs {blob} NOT NULL,
+        fields {blob} NOT NULL,
+        extra {text}
     );
     CREATE INDEX kept_steps_chat ON kept_steps(chat_id, restore_id)
     """,
@@ -130,7 +130,7 @@ def _extra(files: dict[str, int], did: Any) -> str | None:
 def _bump(conn: Conn, scope: str, steps: int, nbytes: int, at: float = 0.0) -> tuple[int, int]:
     """Add to a scope's counters; what they hold now (so a put need not read them again)."""
     row = conn.execute(
-        "INSERT INTO counters (scope, steps, bytes, last_at) VALUES (?, ?, ?, ?) ON CONFLICT(scope) DO UPDATE SET"
+        "INSERT INTO counters (scope, steps, bytes, last_at) VALUES ($1, $2, $3, $4) ON CONFLICT(scope) DO UPDATE SET"
         " steps = counters.steps + excluded.steps, bytes = counters.bytes + excluded.bytes,"
         " last_at = CASE WHEN excluded.last_at > counters.last_at THEN excluded.last_at ELSE counters.last_at END"
         " RETURNING steps, bytes",
@@ -140,7 +140,7 @@ def _bump(conn: Conn, scope: str, steps: int, nbytes: int, at: float = 0.0) -> t
 
 
 def _counter(conn: Conn, scope: str) -> tuple[int, int]:
-    row = conn.execute("SELECT steps, bytes FROM counters WHERE scope = ?", (scope,)).fetchone()
+    row = conn.execute("SELECT steps, bytes FROM counters WHERE scope = $1", (scope,)).fetchone()
     return (row["steps"], row["bytes"]) if row else (0, 0)
 
 
@@ -154,7 +154,7 @@ def _delete_where(conn: Conn, where: str, params: tuple[object, ...]) -> list[st
     chats = set()
     for v in victims:
         per_space.setdefault(space_of(conn, v["chat_id"]), []).extend(bodies.intervals(bodies.decode_runs(v["refs"])))
-        conn.execute("DELETE FROM steps WHERE seq = ?", (v["seq"],))
+        conn.execute("DELETE FROM steps WHERE seq = $1", (v["seq"],))
         _bump(conn, v["chat_id"], -1, -v["own_bytes"])
         _bump(conn, GLOBAL, -1, -v["own_bytes"])
         chats.add(v["chat_id"])
@@ -169,41 +169,41 @@ def _collect(conn: Conn, per_space: dict[str, list[bodies.Interval]]) -> None:
         kept = [
             span
             for table in ("steps", "kept_steps")
-            for (refs,) in conn.execute(f"SELECT refs FROM {table} WHERE chat_id IN ({bodies.members(SPACES)})", {"space": space})
+            for (refs,) in conn.execute(f"SELECT refs FROM {table} WHERE chat_id IN ({bodies.members(SPACES)})", (space,))
             for span in bodies.intervals(bodies.decode_runs(refs))
         ] + files_sql.held(conn, space)
         # A space with no step left keeps no body at all; otherwise only unreferenced ones go.
         gone = bodies.ALL if not kept else bodies.subtract(bodies.merge(dropped), bodies.merge(kept))
         for lo, hi in gone:
             for owner, size in conn.execute(
-                "SELECT coalesce(added_by, chat_id), sum(length(body)) FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?"
+                "SELECT coalesce(added_by, chat_id), sum(length(body)) FROM bodies WHERE chat_id = $1 AND n BETWEEN $2 AND $3"
                 " GROUP BY 1", (space, lo, hi),
             ).fetchall():
-                conn.execute("UPDATE counters SET bytes = bytes - ? WHERE scope = ?", (size, owner))
+                conn.execute("UPDATE counters SET bytes = bytes - $1 WHERE scope = $2", (size, owner))
                 _bump(conn, GLOBAL, 0, -size)
-            conn.execute("DELETE FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (space, lo, hi))
+            conn.execute("DELETE FROM bodies WHERE chat_id = $1 AND n BETWEEN $2 AND $3", (space, lo, hi))
 
 
 def _forget_empty(conn: Conn, chats: Iterable[str]) -> None:
     """A chat with no step left, kept aside or not, and no file, has no counters and no body space of its own."""
     for chat_id in chats:
         if not any(
-            conn.execute(f"SELECT 1 FROM {table} WHERE chat_id = ? LIMIT 1", (chat_id,)).fetchone()
+            conn.execute(f"SELECT 1 FROM {table} WHERE chat_id = $1 LIMIT 1", (chat_id,)).fetchone()
             for table in ("steps", "kept_steps")
         ) and not files_sql.has_files(conn, chat_id):
-            conn.execute("DELETE FROM counters WHERE scope = ?", (chat_id,))
-            conn.execute(f"DELETE FROM {SPACES} WHERE thread_id = ?", (chat_id,))
+            conn.execute("DELETE FROM counters WHERE scope = $1", (chat_id,))
+            conn.execute(f"DELETE FROM {SPACES} WHERE thread_id = $1", (chat_id,))
 
 
 def _keep_after(conn: Conn, chat_id: str, step_id: str, restore_id: str) -> int:
     """Move the chat's steps after `step_id` aside for the restore's undo (its earlier restores' go for good).
     Running it again changes nothing."""
-    _drop_kept(conn, "chat_id = ? AND restore_id != ?", (chat_id, restore_id))
-    where = "chat_id = ? AND seq > (SELECT seq FROM steps WHERE id = ? AND chat_id = ?)"
-    args = (chat_id, step_id, chat_id)
+    _drop_kept(conn, "chat_id = $1 AND restore_id != $2", (chat_id, restore_id))
+    where = "chat_id = $1 AND seq > (SELECT seq FROM steps WHERE id = $2 AND chat_id = $1)"
+    args = (chat_id, step_id)
     moved = conn.execute(f"SELECT own_bytes FROM steps WHERE {where}", args).fetchall()
     conn.execute(
-        f"INSERT INTO kept_steps (restore_id, {STEP_COLUMNS}) SELECT ?, {STEP_COLUMNS} FROM steps WHERE {where}", (restore_id, *args)
+        f"INSERT INTO kept_steps (restore_id, {STEP_COLUMNS}) SELECT $3, {STEP_COLUMNS} FROM steps WHERE {where}", (*args, restore_id)
     )
     conn.execute(f"DELETE FROM steps WHERE {where}", args)
     own = sum(r[0] for r in moved)
@@ -214,7 +214,7 @@ def _keep_after(conn: Conn, chat_id: str, step_id: str, restore_id: str) -> int:
 
 def _put_back(conn: Conn, chat_id: str, restore_id: str) -> int:
     """The restore's kept-aside steps back in their places (their seq). Running it again changes nothing."""
-    where = "chat_id = ? AND restore_id = ?"
+    where = "chat_id = $1 AND restore_id = $2"
     rows = conn.execute(f"SELECT own_bytes, created_at FROM kept_steps WHERE {where}", (chat_id, restore_id)).fetchall()
     conn.execute(f"INSERT INTO steps ({STEP_COLUMNS}) SELECT {STEP_COLUMNS} FROM kept_steps WHERE {where}", (chat_id, restore_id))
     conn.execute(f"DELETE FROM kept_steps WHERE {where}", (chat_id, restore_id))
@@ -241,7 +241,7 @@ def _drop_kept(conn: Conn, where: str, params: tuple[object, ...]) -> int:
     per_space: dict[str, list[bodies.Interval]] = {}
     for v in victims:
         per_space.setdefault(space_of(conn, v["chat_id"]), []).extend(bodies.intervals(bodies.decode_runs(v["refs"])))
-        conn.execute("DELETE FROM kept_steps WHERE seq = ?", (v["seq"],))
+        conn.execute("DELETE FROM kept_steps WHERE seq = $1", (v["seq"],))
     _collect(conn, per_space)
     _forget_empty(conn, {v["chat_id"] for v in victims})
     return len(victims)
@@ -274,7 +274,7 @@ class _Shared:
 def _shared(conn: Conn, step: NewStep) -> _Shared:
     n = len(step.message_ids)
     prev = conn.execute(
-        "SELECT message_count, tail_key, tail_digest, refs, truncated, msg_bytes FROM steps WHERE chat_id = ?"
+        "SELECT message_count, tail_key, tail_digest, refs, truncated, msg_bytes FROM steps WHERE chat_id = $1"
         " ORDER BY seq DESC LIMIT 1",
         (step.chat_id,),
     ).fetchone()
@@ -297,8 +297,7 @@ def _known(conn: Conn, space: str, digests: list[bytes]) -> set[bytes]:
     found: set[bytes] = set()
     for i in range(0, len(digests), 500):
         chunk = digests[i : i + 500]
-        marks = ", ".join("?" * len(chunk))
-        rows = conn.execute(f"SELECT digest FROM bodies WHERE chat_id = ? AND digest IN ({marks})", (space, *chunk))
+        rows = conn.execute(f"SELECT digest FROM bodies WHERE chat_id = $1 AND digest IN ({marks(len(chunk), 2)})", (space, *chunk))
         found.update(bytes(r[0]) for r in rows)
     return found
 
@@ -343,7 +342,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
         " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields, extra) VALUES"
-        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING seq",
         (
             step.id, step.chat_id, step.turn_index, step.iteration, step.created_at, step.model,
             questions.decode(), n, size, msg_bytes, own, int(truncated), tail_key, tail_digest, refs, fields, extra,
@@ -367,17 +366,17 @@ def _enforce(
     `counts`: the chat's and the global counters as the put left them (read again after a deletion)."""
     evicted: list[str] = []
     (in_turn,) = conn.execute(
-        "SELECT count(*) FROM steps WHERE chat_id = ? AND turn_index = ?", (chat, turn_index)
+        "SELECT count(*) FROM steps WHERE chat_id = $1 AND turn_index = $2", (chat, turn_index)
     ).fetchone()
     for _ in range(max(in_turn - b.max_per_turn, 0)):
         # A turn keeps its first step and its newest ones.
         evicted += _delete_where(
             conn,
-            "seq = (SELECT seq FROM steps WHERE chat_id = ? AND turn_index = ? ORDER BY seq LIMIT 1 OFFSET 1)",
+            "seq = (SELECT seq FROM steps WHERE chat_id = $1 AND turn_index = $2 ORDER BY seq LIMIT 1 OFFSET 1)",
             (chat, turn_index),
         )
-    oldest_in_chat = "seq = (SELECT seq FROM steps WHERE chat_id = ? AND seq < ? ORDER BY seq LIMIT 1)"
-    oldest_anywhere = "seq = (SELECT seq FROM steps WHERE seq < ? ORDER BY seq LIMIT 1)"
+    oldest_in_chat = "seq = (SELECT seq FROM steps WHERE chat_id = $1 AND seq < $2 ORDER BY seq LIMIT 1)"
+    oldest_anywhere = "seq = (SELECT seq FROM steps WHERE seq < $1 ORDER BY seq LIMIT 1)"
     mine, total = counts if counts is not None and not evicted else (_counter(conn, chat), _counter(conn, GLOBAL))
     while mine[0] > b.max_snapshots or mine[1] > b.max_thread_bytes:
         dropped = _delete_where(conn, oldest_in_chat, (chat, seq))
@@ -396,7 +395,7 @@ def _enforce(
 
 def _read(conn: Conn, chat_id: str, step_id: str, window: tuple[int, int] | None = None) -> Step | None:
     row = conn.execute(
-        f"SELECT {INFO_COLUMNS}, refs, fields FROM steps WHERE chat_id = ? AND id = ?", (chat_id, step_id)
+        f"SELECT {INFO_COLUMNS}, refs, fields FROM steps WHERE chat_id = $1 AND id = $2", (chat_id, step_id)
     ).fetchone()
     if row is None:
         return None
@@ -408,22 +407,22 @@ def _read(conn: Conn, chat_id: str, step_id: str, window: tuple[int, int] | None
     state.update(orjson.loads(row["fields"]))
     # What it shares with the chat's step before it is the same body numbers from the start.
     prev = conn.execute(
-        "SELECT refs FROM steps WHERE chat_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1", (chat_id, row["seq"])
+        "SELECT refs FROM steps WHERE chat_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1", (chat_id, row["seq"])
     ).fetchone()
     added_from = bodies.runs_common(runs, orjson.loads(prev["refs"])) if prev is not None else 0
     return Step(_info(row), state, first=min(first, row["message_count"]), added_from=added_from)
 
 
 def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Budgets) -> StepInfo | None:
-    row = conn.execute("SELECT * FROM steps WHERE chat_id = ? AND id = ?", (src, step_id)).fetchone()
+    row = conn.execute("SELECT * FROM steps WHERE chat_id = $1 AND id = $2", (src, step_id)).fetchone()
     if row is None:
         return None
     runs = orjson.loads(row["refs"])
     source_space = space_of(conn, src)
-    if conn.execute("SELECT 1 FROM steps WHERE chat_id = ? LIMIT 1", (dst,)).fetchone() is None:
+    if conn.execute("SELECT 1 FROM steps WHERE chat_id = $1 LIMIT 1", (dst,)).fetchone() is None:
         # A new chat (a fork) joins the source's body space: the step refers to the same bodies.
         conn.execute(
-            f"INSERT INTO {SPACES} (thread_id, space) VALUES (?, ?) ON CONFLICT (thread_id) DO UPDATE SET space = excluded.space",
+            f"INSERT INTO {SPACES} (thread_id, space) VALUES ($1, $2) ON CONFLICT (thread_id) DO UPDATE SET space = excluded.space",
             (dst, source_space),
         )
         _bump(conn, dst, 0, 0)
@@ -445,16 +444,16 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
     own = row["own_bytes"] - len(row["refs"]) + len(refs)
     cur = conn.execute(
         "INSERT INTO steps (id, chat_id, turn_index, iteration, created_at, model, questions, message_count,"
-        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields, extra) SELECT ?, ?,"
-        " turn_index, iteration, created_at, model, questions, message_count, ?, msg_bytes, ?, truncated, tail_key,"
-        " tail_digest, ?, fields, ?"
-        " FROM steps WHERE seq = ? RETURNING seq",
+        " state_bytes, msg_bytes, own_bytes, truncated, tail_key, tail_digest, refs, fields, extra) SELECT $1, $2,"
+        " turn_index, iteration, created_at, model, questions, message_count, $3, msg_bytes, $4, truncated, tail_key,"
+        " tail_digest, $5, fields, $6"
+        " FROM steps WHERE seq = $7 RETURNING seq",
         (new_id, dst, own + added, own, refs, extra, row["seq"]),
     )
     (seq,) = cur.fetchone()
     _bump(conn, dst, 1, own + added, row["created_at"])
     _bump(conn, GLOBAL, 1, own + added, row["created_at"])
-    copied = conn.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE seq = ?", (seq,)).fetchone()
+    copied = conn.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE seq = $1", (seq,)).fetchone()
     info = _info(copied)
     _enforce(conn, dst, info.turn_index, seq, budgets)
     return info
@@ -492,7 +491,7 @@ class SqlSnapshotStore:
 
         def write(conn: Conn) -> PutResult:
             if leases:
-                fence.check(conn, held, leases)
+                fence.check(conn, held, self.db, leases)
             return _put(conn, step, budgets)
 
         return await self._tx(write)
@@ -503,7 +502,7 @@ class SqlSnapshotStore:
 
     async def list_steps(self, chat_id: str) -> list[StepInfo]:
         rows = await self._run(
-            lambda c: c.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE chat_id = ? ORDER BY seq", (chat_id,)).fetchall()
+            lambda c: c.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE chat_id = $1 ORDER BY seq", (chat_id,)).fetchall()
         )
         return [_info(r) for r in rows]
 
@@ -513,7 +512,7 @@ class SqlSnapshotStore:
     async def head(self, chat_id: str, step_id: str) -> StepHead | None:
         row = await self._run(
             lambda c: c.execute(
-                f"SELECT {INFO_COLUMNS}, fields, tail_key, tail_digest FROM steps WHERE chat_id = ? AND id = ?",
+                f"SELECT {INFO_COLUMNS}, fields, tail_key, tail_digest FROM steps WHERE chat_id = $1 AND id = $2",
                 (chat_id, step_id),
             ).fetchone()
         )
@@ -529,7 +528,7 @@ class SqlSnapshotStore:
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
         rows = await self._run(
             lambda c: c.execute(
-                f"SELECT {INFO_COLUMNS} FROM steps WHERE chat_id = ? AND id >= ? AND id < ? ORDER BY seq LIMIT ?",
+                f"SELECT {INFO_COLUMNS} FROM steps WHERE chat_id = $1 AND id >= $2 AND id < $3 ORDER BY seq LIMIT $4",
                 (chat_id, prefix, upper, limit),
             ).fetchall()
         )
@@ -553,7 +552,7 @@ class SqlSnapshotStore:
             for at in range(0, len(chat_ids), 500):  # within every engine's limit on parameters
                 some = chat_ids[at : at + 500]
                 (found,) = conn.execute(
-                    f"SELECT COALESCE(SUM(bytes), 0) FROM counters WHERE scope IN ({', '.join('?' * len(some))})", some
+                    f"SELECT COALESCE(SUM(bytes), 0) FROM counters WHERE scope IN ({marks(len(some))})", some
                 ).fetchone()
                 total += int(found)
             return total
@@ -564,10 +563,10 @@ class SqlSnapshotStore:
         """Every step of the chat, kept-aside ones too; how many were listed."""
 
         def write(conn: Conn) -> int:
-            _drop_kept(conn, "chat_id = ?", (chat_id,))
+            _drop_kept(conn, "chat_id = $1", (chat_id,))
             files = files_sql.has_files(conn, chat_id)
             files_sql.delete_chat(conn, chat_id)
-            deleted = len(_delete_where(conn, "chat_id = ?", (chat_id,)))
+            deleted = len(_delete_where(conn, "chat_id = $1", (chat_id,)))
             if files:  # the bodies its files alone held (a chat without steps has none to collect them)
                 collect_all(conn, [chat_id])
             return deleted
@@ -581,14 +580,14 @@ class SqlSnapshotStore:
         return await self._tx(lambda c: _put_back(c, chat_id, restore_id))
 
     async def drop_kept(self, chat_id: str) -> int:
-        return await self._tx(lambda c: _drop_kept(c, "chat_id = ?", (chat_id,)))
+        return await self._tx(lambda c: _drop_kept(c, "chat_id = $1", (chat_id,)))
 
     async def drop_kept_except(self, restore_ids: set[str]) -> int:
         """Kept-aside steps no live undo wants (left by a crash), for good."""
 
         def write(conn: Conn) -> int:
             found = {r[0] for table in ("kept_steps", "file_undo") for r in conn.execute(f"SELECT DISTINCT restore_id FROM {table}")}
-            return sum(_drop_kept(conn, "restore_id = ?", (rid,)) for rid in found - restore_ids)
+            return sum(_drop_kept(conn, "restore_id = $1", (rid,)) for rid in found - restore_ids)
 
         return await self._tx(write)
 
@@ -596,17 +595,17 @@ class SqlSnapshotStore:
         return len(
             await self._tx(
                 lambda c: _delete_where(
-                    c, "chat_id = ? AND seq > (SELECT seq FROM steps WHERE id = ? AND chat_id = ?)",
-                    (chat_id, step_id, chat_id),
+                    c, "chat_id = $1 AND seq > (SELECT seq FROM steps WHERE id = $2 AND chat_id = $1)",
+                    (chat_id, step_id),
                 )
             )
         )
 
     async def delete_from_turn(self, chat_id: str, turn_index: int) -> int:
-        return len(await self._tx(lambda c: _delete_where(c, "chat_id = ? AND turn_index >= ?", (chat_id, turn_index))))
+        return len(await self._tx(lambda c: _delete_where(c, "chat_id = $1 AND turn_index >= $2", (chat_id, turn_index))))
 
     async def delete_older_than(self, cutoff: float) -> int:
-        return len(await self._tx(lambda c: _delete_where(c, "created_at < ?", (cutoff,))))
+        return len(await self._tx(lambda c: _delete_where(c, "created_at < $1", (cutoff,))))
 
     async def purge_wal(self) -> None:
         await self.db.purge_wal()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kazma_core.stores.bodies import decode_runs, intervals, merge
-from kazma_core.stores.engine import Conn
+from kazma_core.stores.engine import Conn, marks
 from kazma_core.stores.snapshots_sql import _delete_where, space_of
 
 MAX_MARKER = 256
@@ -101,7 +101,7 @@ def delete_recording(conn: Conn, where: str, params: tuple[object, ...], *, samp
         length = marker_length(conn, chat_id)  # type: ignore[arg-type]
         for lo, hi in found:
             for n, head in conn.execute(
-                "SELECT n, substr(body, 1, ?) FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?",
+                "SELECT n, substr(body, 1, $1) FROM bodies WHERE chat_id = $2 AND n BETWEEN $3 AND $4",
                 (length, chat_id, lo, hi),
             ):
                 if n % every == 0:
@@ -120,7 +120,7 @@ def _body_numbers(conn: Conn, spans: dict[str, list[tuple[int, int]]]) -> set[tu
         for lo, hi in ranges:
             found.update(
                 (chat_id, n)
-                for (n,) in conn.execute("SELECT n FROM bodies WHERE chat_id = ? AND n BETWEEN ? AND ?", (chat_id, lo, hi))
+                for (n,) in conn.execute("SELECT n FROM bodies WHERE chat_id = $1 AND n BETWEEN $2 AND $3", (chat_id, lo, hi))
             )
     return found
 
@@ -130,8 +130,7 @@ def steps_left(conn: Conn, ids: Sequence[str]) -> int:
     left = 0
     for start in range(0, len(ids), CHUNK):
         part = ids[start:start + CHUNK]
-        marks = ",".join("?" * len(part))
-        (count,) = conn.execute(f"SELECT count(*) FROM steps WHERE id IN ({marks})", part).fetchone()
+        (count,) = conn.execute(f"SELECT count(*) FROM steps WHERE id IN ({marks(len(part))})", part).fetchone()
         left += count
     return left
 

@@ -6,6 +6,11 @@ several statements that must commit together, and the stores write them as one f
 connection, so each function is handed to the connection's thread whole (``Connection._execute``,
 what every aiosqlite call goes through) and the event loop waits once. ``bench/sqlite_engine.py``
 times a turn's transactions on it and on the standard library's one-thread executor it replaced.
+
+The stores' statements number their parameters (``$1 … $n``, stores/engine.py). SQLite reads
+``$1`` as a parameter named "1", which sqlite3 binds from a mapping only (a sequence for named
+parameters is deprecated since Python 3.12): the connection (:class:`Connection`) binds the
+stores' sequence of values as ``{"1": v1, "2": v2, …}``, and that is all it changes.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import aiosqlite
 
 from kazma_core.catalogue.errors import Said
 from kazma_core.errors import without_paths
-from kazma_core.stores.engine import DatabaseError, NewerSchema
+from kazma_core.stores.engine import DatabaseError, NewerSchema, Params, ddl
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -31,6 +36,32 @@ BUSY_SECONDS = 10.0  # how long a statement waits for another connection's lock
 PURGE_WAIT_MS = 200  # how long a purge of the write-ahead log waits for readers to let go
 
 Migration = str
+# A migration's column types on SQLite (engine.ddl): the words its first scripts were written with.
+TYPES = {"id": "INTEGER PRIMARY KEY AUTOINCREMENT", "int": "INTEGER", "real": "REAL", "blob": "BLOB", "text": "TEXT"}
+_NUMBERS = tuple(str(k) for k in range(1, 1001))
+
+
+def _numbered(parameters: Params) -> dict[str, Any]:
+    """The values of $1 … $n as sqlite3 binds named parameters: by name, "1" … "n"."""
+    if isinstance(parameters, dict):
+        raise TypeError("a statement's parameters are a sequence, the values of $1 … $n in order")
+    if len(parameters) > len(_NUMBERS):
+        return {str(k): v for k, v in enumerate(parameters, start=1)}
+    return dict(zip(_NUMBERS, parameters))  # noqa: B905  # as many names as values, fewer than _NUMBERS
+
+
+class Connection(sqlite3.Connection):
+    """A sqlite3 connection that takes the stores' statements: ``$1 … $n`` bound from a sequence."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return _execute(self, sql, _numbered(parameters))
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        return _executemany(self, sql, map(_numbered, parameters))
+
+
+_execute = sqlite3.Connection.execute
+_executemany = sqlite3.Connection.executemany
 
 
 def statements(script: str) -> list[str]:
@@ -47,8 +78,10 @@ def statements(script: str) -> list[str]:
     return [s for s in out if s.strip()]
 
 
-def open_sqlite(path: Path, *, secure_delete: bool = False) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS)
+def open_sqlite(path: Path, *, secure_delete: bool = False) -> Connection:
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS, factory=Connection
+    )
     conn.row_factory = sqlite3.Row
     if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
         # A new file: pages freed by deletions can go back to the disk (see SqliteDB.close).
@@ -69,7 +102,7 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration], label: st
     for number, script in enumerate(migrations[version:], start=version + 1):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in statements(script):
+            for statement in statements(ddl(script, TYPES)):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version={number}")
             conn.execute("COMMIT")
@@ -168,6 +201,17 @@ class SqliteDB:
 
     dialect = "sqlite"
     alone = True
+    serial = True  # one connection, one thread, each transaction BEGIN IMMEDIATE
+    share_lock = ""
+
+    @staticmethod
+    def octets(column: str) -> str:
+        return f"length(CAST({column} AS BLOB))"
+
+    @staticmethod
+    def json_equals(column: str, key: str, value: str) -> str:
+        # The key quoted in the path: a top-level key, dots and all, as PostgreSQL's -> reads one.
+        return f"{column} -> ('$.\"' || {key} || '\"') = json({value})"
 
     def __init__(self, path: Path, migrations: Sequence[Migration], *, secure_delete: bool = False) -> None:
         self.path = path
@@ -183,11 +227,11 @@ class SqliteDB:
         # The probes' own thread (they never wait behind the store's work), ended by close: no probe
         # has the file open once the store is closed (a failed start takes back what it made then).
         self._probes = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-probe-{path.name}")
-        self._conn: sqlite3.Connection | None = None
+        self._conn: Connection | None = None
         self._seen = path.exists()  # a file not made yet is fine; one that was there and went is not
         self._damaged: str | None = None  # what the last probe found wrong; requests are refused meanwhile
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self) -> Connection:
         if self._conn is None:
             if self._seen and not self.path.exists():
                 # Made an empty one here, the store would answer as if its data never was.
@@ -202,7 +246,7 @@ class SqliteDB:
             self._seen = True
         return self._conn
 
-    def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def _call(self, fn: Callable[[Connection], T]) -> T:
         if self._damaged is not None:
             # Found damaged: the store's connection may still serve what it cached, so nothing is
             # answered from it until the file reads back whole again (put back, or moved aside).
@@ -229,7 +273,7 @@ class SqliteDB:
         self._seen = True
         return probe_file(self.path)
 
-    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def run(self, fn: Callable[[Connection], T]) -> T:
         """Run fn with the connection on the store's thread (reads, or writes in autocommit)."""
         link = self._link
         if link is None or self._waiting:
@@ -243,7 +287,7 @@ class SqliteDB:
                 self._waiting -= 1
         return await self._hop(link, fn)
 
-    async def _hop(self, link: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _hop(self, link: aiosqlite.Connection, fn: Callable[[Connection], T]) -> T:
         return await _on_thread(link, self._call, fn)
 
     async def _started(self) -> aiosqlite.Connection:
@@ -272,10 +316,10 @@ class SqliteDB:
     def found_wrong(self, role: str, problem: str) -> Said:
         return Said(f"store_damaged_{role}", {"label": self.label, "problem": problem})
 
-    async def tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def tx(self, fn: Callable[[Connection], T]) -> T:
         """Run fn inside one IMMEDIATE transaction: all of it commits, or none of it."""
 
-        def job(conn: sqlite3.Connection) -> T:
+        def job(conn: Connection) -> T:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
@@ -294,7 +338,7 @@ class SqliteDB:
         a moment only, not the connection's 10 s with every request of the store queued behind it,
         and the WAL stays for the next purge (each start runs one; the daily clean-up reports it)."""
 
-        def purge(conn: sqlite3.Connection) -> None:
+        def purge(conn: Connection) -> None:
             conn.execute(f"PRAGMA busy_timeout={PURGE_WAIT_MS}")
             try:
                 busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]

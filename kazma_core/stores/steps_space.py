@@ -81,7 +81,7 @@ class SqliteSteps:
 
 SIZES = """
 SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
-JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind = 'r'
+JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'
 """
 
 
@@ -101,7 +101,7 @@ class PostgresSteps:
             # Reads every row once a day; pgstattuple would be cheaper but is an extension an
             # operator may not be allowed to create.
             live = 0
-            for (table,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = ?", (self.db.schema,)).fetchall():
+            for (table,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = $1", (self.db.schema,)).fetchall():
                 # A whole row's size as stored (compressed, TOAST included): what the live rows need.
                 query = f'SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM "{self.db.schema}"."{table}" t'
                 live += int(conn.execute(query).fetchone()[0])

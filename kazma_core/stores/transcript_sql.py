@@ -28,7 +28,7 @@ def transcript_row(chat_id: str, turn_index: int, role: str, text: str) -> Calla
 
     def write(conn: Conn) -> None:
         conn.execute(
-            "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) VALUES ($1, $2, $3, $4, $5)",
             (chat_id, turn_index, role, text, time.time()),
         )
 
@@ -52,15 +52,15 @@ class TranscriptStore:
         """The chat's visible messages, oldest first; a row that refers to a message body shows that
         body's text. With `limit`, only the newest `limit` rows (of those before row id `before`):
         a page read by the index, however long the chat."""
-        where = "t.chat_id = ?"
+        where = "t.chat_id = $1"
         params: list[str | int] = [chat_id]
         if before is not None:
-            where += " AND t.id < ?"
             params.append(before)
+            where += f" AND t.id < ${len(params)}"
         order = "t.id"
         if limit is not None:
-            order += " DESC LIMIT ?"
             params.append(limit)
+            order += f" DESC LIMIT ${len(params)}"
 
         def read(conn: Conn) -> list[TranscriptRow]:
             rows = conn.execute(

@@ -27,7 +27,7 @@ class UserStore:
 
         def write(conn: Conn) -> None:
             conn.execute(
-                "INSERT INTO users (id, name, role, lang, created_at) VALUES (?, ?, ?, '', ?)",
+                "INSERT INTO users (id, name, role, lang, created_at) VALUES ($1, $2, $3, '', $4)",
                 (user.id, name, role, time.time()),
             )
 
@@ -35,11 +35,11 @@ class UserStore:
         return user
 
     async def user_by_name(self, name: str) -> User | None:
-        row = await self.db.run(lambda c: c.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone())
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM users WHERE name = $1", (name,)).fetchone())
         return User(row["id"], row["name"], row["role"], row["lang"]) if row else None
 
     async def user_by_id(self, user_id: str) -> User | None:
-        row = await self.db.run(lambda c: c.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone())
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM users WHERE id = $1", (user_id,)).fetchone())
         return User(row["id"], row["name"], row["role"], row["lang"]) if row else None
 
     async def owner(self) -> User | None:
@@ -60,11 +60,11 @@ class UserStore:
 
     async def delete_user(self, user_id: str) -> None:
         """A user with their tokens and linked identities; their chats must be deleted first."""
-        await self.db.tx(lambda c: c.execute("DELETE FROM users WHERE id = ?", (user_id,)))
+        await self.db.tx(lambda c: c.execute("DELETE FROM users WHERE id = $1", (user_id,)))
         await self.db.purge_wal()
 
     async def set_user_lang(self, user_id: str, lang: str) -> None:
-        await self.db.tx(lambda c: c.execute("UPDATE users SET lang = ? WHERE id = ?", (lang, user_id)))
+        await self.db.tx(lambda c: c.execute("UPDATE users SET lang = $1 WHERE id = $2", (lang, user_id)))
 
     async def issue_token(self, user_id: str, kind: str = "api", ttl: float | None = None) -> str:
         token = secrets.token_urlsafe(32)
@@ -72,7 +72,7 @@ class UserStore:
 
         def write(conn: Conn) -> None:
             conn.execute(
-                "INSERT INTO tokens (hash, user_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO tokens (hash, user_id, kind, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
                 (hash_token(token), user_id, kind, time.time(), expires),
             )
 
@@ -87,7 +87,7 @@ class UserStore:
         def read(conn: Conn) -> User | None:
             row = conn.execute(
                 "SELECT u.* , t.expires_at, t.created_at AS issued_at FROM tokens t JOIN users u ON u.id = t.user_id "
-                "WHERE t.hash = ? AND t.kind = ?",
+                "WHERE t.hash = $1 AND t.kind = $2",
                 (hash_token(token), kind),
             ).fetchone()
             now = time.time()
@@ -96,24 +96,24 @@ class UserStore:
             if max_age is not None and row["issued_at"] + max_age < now:
                 return None
             if consume:
-                conn.execute("DELETE FROM tokens WHERE hash = ?", (hash_token(token),))
+                conn.execute("DELETE FROM tokens WHERE hash = $1", (hash_token(token),))
             return User(row["id"], row["name"], row["role"], row["lang"])
 
         return await self.db.tx(read)
 
     async def revoke_token(self, token: str) -> bool:
-        cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE hash = ?", (hash_token(token),)))
+        cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE hash = $1", (hash_token(token),)))
         return cur.rowcount == 1
 
     async def revoke_tokens(self, user_id: str) -> int:
         """Every token of a user (API tokens, web sessions, sign-in links): none works after this."""
-        cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE user_id = ?", (user_id,)))
+        cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE user_id = $1", (user_id,)))
         return cur.rowcount
 
     async def link_identity(self, platform_key: str, user_id: str) -> None:
         await self.db.tx(
             lambda c: c.execute(
-                "INSERT INTO identities (platform_key, user_id) VALUES (?, ?) "
+                "INSERT INTO identities (platform_key, user_id) VALUES ($1, $2) "
                 "ON CONFLICT(platform_key) DO UPDATE SET user_id = excluded.user_id",
                 (platform_key, user_id),
             )
@@ -122,7 +122,7 @@ class UserStore:
     async def user_for_identity(self, platform_key: str) -> User | None:
         row = await self.db.run(
             lambda c: c.execute(
-                "SELECT u.* FROM identities i JOIN users u ON u.id = i.user_id WHERE i.platform_key = ?",
+                "SELECT u.* FROM identities i JOIN users u ON u.id = i.user_id WHERE i.platform_key = $1",
                 (platform_key,),
             ).fetchone()
         )
