@@ -1,12 +1,15 @@
 """Two checkouts of Kazma, answering the same fixed scenario: where do their answers differ?
 
-    python tests/compare_trees.py --old /work/wt-old --new /work/main [--out /tmp/compare] [--repeat]
+    git worktree add --detach /work/wt-old 6a25741 && (cd /work/wt-old && make .venv/.installed-stamp)
+    python tests/compare_trees.py --old /work/wt-old --new /work/main [--out /tmp/compare] [--repeat] [--brief]
+
+A tree takes about 4 minutes (most of it the CLI's start-ups); --repeat runs four trees.
 
 For each tree: a fresh data folder, `kazma users add` for the owner and a second user, that tree's
 `kazma serve` with the built-in offline model, the owner signed in through the printed login link (a
 browser's session and CSRF cookies, as tests/web_session.py does) and by API token (the TUI's way),
 then the same requests over HTTP: every route of /openapi.json (the script says which it missed), chats
-with turns, the time-travel routes and their refusals, about 60 slash commands through
+with turns, the time-travel routes and their refusals, about 130 slash commands through
 POST /api/chats/{id}/commands in English and Arabic, as the web and as the terminal; then the CLI. Each
 answer (status, content type, redirect, body) is kept with what naturally varies replaced by placeholders
 in order of first appearance (the same id is the same placeholder): ids, tokens, times, durations,
