@@ -40,7 +40,9 @@ class Parser(argparse.ArgumentParser):
     are of this class too). The words argparse writes itself ("usage:", a refused argument) stay
     its own English: it offers them only through gettext, which has no Arabic of them."""
 
-    def __init__(self, *, add_help: bool = True, **kwargs: Any) -> None:
-        super().__init__(add_help=False, **kwargs)
-        if add_help:
-            self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help=say("help_help"))
+    def __init__(self, **kwargs: Any) -> None:
+        # argparse's own -h, first as argparse puts it (before a parent's --data-dir), in our words
+        super().__init__(**kwargs)
+        for action in self._actions:
+            if isinstance(action, argparse._HelpAction):
+                action.help = say("help_help")

@@ -343,6 +343,22 @@ def test_every_help_text_of_the_kazma_command_is_a_catalogue_sentence_in_the_loc
     assert not [text for text in said if text not in entries]
 
 
+@pytest.mark.parametrize("command", [["users", "list"], ["serve"], ["maintain"], ["tui"], ["backup", "create"]])
+def test_a_commands_help_lists_its_help_option_first_as_argparse_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str],
+) -> None:
+    """With its words moved into the catalogue, -h came after --data-dir in every command that takes the
+    data folder ("usage: kazma users list [--data-dir DATA_DIR] [-h]"), unlike before and unlike argparse."""
+    from kazma_server.cli import parser
+
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    with pytest.raises(SystemExit):
+        parser().parse_args([*command, "--help"])
+    usage, options = capsys.readouterr().out.split("options:\n")
+    assert usage.startswith(f"usage: kazma {' '.join(command)} [-h] [--data-dir DATA_DIR]")
+    assert options.splitlines()[0].split() == ["-h,", "--help", "show", "this", "help", "and", "exit"]
+
+
 # one bad value of each kind pydantic tells apart, through the environment as an owner sets it
 BAD_SETTINGS = {
     "KAZMA_TIME_TRAVEL__MAX_SNAPSHOTS": "many", "KAZMA_SERVER__PORT": "0", "KAZMA_MODEL__PROVIDER": "nope",
