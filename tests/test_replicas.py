@@ -36,9 +36,10 @@ from kazma_core.users import FIRST_OWNER
 from tests.conftest import make_settings
 from tests.crash import killed_after as cut_after
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
+from tests.forked import start_kazma
 from tests.helpers import open_events
 from tests.test_restore_crash import prepared
-from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
+from tests.test_serve_bots import START_SECONDS, Serve, answer_to, free_port
 from tests.test_undo_crash import prepared as restored_chat
 from tests.test_undo_crash import seen
 
@@ -78,10 +79,7 @@ async def replica(
     folder = tmp_path / name
     folder.mkdir()
     data, out, err = folder / "data", folder / "serve.out", folder / "serve.err"
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        process = await asyncio.create_subprocess_exec(
-            KAZMA, "serve", "--data-dir", str(data), "--port", str(port), stdout=stdout, stderr=stderr, env=env,
-        )
+    process = await start_kazma(["serve", "--data-dir", str(data), "--port", str(port)], env, out, err)
     serve = Serve(f"http://127.0.0.1:{port}", data, env, process, out, err)
     try:
         async with httpx.AsyncClient(base_url=serve.url, trust_env=False) as http:
