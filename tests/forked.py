@@ -120,6 +120,6 @@ def _run(target: Callable[..., Any], args: tuple[Any, ...], env: dict[str, str],
         out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(out, fd)
         os.close(out)
-    sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False), write_through=True)  # noqa: SIM115
-    sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False), write_through=True)  # noqa: SIM115
+    sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False), encoding="utf-8", write_through=True)  # noqa: SIM115
+    sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False), encoding="utf-8", write_through=True)  # noqa: SIM115
     target(*args)
