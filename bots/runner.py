@@ -51,7 +51,9 @@ def chat_apps_leadership(core: Core) -> Leadership | None:
     """The leader lease of the exclusive bots when replicas share a database; None on SQLite."""
     if not database_url(core.settings):
         return None
-    return Leadership(core.replicas, LEADERSHIP)
+    server = core.settings.server
+    return Leadership(core.replicas, LEADERSHIP, ttl=server.leader_seconds, renew=server.leader_renew_seconds,
+                      check=server.leader_check_seconds)
 
 
 class Bots:

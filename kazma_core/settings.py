@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -79,6 +80,19 @@ class ServerSettings(_Section):
     public_url: str
     first_cleanup_seconds: int = Field(ge=0, le=86_400, description="The first daily clean-up runs this long after start")
     access_log: bool = Field(description="One line per request in the server's output")
+    # Replicas sharing a PostgreSQL database: the chat apps' leader (kazma_core/replicas/leader.py).
+    leader_seconds: int = Field(ge=2, le=3_600, description="The chat apps' leader row expires this long after its last renewal")
+    leader_renew_seconds: int = Field(ge=1, le=3_600, description="The leader renews its row this often (shorter than leader_seconds)")
+    leader_check_seconds: int = Field(ge=1, le=3_600, description="The other replicas look at the leader's row this often")
+
+    @field_validator("leader_renew_seconds")
+    @classmethod
+    def _renewed_before_it_expires(cls, renew: int, info: ValidationInfo) -> int:
+        # A renewal as slow as the expiry would let another replica lead while this one still does.
+        leader = info.data.get("leader_seconds")
+        if leader is not None and renew >= leader:
+            raise PydanticCustomError("renew_not_shorter", "", {"leader": leader})
+        return renew
 
 
 class AgentSettings(_Section):
@@ -296,13 +310,17 @@ _PROBLEMS = {
     "less_than_equal": "setting_out_of_range", "less_than": "setting_out_of_range",
     "literal_error": "setting_not_a_choice", "enum": "setting_not_a_choice",
     "dict_type": "setting_not_section", "model_type": "setting_not_section", "model_attributes_type": "setting_not_section",
+    "renew_not_shorter": "setting_renew_not_shorter",  # ServerSettings: the leader's renewal against its expiry
 }
+_OURS = {"renew_not_shorter"}
 
 
 def refused_value(name: str, first: Any) -> SettingsError:
     """The refusal of one value pydantic found wrong (the first of its errors): which setting, and
     what it expects, in the catalogue's words (`setting_invalid` for a kind not named above)."""
-    return refused_setting(_PROBLEMS.get(first["type"], "setting_invalid"), name, first.get("input"))
+    # pydantic's own refusals carry no parameter of ours; a refusal of ours (`_renewed_before_it_expires`) its ctx.
+    params = first.get("ctx") or {} if first["type"] in _OURS else {}
+    return refused_setting(_PROBLEMS.get(first["type"], "setting_invalid"), name, first.get("input"), **params)
 
 
 def _describe(err: ValidationError) -> SettingsError:

@@ -5,9 +5,11 @@ SIGKILLed right after the stage named, or from outside at a moment the test pick
     died = run_killed("restore-checkpoint", data, chat_id, "restore", step_id)   # blocks until it died
     child = start_killable(data, chat_id, "send", "sleep 30")                     # the test kills it
 
-`python -m tests.crash STAGE DATA_DIR USER CHAT ACTION [ARG]` is the child: ACTION is `restore`
-(ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG: the message).
-STAGE names a method; once it has returned, the child SIGKILLs itself (`none`: the test kills it).
+`child(STAGE, DATA_DIR, USER, CHAT, ACTION, ARG)` is the child, a process of its own forked from the
+worker's forkserver (tests/forked.py: the core imported once, not once a child; `kazma serve` is started
+the same way); `python -m tests.crash STAGE DATA_DIR USER CHAT ACTION ARG` runs it alone. ACTION is
+`restore` (ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG: the
+message). STAGE names a method; once it has returned, the child SIGKILLs itself (`none`: the test kills it).
 The stage table lives here only, so every crash test (test_restore_crash, test_undo_crash, test_replicas) cuts at the same places.
 """
 
@@ -17,14 +19,15 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.helpers import KAZMA, free_port
+from tests import forked
+from tests.forked import Forked
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CHILD_SECONDS = 120.0
@@ -78,39 +81,41 @@ def stages_sync() -> dict[str, tuple[Any, str]]:
     return {"first-file": (file_rewind, "_write")}
 
 
-def child_command(stage: str, data: Path, chat_id: str, action: str, arg: str = "", user: str = "ann") -> list[str]:
-    return [sys.executable, "-m", "tests.crash", stage, str(data), user, chat_id, action, arg]
+def _log(data: Path) -> Path:
+    return data.with_name(f"{data.name}-crash-child.log")
+
+
+def _child(stage: str, data: Path, chat_id: str, action: str, arg: str, env: dict[str, str] | None = None) -> Forked:
+    log = _log(data)
+    return forked.start(child, (stage, str(data), "ann", chat_id, action, arg), dict(os.environ) if env is None else env,
+                        log, log, cwd=ROOT)
 
 
 def run_killed(stage: str, data: Path, chat_id: str, action: str, arg: str = "") -> None:
     """Run the child to its death after `stage`; the test fails unless it died of SIGKILL there."""
-    child = subprocess.run(child_command(stage, data, chat_id, action, arg), cwd=ROOT, capture_output=True,
-                           text=True, timeout=CHILD_SECONDS, check=False)
-    assert child.returncode == -signal.SIGKILL, child.stderr
+    process = _child(stage, data, chat_id, action, arg)
+    returncode = process.wait_blocking(CHILD_SECONDS)
+    assert returncode == -signal.SIGKILL, _log(data).read_text(errors="replace")[-3000:]
 
 
 async def killed_after(stage: str, data: Path, chat_id: str, action: str, arg: str, env: dict[str, str],
                        timeout: float) -> None:
     """`run_killed` from an event loop, with the child's environment given (a replica's)."""
-    process = await asyncio.create_subprocess_exec(*child_command(stage, data, chat_id, action, arg), cwd=ROOT,
-                                                   env=env, stderr=asyncio.subprocess.PIPE)
-    _, err = await asyncio.wait_for(process.communicate(), timeout)
-    assert process.returncode == -signal.SIGKILL, err.decode()
+    process = _child(stage, data, chat_id, action, arg, env)
+    await asyncio.wait_for(process.wait(), timeout)
+    assert process.returncode == -signal.SIGKILL, _log(data).read_text(errors="replace")[-3000:]
 
 
-def start_killable(data: Path, chat_id: str, action: str, arg: str = "") -> subprocess.Popen[bytes]:
+def start_killable(data: Path, chat_id: str, action: str, arg: str = "") -> Forked:
     """The child, started with no stage: the test picks the moment and kills it."""
-    return subprocess.Popen(child_command("none", data, chat_id, action, arg), cwd=ROOT)
+    return _child("none", data, chat_id, action, arg)
 
 
-async def start_serve(data: Path, env: dict[str, str], log: Path) -> tuple[asyncio.subprocess.Process, str]:
+async def start_serve(data: Path, env: dict[str, str], log: Path) -> tuple[Forked, str]:
     """`kazma serve` on `data` in a process of its own (output appended to `log`), once it answers /healthz:
     the process, to SIGKILL, and its address, to drive over HTTP."""
     port = free_port()
-    with log.open("ab") as out:
-        process = await asyncio.create_subprocess_exec(
-            KAZMA, "serve", "--data-dir", str(data), "--port", str(port), stdout=out, stderr=out, env=env,
-        )
+    process = await forked.start_kazma(["serve", "--data-dir", str(data), "--port", str(port)], env, log, log)
     url = f"http://127.0.0.1:{port}"
     async with httpx.AsyncClient(base_url=url, trust_env=False) as http:
         deadline = asyncio.get_running_loop().time() + SERVE_START_SECONDS
@@ -152,7 +157,7 @@ def _die_after(owner: Any, name: str) -> None:
     setattr(owner, name, then_die)
 
 
-async def _child(data_dir: str, user_name: str, chat_id: str, action: str, arg: str) -> None:
+async def _act(data_dir: str, user_name: str, chat_id: str, action: str, arg: str) -> None:
     from kazma_core.core import Core
     from kazma_core.settings import load_settings
     from kazma_ui.thread_rewind import RewindService
@@ -171,12 +176,16 @@ async def _child(data_dir: str, user_name: str, chat_id: str, action: str, arg: 
         raise SystemExit(f"unknown action {action!r}")
 
 
-if __name__ == "__main__":
-    stage, data_dir, user_name, chat_id, action, arg = sys.argv[1:7]
+def child(stage: str, data_dir: str, user_name: str, chat_id: str, action: str, arg: str) -> None:
+    """The child: cut after (or before) the stage named, then do the action."""
     if stage in stages_before():
         _die_before(*stages_before()[stage])
     elif stage in stages_sync():
         _die_after_sync(*stages_sync()[stage])
     elif stage != "none":
         _die_after(*stages()[stage])
-    asyncio.run(_child(data_dir, user_name, chat_id, action, arg))
+    asyncio.run(_act(data_dir, user_name, chat_id, action, arg))
+
+
+if __name__ == "__main__":
+    child(*sys.argv[1:7])

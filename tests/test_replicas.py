@@ -36,15 +36,18 @@ from kazma_core.users import FIRST_OWNER
 from tests.conftest import make_settings
 from tests.crash import killed_after as cut_after
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
+from tests.forked import start_kazma
 from tests.helpers import open_events
 from tests.test_restore_crash import prepared
-from tests.test_serve_bots import KAZMA, START_SECONDS, Serve, answer_to, free_port
+from tests.test_serve_bots import START_SECONDS, Serve, answer_to, free_port
 from tests.test_undo_crash import prepared as restored_chat
 from tests.test_undo_crash import seen
 
 TG_TOKEN = "5550002222:AAH-replicas-test-token"
 ANN_TG = person(5557654321, "Ann")
 LEASE_SECONDS = 4  # agent.lease_seconds: a dead replica's chats are free about this long after
+# server.leader_*: the chat apps' leader row expires 3 s after its renewal (every 1 s); the others look every 1 s
+LEADER_SECONDS, LEADER_RENEW_SECONDS, LEADER_CHECK_SECONDS = 3, 1, 1
 TAKEOVER_SECONDS = 30.0  # the issue's bound for another replica to take the chat apps over
 WAIT_SECONDS = 20.0
 BIG = 9000  # characters: more than a PostgreSQL notification holds
@@ -59,7 +62,9 @@ def replica_env(tmp_path: Path, pg_url: str, **more: str) -> dict[str, str]:
     env.update(
         PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
         KAZMA_CONFIG=str(tmp_path / "no-user-file.toml"), KAZMA_DATABASE__URL=pg_url,
-        KAZMA_AGENT__LEASE_SECONDS=str(LEASE_SECONDS), **more,
+        KAZMA_AGENT__LEASE_SECONDS=str(LEASE_SECONDS), KAZMA_SERVER__LEADER_SECONDS=str(LEADER_SECONDS),
+        KAZMA_SERVER__LEADER_RENEW_SECONDS=str(LEADER_RENEW_SECONDS),
+        KAZMA_SERVER__LEADER_CHECK_SECONDS=str(LEADER_CHECK_SECONDS), **more,
     )
     return env
 
@@ -74,10 +79,7 @@ async def replica(
     folder = tmp_path / name
     folder.mkdir()
     data, out, err = folder / "data", folder / "serve.out", folder / "serve.err"
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        process = await asyncio.create_subprocess_exec(
-            KAZMA, "serve", "--data-dir", str(data), "--port", str(port), stdout=stdout, stderr=stderr, env=env,
-        )
+    process = await start_kazma(["serve", "--data-dir", str(data), "--port", str(port)], env, out, err)
     serve = Serve(f"http://127.0.0.1:{port}", data, env, process, out, err)
     try:
         async with httpx.AsyncClient(base_url=serve.url, trust_env=False) as http:
@@ -181,7 +183,7 @@ async def test_three_replicas_share_events_leases_the_clean_up_and_the_chat_apps
                     assert r.status_code == 409 and r.json()["error"] == "turn_running", r.text
 
                     # 3. Only one replica polls Telegram, and one answer comes per message.
-                    await asyncio.sleep(6)  # longer than a follower's look at the leader's row
+                    await asyncio.sleep(LEADER_CHECK_SECONDS + 1)  # longer than a follower's look at the leader's row
                     await telegram_turn(telegram, "hello from Telegram")
                     assert POLLING not in b.log() and POLLING not in c.log()
 

@@ -99,7 +99,7 @@ async def test_a_turn_killed_mid_way_is_closed_at_the_next_start_and_the_chat_go
         await asyncio.sleep(0.3)
     finally:
         child.kill()
-        child.wait(timeout=30)
+        await asyncio.wait_for(child.wait(), 30)
 
     core = await Core.open(make_settings(data))
     try:

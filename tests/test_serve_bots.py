@@ -30,6 +30,7 @@ import httpx
 from tests.fakes.discord_server import ALICE, DM, GENERAL, FakeDiscord, serve_fake_discord
 from tests.fakes.slack_server import FakeSlack, serve_fake_slack
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
+from tests.forked import Forked
 from tests.helpers import KAZMA, free_port
 
 T = TypeVar("T")
@@ -57,7 +58,7 @@ class Serve:
     url: str
     data_dir: Path
     env: dict[str, str]
-    process: asyncio.subprocess.Process
+    process: asyncio.subprocess.Process | Forked  # a process of its own either way (tests/forked.py)
     out: Path  # stdout: the login link, uvicorn's access lines
     err: Path  # stderr: uvicorn's and Kazma's log lines
 

@@ -12,6 +12,7 @@ import re
 import sqlite3
 import ssl
 import sys
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -20,6 +21,7 @@ import pytest
 from kazma_core.catalogue import sentence
 from kazma_core.settings import Settings
 from tests.conftest import Person, make_settings, user_file
+from tests.forked import start_kazma
 from tests.helpers import error_of, new_chat, say
 from tests.http_server import RunningServer, serve_kazma
 from tests.web_session import browser_client, login_url
@@ -34,17 +36,16 @@ HEADERS = {
 
 
 async def kazma(settings: Settings, *args: str, locale: str = "C.UTF-8") -> tuple[int, str, str]:
-    """Run `kazma <args> --data-dir <the folder>` in a process of its own, in this locale: (exit code, stdout, stderr)."""
+    """Run `kazma <args> --data-dir <the folder>` in a process of its own (forked: tests/forked.py), in this
+    locale: (exit code, stdout, stderr)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KAZMA_", "LC_", "LANG"))}
     env["KAZMA_CONFIG"] = os.environ["KAZMA_CONFIG"]
     env["LANG"] = locale
-    process = await asyncio.create_subprocess_exec(
-        KAZMA, *args, "--data-dir", str(settings.data_dir), env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), CLI_SECONDS)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    with tempfile.TemporaryDirectory() as folder:
+        out, err = Path(folder) / "out", Path(folder) / "err"
+        process = await start_kazma([*args, "--data-dir", str(settings.data_dir)], env, out, err)  # tests/forked.py
+        returncode = await asyncio.wait_for(process.wait(), CLI_SECONDS)
+        return returncode, out.read_text(), err.read_text()
 
 
 async def me(http: httpx.AsyncClient) -> int:

@@ -68,6 +68,7 @@ async def test_overrides_stored_in_kazma_db_apply_at_next_start(tmp_path: Path, 
         ("KAZMA_TIME_TRAVEL__RETENTION_DAYS", "-3", "time_travel.retention_days"),
         ("KAZMA_TIME_TRAVEL__ENABLED", "maybe", "time_travel.enabled"),
         ("KAZMA_SERVER__PORT", "70000", "server.port"),
+        ("KAZMA_SERVER__LEADER_RENEW_SECONDS", "20", "server.leader_renew_seconds = '20'"),  # not under leader_seconds
         ("KAZMA_MODEL__PROVIDER", "gpt", "model.provider"),
     ],
 )
@@ -80,6 +81,20 @@ def test_an_invalid_value_is_refused_naming_the_setting_and_what_is_allowed(
     assert named in refused.value.message
     assert "allowed:" in refused.value.message
     assert "\n" not in refused.value.message
+
+
+def test_the_chat_apps_leader_renews_its_row_before_it_expires(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    settings = load_settings(data_dir=str(tmp_path))
+    assert (settings.server.leader_seconds, settings.server.leader_renew_seconds, settings.server.leader_check_seconds) == (20, 10, 5)
+    monkeypatch.setenv("KAZMA_SERVER__LEADER_SECONDS", "8")
+    monkeypatch.setenv("KAZMA_SERVER__LEADER_RENEW_SECONDS", "8")
+    with pytest.raises(SettingsError) as refused:
+        load_settings(data_dir=str(tmp_path))
+    assert refused.value.message_id == "setting_renew_not_shorter_range"
+    assert refused.value.message.startswith("invalid setting server.leader_renew_seconds = '8':")
+    assert "server.leader_seconds (8)" in refused.value.message
+    monkeypatch.setenv("KAZMA_SERVER__LEADER_RENEW_SECONDS", "7")
+    assert load_settings(data_dir=str(tmp_path)).server.leader_renew_seconds == 7
 
 
 def test_an_override_is_checked_against_its_setting() -> None:

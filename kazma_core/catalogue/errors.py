@@ -572,6 +572,12 @@ _SETTING_PROBLEMS = {
         "invalid setting {setting}: it takes a whole number, not true or false",
         "قيمة غير مقبولة للإعداد {setting}: يأخذ عددًا صحيحًا، لا true أو false",
     ),
+    "setting_renew_not_shorter": Text(
+        "invalid setting {setting}: the leader must renew its row before it expires, more often than "
+        "server.leader_seconds ({leader})",
+        "قيمة غير مقبولة للإعداد {setting}: على القائد أن يجدّد صفّه قبل أن تنتهي مدّته، أي أقصر من "
+        "server.leader_seconds ({leader})",
+    ),
     "setting_whole_number_not_text": Text(
         "invalid setting {setting}: it takes a whole number, not text",
         "قيمة غير مقبولة للإعداد {setting}: يأخذ عددًا صحيحًا، لا نصًّا",

@@ -1,11 +1,12 @@
 """A leader among the replicas sharing one database: work that must run on one of them only.
 
 The leader holds a row of `leaders` (replicas/claims.py) and renews it every
-RENEW_SECONDS; the row expires LEADER_SECONDS after its last renewal. Every other replica
-looks every CHECK_SECONDS and takes the row once it expired, so the work moves within
-LEADER_SECONDS + CHECK_SECONDS (25 s) of the leader's death. A leader that cannot renew
-(the row taken, or the database out of reach until the row would have expired) stops its
-work at once: two replicas never both believe they lead, as long as their clocks agree.
+`server.leader_renew_seconds` (10 s); the row expires `server.leader_seconds` (20 s) after its
+last renewal. Every other replica looks every `server.leader_check_seconds` (5 s) and takes the
+row once it expired, so the work moves within leader_seconds + leader_check_seconds (25 s) of
+the leader's death. A leader that cannot renew (the row taken, or the database out of reach
+until the row would have expired) stops its work at once: two replicas never both believe they
+lead, as long as their clocks agree.
 """
 
 from __future__ import annotations
@@ -22,15 +23,10 @@ from kazma_core.stores.engine import DatabaseError
 
 log = logging.getLogger(__name__)
 
-LEADER_SECONDS = 20.0
-RENEW_SECONDS = 10.0
-CHECK_SECONDS = 5.0
-
 
 class Leadership:
     def __init__(
-        self, store: ReplicaStore, name: str, *, holder: str = REPLICA_ID,
-        ttl: float = LEADER_SECONDS, renew: float = RENEW_SECONDS, check: float = CHECK_SECONDS,
+        self, store: ReplicaStore, name: str, *, ttl: float, renew: float, check: float, holder: str = REPLICA_ID,
     ) -> None:
         self.store = store
         self.name = name
