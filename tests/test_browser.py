@@ -352,7 +352,13 @@ async def test_the_owner_sees_an_operator_alert_on_every_page_in_their_language_
     # Kept with its sentence's id: the owner who reads Arabic reads it in Arabic (it was kept in English only).
     await tab.click('a[data-set-lang="ar"]')
     await expect(tab.locator("#alerts .alert")).to_contain_text("لكن نص 3 رسالة محذوفة ما زال في snapshots.db")
+    await shot(tab, "alert-ar.png")
+    await tab.set_viewport_size({"width": 390, "height": 844})
+    await shot(tab, "alert-ar-phone.png")
+    await tab.set_viewport_size({"width": 1280, "height": 860})
     await tab.click('a[data-set-lang="en"]')
+    await expect(tab.locator("#alerts .alert")).to_contain_text("text of 3 deleted messages")
+    await shot(tab, "alert-en.png")
     await alert.get_by_role("button", name="Acknowledge").click()
     await expect(alert).to_have_count(0)
     await tab.reload()
