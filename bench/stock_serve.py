@@ -76,12 +76,12 @@ class StockCheckpointer(AsyncSqliteSaver):
             if shown is not None:
                 role, text = shown
                 conn.execute(
-                    "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) SELECT ?, ?, ?, ?, ?"
-                    " WHERE EXISTS (SELECT 1 FROM chats WHERE id = ?)",
-                    (thread_id, turn or 0, role, text if text is not None else message.text, time.time(), thread_id),
+                    "INSERT INTO transcript (chat_id, turn_index, role, text, created_at) SELECT $1, $2, $3, $4, $5"
+                    " WHERE EXISTS (SELECT 1 FROM chats WHERE id = $1)",
+                    (thread_id, turn or 0, role, text if text is not None else message.text, time.time()),
                 )
                 if role == "user":
-                    conn.execute("UPDATE chats SET last_turn = max(last_turn, ?) WHERE id = ?", (turn or 0, thread_id))
+                    conn.execute("UPDATE chats SET last_turn = max(last_turn, $1) WHERE id = $2", (turn or 0, thread_id))
 
     @contextlib.asynccontextmanager
     async def same_transaction(self, thread_id: str, also: Any = None, *, fork_from: str | None = None,
