@@ -9,7 +9,7 @@ from kazma_core.agent.graph import write_finished_turn
 from kazma_core.agent.stops import STOP_WAIT_SECONDS, StopRequests
 from kazma_core.errors import ApprovalPending, InvalidInput, NotFound
 from kazma_core.events import EventBus
-from kazma_core.replicas.leases import ASK_AGAIN, HOLDER_PREFIX, chat_lease
+from kazma_core.replicas.leases import ASK_AGAIN, chat_lease, held_here
 from kazma_core.replicas.relay import ask_replicas
 from kazma_core.retry import ask_until
 from kazma_core.rewind.keep import FORGOTTEN, TURN, UndoKeep
@@ -142,7 +142,7 @@ class ChatService:
         if await self.stops.request(chat_id):
             return True
         lease = await self.store.leases.lease(chat_id)
-        if lease is None or lease[1] != "turn" or lease[0].startswith(HOLDER_PREFIX):
+        if lease is None or lease[1] != "turn" or held_here(lease[0]):
             return False  # nothing runs, or this replica holds the chat but no turn of it is stoppable yet
         if not ask_replicas(self.events, "stop", chat_id):
             return False

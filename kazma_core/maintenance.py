@@ -40,7 +40,7 @@ from kazma_core.catalogue.errors import Said
 from kazma_core.errors import SettingsError
 from kazma_core.metrics import ALERTS_TOTAL
 from kazma_core.replicas.claims import ReplicaStore
-from kazma_core.replicas.identity import REPLICA_ID
+from kazma_core.replicas.identity import replica_id
 from kazma_core.rewind.keep import UndoKeep
 from kazma_core.rewind.rows import EXPIRED, RewindRows
 from kazma_core.settings import Settings, validate_override
@@ -244,7 +244,7 @@ class Maintenance:
         Replicas sharing a database each schedule it: the first to claim the (UTC) day runs it,
         the others skip that day (a failed pass is not run again by them: its alert says what to do)."""
         day = datetime.fromtimestamp(self.now(), UTC).date().isoformat()
-        if self.claims is not None and not await self.claims.claim_day(JOB_NAME, day, REPLICA_ID):
+        if self.claims is not None and not await self.claims.claim_day(JOB_NAME, day, replica_id()):
             log.info("clean-up: another replica runs the pass of %s", day)
             return None
         try:

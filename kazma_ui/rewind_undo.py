@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from kazma_core import crashpoints
 from kazma_core.core import Core
 from kazma_core.errors import NotFound
 from kazma_core.rewind.rows import EXPIRED, FORGOTTEN, READY, TURN, UNDONE, RewindRows, Undo
@@ -51,6 +52,7 @@ class Undos:
         put_back = undo.checkpoint_before is not None and await self.core.conversation.drop_after(
             chat_id, undo.checkpoint_before, self.rows.undo_writes(undo)
         )
+        crashpoints.passed("undo-checkpoint")
         if not put_back:
             await self.core.kept.drop(chat_id, EXPIRED)
             raise NotFound(message_id=f"undo_{EXPIRED}", reason=f"undo_{EXPIRED}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, AnyMessage, message_to_dict
 
+from kazma_core import crashpoints
 from kazma_core.agent.graph import write_finished_turn
 from kazma_core.core import Core
 from kazma_core.errors import (
@@ -361,6 +362,7 @@ class RewindService:
                 refuse_changed(changes, force)
                 attempt.checkpoint_before = await self.core.conversation.latest_id(chat_id)
                 messages = await self._step_messages(chat_id, head)
+                crashpoints.passed("restore-messages")
                 point = StepPoint(info.turn_index, info.iteration, ends_with_answer(messages))
                 restore_id = uuid.uuid4().hex
                 # What the files hold now, kept for the undo before anything is decided (a crash
@@ -382,6 +384,7 @@ class RewindService:
                         taken_back=self.rows.keep_rows(intent.id),
                     ):
                         await write_finished_turn(self.core.turns.graph, chat_id, strip_platform_ids(head.fields), messages)
+                    crashpoints.passed("restore-checkpoint")
                 # The files and the steps: what a crash leaves of it is finished at the next start.
                 removed = await self._finish(intent)
             attempt.detail = {"removed_steps": removed, "what": what, "files": [c.path for c in changes]}
@@ -423,6 +426,7 @@ class RewindService:
         pending = await self.core.store.cards.cards(chat_id, "pending")
         if pending:
             raise ApprovalPending(message_id="approval_pending", gates=[c.to_dict() for c in pending])
+        crashpoints.passed("checks")
 
     async def _finish(self, intent: Intent) -> int:
         """The restore's part outside kazma.db: the steps after it. Safe to run again after a crash."""

@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, async_playwright
 from prometheus_client import REGISTRY
 
 from kazma_core.core import Core
@@ -262,3 +264,24 @@ def pg_kazma_url(postgres_admin_url: str, kazma_template: str) -> Iterator[str]:
     `settings` of a test on PostgreSQL name it."""
     with fresh_database(postgres_admin_url, template=kazma_template) as url:
         yield url
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def chromium() -> AsyncIterator[Browser]:
+    """The worker's one browser (Playwright's driver and chromium, started once: about 1.5 s of CPU a
+    start); each test has contexts of its own in it, as a person's separate browser profiles."""
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install -y chromium).")
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=20_000)
+        try:
+            yield browser
+        finally:
+            await browser.close()

@@ -1,16 +1,17 @@
-"""The crash tests' one harness: a real process doing a real restore, undo or turn on a data folder,
-SIGKILLed right after the stage named, or from outside at a moment the test picks.
+"""The crash tests' one harness: `kazma serve` on a data folder, driven over HTTP from outside and
+SIGKILLed, either by itself at one of the product's named crash points (kazma_core/crashpoints.py) or
+by the test at a moment it picks.
 
-    process, url = await start_serve(data, env, log)   # `kazma serve`, driven over HTTP; the test SIGKILLs it
-    died = run_killed("restore-checkpoint", data, chat_id, "restore", step_id)   # blocks until it died
-    child = start_killable(data, chat_id, "send", "sleep 30")                     # the test kills it
+    process, url = await start_serve(data, env, log)                  # the test drives it and kills it
+    await run_killed("restore-checkpoint", data, chat_id, "restore", step_id)   # returns once it died there
+    server = await start_killable(data, chat_id, "send", "sleep 30")   # the request under way; the test kills it
 
-`child(STAGE, DATA_DIR, USER, CHAT, ACTION, ARG)` is the child, a process of its own forked from the
-worker's forkserver (tests/forked.py: the core imported once, not once a child; `kazma serve` is started
-the same way); `python -m tests.crash STAGE DATA_DIR USER CHAT ACTION ARG` runs it alone. ACTION is
-`restore` (ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG: the
-message). STAGE names a method; once it has returned, the child SIGKILLs itself (`none`: the test kills it).
-The stage table lives here only, so every crash test (test_restore_crash, test_undo_crash, test_replicas) cuts at the same places.
+ACTION is `restore` (ARG: the step), `restore-both` (the step, with its files), `undo`, or `send` (ARG:
+the message), each the request a person's client sends, as the chat's owner "ann" (a token made for her
+with `kazma users token` first). Every process is a fork of the worker's forkserver (tests/forked.py:
+the imports paid once, not once a start). The points are named in the product's code, not patched in:
+every crash test (test_restore_crash, test_undo_crash, test_files_crash, test_replicas) cuts at the
+same places, and a point that moves moves with the code.
 """
 
 from __future__ import annotations
@@ -19,96 +20,23 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from kazma_core.crashpoints import ENV as KILL_AT
+from kazma_core.crashpoints import POINTS
 from tests import forked
 from tests.forked import Forked
 from tests.helpers import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
 CHILD_SECONDS = 120.0
 SERVE_START_SECONDS = 60.0
 
 
-def stages() -> dict[str, tuple[Any, str]]:
-    """Where a child can be cut: (owner, name of the method after which it dies)."""
-    import kazma_ui.thread_rewind as rewind_module
-    from kazma_core.rewind.files import WorkspaceFiles
-    from kazma_core.rewind.rows import RewindRows
-    from kazma_core.stores.conversation_sql import SqlConversationStore
-    from kazma_core.stores.files_sql import SqlFileStore
-    from kazma_core.stores.snapshots_sql import SqlSnapshotStore
-    from kazma_ui.thread_rewind import RewindService
-
-    return {
-        # a restore with files: what the files hold kept for the undo (before anything commits), then
-        # the files on disk and marked (after the checkpoint), then the steps
-        "restore-files-kept": (WorkspaceFiles, "keep_for_undo"),
-        "restore-files": (SqlFileStore, "set_marks"),
-        # an undo with files: the steps back, then the files on disk and their marks as before
-        "undo-files": (SqlFileStore, "undone"),
-        "checks": (RewindService, "_refuse_pending"),
-        "restore-messages": (RewindService, "_step_messages"),
-        # the step written back, the later rows taken back and the intent commit together
-        "restore-checkpoint": (rewind_module, "write_finished_turn"),
-        "restore-steps": (SqlSnapshotStore, "keep_after"),
-        # the restore's checkpoint taken away, the rows put back and the undo's state: one transaction
-        "undo-checkpoint": (SqlConversationStore, "drop_after"),
-        "undo-steps": (SqlSnapshotStore, "put_back"),
-        "undo-done": (RewindRows, "undone"),
-        # a turn starting drops the undo: kazma.db's part, then the kept-aside steps
-        "turn-drops-undo": (SqlConversationStore, "drop_history"),
-    }
-
-
-def stages_before() -> dict[str, tuple[Any, str]]:
-    """Where a child can be cut before a method runs: (owner, name of the method it dies on calling)."""
-    from kazma_core.rewind.keep import UndoKeep
-
-    # a newer restore ended the undo and answered; the write-ahead logs are emptied after the answer
-    return {"undo-purge": (UndoKeep, "purge")}
-
-
-def stages_sync() -> dict[str, tuple[Any, str]]:
-    """Where a child can be cut after a plain function first returns: (owner, name of the function)."""
-    import kazma_core.rewind.files as file_rewind
-
-    # one file of a restore (or an undo) written, the others not yet
-    return {"first-file": (file_rewind, "_write")}
-
-
 def _log(data: Path) -> Path:
     return data.with_name(f"{data.name}-crash-child.log")
-
-
-def _child(stage: str, data: Path, chat_id: str, action: str, arg: str, env: dict[str, str] | None = None) -> Forked:
-    log = _log(data)
-    return forked.start(child, (stage, str(data), "ann", chat_id, action, arg), dict(os.environ) if env is None else env,
-                        log, log, cwd=ROOT)
-
-
-def run_killed(stage: str, data: Path, chat_id: str, action: str, arg: str = "") -> None:
-    """Run the child to its death after `stage`; the test fails unless it died of SIGKILL there."""
-    process = _child(stage, data, chat_id, action, arg)
-    returncode = process.wait_blocking(CHILD_SECONDS)
-    assert returncode == -signal.SIGKILL, _log(data).read_text(errors="replace")[-3000:]
-
-
-async def killed_after(stage: str, data: Path, chat_id: str, action: str, arg: str, env: dict[str, str],
-                       timeout: float) -> None:
-    """`run_killed` from an event loop, with the child's environment given (a replica's)."""
-    process = _child(stage, data, chat_id, action, arg, env)
-    await asyncio.wait_for(process.wait(), timeout)
-    assert process.returncode == -signal.SIGKILL, _log(data).read_text(errors="replace")[-3000:]
-
-
-def start_killable(data: Path, chat_id: str, action: str, arg: str = "") -> Forked:
-    """The child, started with no stage: the test picks the moment and kills it."""
-    return _child("none", data, chat_id, action, arg)
 
 
 async def start_serve(data: Path, env: dict[str, str], log: Path) -> tuple[Forked, str]:
@@ -130,62 +58,72 @@ async def start_serve(data: Path, env: dict[str, str], log: Path) -> tuple[Forke
             await asyncio.sleep(0.05)
 
 
-def _die_before(owner: Any, name: str) -> None:
-    async def die(*args: Any, **kwargs: Any) -> Any:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    setattr(owner, name, die)
-
-
-def _die_after_sync(owner: Any, name: str) -> None:
-    original = getattr(owner, name)
-
-    def then_die(*args: Any, **kwargs: Any) -> Any:
-        original(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    setattr(owner, name, then_die)
+async def _token(data: Path, env: dict[str, str]) -> str:
+    """A new API token of ann's, as an operator makes one: `kazma users token ann`."""
+    out = data.with_name(f"{data.name}-token.txt")
+    out.unlink(missing_ok=True)
+    process = await forked.start_kazma(["users", "token", "ann", "--data-dir", str(data)], env, out, _log(data))
+    assert await asyncio.wait_for(process.wait(), CHILD_SECONDS) == 0, _log(data).read_text(errors="replace")[-3000:]
+    return out.read_text().split()[-1]
 
 
-def _die_after(owner: Any, name: str) -> None:
-    original = getattr(owner, name)
-
-    async def then_die(*args: Any, **kwargs: Any) -> Any:
-        await original(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    setattr(owner, name, then_die)
-
-
-async def _act(data_dir: str, user_name: str, chat_id: str, action: str, arg: str) -> None:
-    from kazma_core.core import Core
-    from kazma_core.settings import load_settings
-    from kazma_ui.thread_rewind import RewindService
-
-    core = await Core.open(load_settings(data_dir=data_dir))
-    if action == "send":
-        await core.turns.send(chat_id, arg)
-        return
-    user = await core.store.users.user_by_name(user_name)
+def _request(http: httpx.AsyncClient, chat_id: str, action: str, arg: str) -> Any:
     if action in ("restore", "restore-both"):
-        await RewindService(core).restore(user, "test", chat_id, arg, what="both" if action == "restore-both" else "conversation")
-        await core.kept.purged()  # what the restore left to run after its answer
-    elif action == "undo":
-        await RewindService(core).undo(user, "test", chat_id)
-    else:
-        raise SystemExit(f"unknown action {action!r}")
+        return http.post("/api/replay/restore", json={
+            "thread_id": chat_id, "snapshot_id": arg, "what": "both" if action == "restore-both" else "conversation",
+        })
+    if action == "undo":
+        return http.post("/api/replay/undo", json={"thread_id": chat_id})
+    if action == "send":
+        return http.post(f"/api/chats/{chat_id}/messages", json={"text": arg})
+    raise AssertionError(f"unknown action {action!r}")
 
 
-def child(stage: str, data_dir: str, user_name: str, chat_id: str, action: str, arg: str) -> None:
-    """The child: cut after (or before) the stage named, then do the action."""
-    if stage in stages_before():
-        _die_before(*stages_before()[stage])
-    elif stage in stages_sync():
-        _die_after_sync(*stages_sync()[stage])
-    elif stage != "none":
-        _die_after(*stages()[stage])
-    asyncio.run(_act(data_dir, user_name, chat_id, action, arg))
+class Serving:
+    """`kazma serve` with one request under way (its task), read as the process: kill, wait, returncode."""
+
+    def __init__(self, process: Forked, http: httpx.AsyncClient, request: asyncio.Task[Any]) -> None:
+        self.process, self.http, self.request = process, http, request
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    async def wait(self) -> int:
+        code = await self.process.wait()
+        # The request ends with the server: its connection dropped (or its answer, had it come first).
+        await asyncio.gather(self.request, return_exceptions=True)
+        await self.http.aclose()
+        return code
 
 
-if __name__ == "__main__":
-    child(*sys.argv[1:7])
+async def _serving(point: str, data: Path, chat_id: str, action: str, arg: str, env: dict[str, str] | None) -> Serving:
+    env = {**(dict(os.environ) if env is None else env), KILL_AT: point}
+    token = await _token(data, {k: v for k, v in env.items() if k != KILL_AT})
+    process, url = await start_serve(data, env, _log(data))
+    http = httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"}, trust_env=False, timeout=CHILD_SECONDS)
+    return Serving(process, http, asyncio.ensure_future(_request(http, chat_id, action, arg)))
+
+
+async def run_killed(point: str, data: Path, chat_id: str, action: str, arg: str = "", env: dict[str, str] | None = None,
+                     timeout: float = CHILD_SECONDS) -> None:
+    """`kazma serve` on `data`, told to die at `point`, sent the action; returns once it died there (the
+    test fails unless it died of SIGKILL in time). `env`: the server's environment (a replica's)."""
+    assert point in POINTS, f"{point!r} is no crash point of kazma_core/crashpoints.py"
+    serving = await _serving(point, data, chat_id, action, arg, env)
+    try:
+        returncode = await asyncio.wait_for(serving.wait(), timeout)
+    finally:
+        if serving.returncode is None:
+            serving.kill()
+            await serving.wait()
+    assert returncode == -signal.SIGKILL, _log(data).read_text(errors="replace")[-3000:]
+
+
+async def start_killable(data: Path, chat_id: str, action: str, arg: str = "") -> Serving:
+    """`kazma serve` on `data` with the action's request under way and no crash point: the test picks
+    the moment and kills it."""
+    return await _serving("", data, chat_id, action, arg, None)

@@ -15,7 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+import pytest_asyncio
+from playwright.async_api import Browser, Page, expect
 
 from kazma_core.catalogue.errors import Said
 from kazma_core.settings import Settings
@@ -25,11 +26,8 @@ from tests.fakes.telegram_server import group_chat, person, serve_fake_telegram
 from tests.http_server import RunningServer, serve_kazma
 from tests.web_session import login_url
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
+
 STEP_MS = 10_000
 ARTIFACTS = Path(os.environ.get("KAZMA_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))
 SCREENSHOTS = ARTIFACTS / "screenshots"
@@ -88,19 +86,17 @@ class Web:
         return response.json()  # type: ignore[no-any-return]
 
 
-@pytest.fixture
-async def web(settings: Settings) -> AsyncIterator[Web]:
-    if not CHROMIUM.exists():
-        pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install -y chromium).")
-    async with serve_kazma(settings) as server, async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=20_000)
+@pytest_asyncio.fixture(loop_scope="session")
+async def web(settings: Settings, chromium: Browser) -> AsyncIterator[Web]:
+    async with serve_kazma(settings) as server:
         user, token = await server.add_user("olive", role="owner")
-        try:
-            async with server.client(token) as http:
-                running = Web(server, browser, user, http)
+        async with server.client(token) as http:
+            running = Web(server, chromium, user, http)
+            try:
                 yield running
-        finally:
-            await browser.close()
+            finally:
+                for context in chromium.contexts:  # the test's pages, closed before its server stops
+                    await context.close()
     assert not running.errors, running.errors  # no script of a page failed
 
 
@@ -367,13 +363,13 @@ async def test_the_owner_sees_an_operator_alert_on_every_page_in_their_language_
 
 
 async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chromium: Browser
 ) -> None:
     token, ann, forum = "5550001111:AAH-browser-token", person(5551234987, "Ann"), group_chat(-1001112223334, "Forum", forum=True)
     async with serve_fake_telegram(token) as telegram:
         monkeypatch.setenv("KAZMA_TELEGRAM__TOKEN", token)
         monkeypatch.setenv("KAZMA_TELEGRAM__BASE_URL", telegram.base_url)
-        async with serve_kazma(make_settings(tmp_path / "data")) as server, async_playwright() as playwright:
+        async with serve_kazma(make_settings(tmp_path / "data")) as server:
             await telegram.wait_for(lambda: telegram.called("getUpdates"))
             for text in ("@KazmaBot hello", "@KazmaBot calc 1+1"):
                 before = len(telegram.sent)
@@ -389,18 +385,18 @@ async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
             fork = await telegram.wait_for(lambda: [s for s in telegram.sent if "it continues in the topic" in s.text])
             fork_id = re.search(r"\?thread=(\w+)", fork[0].text)[1]  # type: ignore[index]
 
-            browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=20_000)
+            context = await chromium.new_context(locale="en-US")
             try:
                 user = await server.core.store.users.user_for_identity(f"telegram:{ann['id']}")
                 assert user is not None
-                page = await (await browser.new_context(locale="en-US")).new_page()
+                page = await context.new_page()
                 await page.goto(await login_url(server, user))
                 place = page.locator(f'a[data-thread="{fork_id}"] .lives-in')
                 await expect(place).to_have_text(f"in a Telegram topic: {topic.name}")
                 await expect(page.locator(f'a[data-thread="{source.id}"] .lives-in')).to_have_text("in Telegram")
                 await shot(page, "sidebar-fork-in-a-telegram-topic.png")
             finally:
-                await browser.close()
+                await context.close()
 
 
 async def test_sign_out_ends_the_session_and_shows_the_sign_in_page(web: Web) -> None:

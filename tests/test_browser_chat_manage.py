@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import Page, expect
 
 from tests.test_browser import Web, rows, send, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import DESK, PHONE, open_page, view_shot
 from tests.web_session import login_url
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
 
 
 def chat_titles(page: Page):  # type: ignore[no-untyped-def]

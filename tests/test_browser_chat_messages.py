@@ -10,10 +10,13 @@ import re
 from collections.abc import AsyncIterator
 
 import pytest
+import pytest_asyncio
 from playwright.async_api import Locator, Page, expect
 
 from tests.test_browser import Web, rows, send, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import DESK, PHONE, open_page, view_shot
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
 
 MARKDOWN = """**bold** and `inline`
 
@@ -90,7 +93,7 @@ ATTACKS = """<script>window.pwned = "script"</script>
 <svg onload="window.pwned = 'svg'"></svg> <object data="{remote}/object"></object>"""
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def remote() -> AsyncIterator[tuple[str, list[str]]]:
     """Another site, on the far side of the network: it notes every request that reaches it."""
     asked: list[str] = []

@@ -4,10 +4,13 @@ the person confirms it, named."""
 
 from __future__ import annotations
 
+import pytest
 from playwright.async_api import expect
 
 from tests.test_browser import Web, last_step_of_turn, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import DESK, open_page
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
 
 
 async def wrote(web: Web, chat: str, path: str, text: str) -> None:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import Locator, Page, expect
 
 from tests.test_browser import STEP_MS, Web, rows, shot, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import view_shot
 from tests.web_session import login_url
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
 
 PHONE = {"width": 390, "height": 844}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import langchain_openai  # noqa: F401  imported here, not while the server starts
 import pytest
+import pytest_asyncio
 from playwright.async_api import expect
 
 from kazma_core.settings import Settings
@@ -17,10 +18,12 @@ from tests.fakes.openai_server import SAID_FIRST, FakeOpenAI, serve_fake_openai
 from tests.test_browser import Web, rows, send, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import PHONE, open_page, view_shot
 
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
+
 KEY = "sk-test-0123456789"
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def fake() -> AsyncIterator[FakeOpenAI]:
     async with serve_fake_openai(KEY) as server:
         yield server

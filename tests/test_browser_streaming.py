@@ -15,6 +15,8 @@ from tests.conftest import make_settings
 from tests.test_browser import Web, rows, send, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import DESK, PHONE, open_page, view_shot
 
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
+
 QUESTION = "tell me **all** about green tea, black tea, white tea and oolong, one by one, slowly"
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import expect
 
 from tests.test_browser import Web, last_step_of_turn, shot, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import DESK, PHONE, open_page, view_shot
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
 
 ID32 = re.compile(r"\b[0-9a-f]{32}\b")
 

@@ -3,9 +3,12 @@ picking a step of a fork: a real browser (Debian's chromium) against the real se
 
 from __future__ import annotations
 
+import pytest
 from playwright.async_api import expect
 
 from tests.test_browser import Web, last_step_of_turn, web  # noqa: F401  (web is a fixture)
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
 
 RESTORED_UNDO = "This chat was restored to an earlier step (here or in another tab); it has been reloaded. · Undo"
 

@@ -53,7 +53,7 @@ async def test_a_killed_restore_with_files_leaves_both_as_they_were_or_both_rest
     data = tmp_path / "data"
     chat_id, step_id, folder, rows = await prepared(data)
     assert files_in(folder) == BEFORE
-    run_killed(stage, data, chat_id, "restore-both", step_id)
+    await run_killed(stage, data, chat_id, "restore-both", step_id)
 
     core, now = await after_start(data, chat_id)
     try:
@@ -90,7 +90,7 @@ async def test_a_killed_undo_of_a_restore_with_files_leaves_both_restored_or_bot
         assert files_in(folder) == RESTORED
     finally:
         await core.close()
-    run_killed(stage, data, chat_id, "undo")
+    await run_killed(stage, data, chat_id, "undo")
 
     core, now = await after_start(data, chat_id)
     try:

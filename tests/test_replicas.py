@@ -34,7 +34,7 @@ from kazma_core.replicas.leases import chat_lease
 from kazma_core.rewind.rows import RewindRows
 from kazma_core.users import FIRST_OWNER
 from tests.conftest import make_settings
-from tests.crash import killed_after as cut_after
+from tests.crash import run_killed
 from tests.fakes.telegram_server import FakeTelegram, person, private_chat, serve_fake_telegram
 from tests.forked import start_kazma
 from tests.helpers import open_events
@@ -317,8 +317,8 @@ async def test_an_undo_cut_on_a_killed_replica_is_finished_by_another_replicas_s
 
 async def killed_after(tmp_path: Path, pg_url: str, stage: str, chat: str, action: str, arg: str) -> None:
     """Replica A: a process on the shared database that runs Ann's restore or undo and kills itself
-    (SIGKILL) right after the stage named (the crash tests' child, tests/crash.py)."""
-    await cut_after(stage, tmp_path / "a", chat, action, arg, replica_env(tmp_path, pg_url), WAIT_SECONDS)
+    (SIGKILL) at the crash point named (tests/crash.py)."""
+    await run_killed(stage, tmp_path / "a", chat, action, arg, replica_env(tmp_path, pg_url), WAIT_SECONDS)
 
 
 @contextlib.asynccontextmanager

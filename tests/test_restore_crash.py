@@ -17,7 +17,7 @@ from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
 from tests.crash import run_killed, start_killable
 
-# A restore cut right after each of its stages (tests/crash.py holds the child and the stage table).
+# A restore cut right after each of its stages: the server dies at the crash point named (kazma_core/crashpoints.py).
 CUT_AT = {"checks": "checks", "messages": "restore-messages", "checkpoint": "restore-checkpoint", "steps": "restore-steps"}
 
 
@@ -41,7 +41,7 @@ async def prepared(data: Path, **settings: Any) -> tuple[str, str, list[tuple[in
 async def test_a_killed_restore_is_finished_or_undone_at_the_next_start(tmp_path: Path, stage: str) -> None:
     data = tmp_path / "data"
     chat_id, step_id, transcript, step_ids = await prepared(data)
-    run_killed(CUT_AT[stage], data, chat_id, "restore", step_id)
+    await run_killed(CUT_AT[stage], data, chat_id, "restore", step_id)
 
     core = await Core.open(make_settings(data))
     try:
@@ -86,7 +86,7 @@ async def test_a_turn_killed_mid_way_is_closed_at_the_next_start_and_the_chat_go
         await core.turns.send(chat.id, "hello")
     finally:
         await core.close()
-    child = start_killable(data, chat.id, "send", message)
+    child = await start_killable(data, chat.id, "send", message)
     try:
         # Wait until the turn is under way: its question is in the transcript and a step or the lease is there.
         for _ in range(600):
@@ -124,7 +124,7 @@ async def test_a_restore_cut_before_its_steps_holds_the_chat_until_it_is_finishe
     brought back messages the transcript no longer had."""
     data = tmp_path / "data"
     chat_id, step_id, transcript, step_ids = await prepared(data)
-    run_killed(CUT_AT["steps"], data, chat_id, "restore", step_id)
+    await run_killed(CUT_AT["steps"], data, chat_id, "restore", step_id)
     core = await Core.open(make_settings(data))
     try:
         assert await core.recover() == [chat_id]  # the dead process's lease is freed...

@@ -15,11 +15,11 @@ from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings
 from tests.crash import run_killed
 
-# An undo (or the turn that drops it) cut right after each of its stages (tests/crash.py holds the
-# child and the stage table).
+# An undo (or the turn or restore that drops it) cut right after each of its stages: the server dies at
+# the crash point named (kazma_core/crashpoints.py).
 CUT_AT = {"checks": "checks", "checkpoint": "undo-checkpoint", "steps": "undo-steps", "done": "undo-done",
           "turn": "turn-drops-undo",
-          "purge": "undo-purge"}
+          "purge": "restore-drops-undo"}
 
 
 async def seen(core: Core, chat_id: str) -> dict[str, Any]:
@@ -55,19 +55,19 @@ def kept_steps(data: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM kept_steps").fetchone()[0])
 
 
-def run_child(stage: str, data: Path, chat_id: str, what: str) -> None:
+async def run_child(stage: str, data: Path, chat_id: str, what: str) -> None:
     """The child undoes the restore (`undo`) or sends `what`, and dies right after `stage`."""
     if what == "undo":
-        run_killed(CUT_AT[stage], data, chat_id, "undo")
+        await run_killed(CUT_AT[stage], data, chat_id, "undo")
     else:
-        run_killed(CUT_AT[stage], data, chat_id, "send", what)
+        await run_killed(CUT_AT[stage], data, chat_id, "send", what)
 
 
 @pytest.mark.parametrize("stage", ["checks", "checkpoint", "steps", "done"])
 async def test_a_killed_undo_leaves_the_restore_or_the_undo_whole(tmp_path: Path, stage: str) -> None:
     data = tmp_path / "data"
     chat_id, before, restored = await prepared(data)
-    run_child(stage, data, chat_id, "undo")
+    await run_child(stage, data, chat_id, "undo")
 
     core = await Core.open(make_settings(data))
     try:
@@ -94,7 +94,7 @@ async def test_a_turn_killed_while_dropping_the_undo_leaves_no_kept_step(tmp_pat
     data = tmp_path / "data"
     chat_id, _, restored = await prepared(data)
     assert kept_steps(data) > 0
-    run_child("turn", data, chat_id, "hello again")
+    await run_child("turn", data, chat_id, "hello again")
 
     core = await Core.open(make_settings(data))
     try:
@@ -113,8 +113,8 @@ def files_holding(data: Path, text: str) -> list[str]:
 
 
 async def test_a_restore_killed_before_emptying_the_logs_leaves_them_emptied_by_the_next_start(tmp_path: Path) -> None:
-    """A newer restore ends the last one's undo and answers before the write-ahead logs are emptied
-    (that runs after the answer); killed then, what the first restore took back is still in the
+    """A newer restore ends the last one's undo; the write-ahead logs are emptied only after its
+    answer. Killed once the undo was dropped, what the first restore took back is still in the
     files, and the next start empties them."""
     data = tmp_path / "data"
     chat_id, _, restored = await prepared(data)
@@ -123,7 +123,7 @@ async def test_a_restore_killed_before_emptying_the_logs_leaves_them_emptied_by_
         target = [s for s in await core.snapshots.list_steps(chat_id) if s.turn_index == 2][-1]
     finally:
         await core.close()
-    run_killed(CUT_AT["purge"], data, chat_id, "restore", target.id)
+    await run_killed(CUT_AT["purge"], data, chat_id, "restore", target.id)
     assert files_holding(data, "coffee"), "killed before the purge: the given-up text is still in a file"
 
     core = await Core.open(make_settings(data))

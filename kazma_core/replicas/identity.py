@@ -12,8 +12,22 @@ import socket
 import uuid
 
 HOST = socket.gethostname()
-BOOT_ID = uuid.uuid4().hex[:12]
-REPLICA_ID = f"{HOST}:{os.getpid()}:{BOOT_ID}"
+_LIFE: tuple[int, str] = (0, "")  # (the process id, its boot id), drawn at the process's first ask
+
+
+def boot_id() -> str:
+    """This process's boot id, drawn the first time it is asked for. A process forked from one that
+    had drawn it draws its own: it is another replica (its pid tells)."""
+    global _LIFE  # noqa: PLW0603  (one per process)
+    pid = os.getpid()
+    if _LIFE[0] != pid:
+        _LIFE = (pid, uuid.uuid4().hex[:12])
+    return _LIFE[1]
+
+
+def replica_id() -> str:
+    """This process's name as the other replicas see it: host, process id and boot id."""
+    return f"{HOST}:{os.getpid()}:{boot_id()}"
 
 
 def replica_is_dead(replica: str) -> bool:
@@ -24,7 +38,7 @@ def replica_is_dead(replica: str) -> bool:
     if host != HOST or not pid.isdigit():
         return False
     if int(pid) == os.getpid():
-        return boot.split(":", 1)[0] != BOOT_ID
+        return boot.split(":", 1)[0] != boot_id()
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:

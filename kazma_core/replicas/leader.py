@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from kazma_core.replicas.claims import ReplicaStore
-from kazma_core.replicas.identity import REPLICA_ID
+from kazma_core.replicas.identity import replica_id
 from kazma_core.stores.engine import DatabaseError
 
 log = logging.getLogger(__name__)
@@ -26,11 +26,11 @@ log = logging.getLogger(__name__)
 
 class Leadership:
     def __init__(
-        self, store: ReplicaStore, name: str, *, ttl: float, renew: float, check: float, holder: str = REPLICA_ID,
+        self, store: ReplicaStore, name: str, *, ttl: float, renew: float, check: float, holder: str = "",
     ) -> None:
         self.store = store
         self.name = name
-        self.holder = holder
+        self.holder = holder or replica_id()
         self.ttl = ttl
         self.renew = renew
         self.check = check

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 
 from kazma_core.errors import TurnRunning
 from kazma_core.replicas import fence
-from kazma_core.replicas.identity import REPLICA_ID, replica_is_dead
+from kazma_core.replicas.identity import replica_id, replica_is_dead
 from kazma_core.retry import Backoff, ask_until
 from kazma_core.stores.engine import DatabaseError
 from kazma_core.stores.interfaces import Also
@@ -25,7 +25,6 @@ from kazma_core.stores.leases_sql import LeaseStore
 
 log = logging.getLogger(__name__)
 
-HOLDER_PREFIX = f"{REPLICA_ID}:"
 ASK_AGAIN = Backoff(first=0.01, most=0.2)  # a turn's end frees the lease at once: ask again soon
 
 
@@ -37,10 +36,15 @@ _HELD: set[str] = set()
 _LEFT: set[str] = set()
 
 
+def held_here(holder: str) -> bool:
+    """True when the lease's holder is a task of this process."""
+    return holder.startswith(f"{replica_id()}:")
+
+
 def holder_is_dead(holder: str) -> bool:
     """True when the lease's holder is known to be gone (see replica_is_dead); a holder on
     another host is never guessed dead: only its lease's expiry frees its chats."""
-    if holder.startswith(HOLDER_PREFIX):
+    if held_here(holder):
         return holder not in _HELD
     return replica_is_dead(holder)
 
@@ -63,7 +67,7 @@ async def chat_lease(
     """Hold the chat's lease for the block, or raise TurnRunning (after waiting up to `wait` s);
     `finishing`: to finish a restore a crash or an outage cut; `also`: what the holder reads as it
     takes the lease (LeaseStore.acquire_lease)."""
-    holder = HOLDER_PREFIX + uuid.uuid4().hex
+    holder = f"{replica_id()}:{uuid.uuid4().hex}"
     _HELD.add(holder)  # before it can be in the table: a sweep must never see it as ended
     asked = time.time()  # the lease, once taken, expires ttl after this at the earliest
     try:

@@ -41,7 +41,7 @@ import psycopg
 from psycopg import sql
 
 from kazma_core.events import Event, EventBus
-from kazma_core.replicas.identity import REPLICA_ID
+from kazma_core.replicas.identity import replica_id
 from kazma_core.settings import Settings
 from kazma_core.stores.backends import APP_SCHEMA, database_url
 from kazma_core.stores.postgres import redact
@@ -81,11 +81,11 @@ class EventRelay:
     # sending ------------------------------------------------------------------------------
     def send(self, chat_id: str, type_: str, data: dict[str, Any]) -> None:
         """Queue an event of this replica for the others (called from publish, which does not wait)."""
-        self._queue({"o": REPLICA_ID, "c": chat_id, "t": type_, "d": data})
+        self._queue({"o": replica_id(), "c": chat_id, "t": type_, "d": data})
 
     def ask(self, what: str, chat_id: str) -> None:
         """Queue a request about a chat for the other replicas (in order with the events sent before it)."""
-        self._queue({"o": REPLICA_ID, "a": what, "c": chat_id})
+        self._queue({"o": replica_id(), "a": what, "c": chat_id})
 
     def _queue(self, message: dict[str, Any]) -> None:
         # Numbered: PostgreSQL delivers identical notifications sent in one transaction once, and a
@@ -138,7 +138,7 @@ class EventRelay:
                         )
                         row = await cur.fetchone()
                         assert row is not None
-                        ref = orjson.dumps({"o": REPLICA_ID, "r": row[0]}).decode()
+                        ref = orjson.dumps({"o": replica_id(), "r": row[0]}).decode()
                         # Delivered at commit: the row is there when the others read it.
                         await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, ref))
                     return
@@ -196,7 +196,7 @@ class EventRelay:
         except orjson.JSONDecodeError:
             log.warning("a notification on %s that is not a Kazma event was ignored", CHANNEL)
             return
-        if message.get("o") == REPLICA_ID:
+        if message.get("o") == replica_id():
             return  # our own, published here already
         if "r" in message:
             message = await self._fetch(int(message["r"]))

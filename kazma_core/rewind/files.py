@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kazma_core import crashpoints
 from kazma_core.agent.tools import workspace_path
 from kazma_core.stores import bodies
 from kazma_core.stores.files_sql import NO_FILE, FileState, SqlFileStore, encode
@@ -75,6 +76,7 @@ def _write(workspace: Path, path: str, data: bytes | None) -> None:
     target = workspace_path(workspace, path)
     if data is None:
         target.unlink(missing_ok=True)
+        crashpoints.passed("first-file")
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".kazma-restore-")
@@ -85,6 +87,7 @@ def _write(workspace: Path, path: str, data: bytes | None) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    crashpoints.passed("first-file")
 
 
 def write_files(workspace: Path, contents: Iterable[tuple[str, bytes | None]]) -> None:
@@ -129,6 +132,7 @@ class WorkspaceFiles:
         """What the files hold now, kept for the restore's undo; each file's base (for a mark it has not yet)."""
         await self.store.keep_for_undo(chat_id, restore_id, [(c.path, c.disk, c.mark_n) for c in changes])
         rows = {path: before_n for path, before_n, _ in await self.store.undo_rows(chat_id, restore_id)}
+        crashpoints.passed("restore-files-kept")
         return {c.path: c.base_n if c.mark_n is not None else rows[c.path] for c in changes}
 
     async def put(self, chat_id: str, workspace: Path, entries: list[list[object]]) -> None:
@@ -138,6 +142,7 @@ class WorkspaceFiles:
         contents = await self.store.contents(chat_id, {to_n for _, to_n, _ in wanted})
         await asyncio.to_thread(write_files, workspace, [(p, contents.get(to_n)) for p, to_n, _ in wanted])
         await self.store.set_marks(chat_id, [(p, base_n, to_n) for p, to_n, base_n in wanted])
+        crashpoints.passed("restore-files")
 
     async def put_back(self, chat_id: str, restore_id: str, workspace: Path) -> int:
         """An undo's files: each as it was before the restore, then the marks too. Running it again changes nothing."""
@@ -146,6 +151,7 @@ class WorkspaceFiles:
             contents = await self.store.contents(chat_id, {before_n for _, before_n, _ in rows})
             await asyncio.to_thread(write_files, workspace, [(p, contents.get(n)) for p, n, _ in rows])
         await self.store.undone(chat_id, restore_id)
+        crashpoints.passed("undo-files")
         return len(rows)
 
     async def changed_since_restore(self, chat_id: str, restore_id: str, workspace: Path) -> list[str]:

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from kazma_core import crashpoints
 from kazma_core.errors import NotFound, TurnRunning
 from kazma_core.events import EventBus
 from kazma_core.replicas.leases import chat_lease
@@ -59,6 +60,7 @@ class RewindFinisher:
         removed = 0
         if intent.payload.get("what", "conversation") != "files":
             removed = await self.snapshots.keep_after(intent.chat_id, intent.step_id, intent.id)
+            crashpoints.passed("restore-steps")
         await self.rows.finish_intent(intent.id)
         return removed
 
@@ -66,10 +68,12 @@ class RewindFinisher:
         """The undo's steps put back, its files as before the restore, then its row marked undone.
         Safe to run again. Returns (steps, files) put back."""
         back = await self.snapshots.put_back(undo.chat_id, undo.restore_id)
+        crashpoints.passed("undo-steps")
         files = 0
         if await self.snapshots.files.undo_rows(undo.chat_id, undo.restore_id):
             files = await self.files.put_back(undo.chat_id, undo.restore_id, await self.workspace(undo.chat_id))
         await self.rows.undone(undo)
+        crashpoints.passed("undo-done")
         return back, files
 
     async def finish_cut(self, wait: float = 0.0) -> list[str]:

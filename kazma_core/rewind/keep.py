@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from kazma_core import crashpoints
 from kazma_core.errors import StoreUnavailable
 from kazma_core.rewind.rows import FORGOTTEN, TURN, RewindRows
 from kazma_core.stores.interfaces import ConversationStore
@@ -52,6 +53,7 @@ class UndoKeep:
             return False
         if not await self.conversation.drop_history(chat_id, self.rows.give_up(chat_id, why)):
             return False
+        crashpoints.passed("restore-drops-undo" if purge_later else "turn-drops-undo")
         await self.snapshots.drop_kept(chat_id)
         if purge_later:
             self.purge_soon()
