@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kazma_core.core import Core
+from kazma_core.crashpoints import POINTS
 from kazma_core.errors import TurnRunning
 from kazma_core.rewind.rows import RewindRows
 from kazma_ui.thread_rewind import RewindService
@@ -138,3 +139,15 @@ async def test_a_restore_cut_before_its_steps_holds_the_chat_until_it_is_finishe
         assert [(r.turn_index, r.role, r.text) for r in await core.store.transcript.transcript(chat_id)][:4] == transcript[:4]
     finally:
         await core.close()
+
+
+def test_every_crash_point_is_passed_once_in_the_code_and_cut_at_by_a_crash_test() -> None:
+    """A point renamed, moved out of the code or no longer cut at by any test is caught here, not by a
+    crash test that waits for a server that never dies."""
+    root = Path(__file__).resolve().parents[1]
+    code = "".join(p.read_text() for folder in ("kazma_core", "kazma_ui") for p in sorted((root / folder).rglob("*.py")))
+    tests = "".join(p.read_text() for p in sorted((root / "tests").glob("test_*.py")))
+    for point in POINTS:
+        # once as the only argument, or as one of a conditional's two
+        assert code.count(f'crashpoints.passed("{point}")') + code.count(f'"{point}" if') + code.count(f'else "{point}")') == 1, point
+        assert f'"{point}"' in tests, f"no crash test cuts at {point}"

@@ -76,17 +76,16 @@ def _write(workspace: Path, path: str, data: bytes | None) -> None:
     target = workspace_path(workspace, path)
     if data is None:
         target.unlink(missing_ok=True)
-        crashpoints.passed("first-file")
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".kazma-restore-")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".kazma-restore-")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
     crashpoints.passed("first-file")
 
 
