@@ -381,7 +381,7 @@ class RewindService:
                     # The step written back, the later rows taken back and the intent: one transaction.
                     async with self.core.conversation.same_transaction(
                         chat_id, self.rows.restore_writes(intent, point, undo_seconds), rewind=True,
-                        taken_back=self.rows.keep_rows(intent.id),
+                        taken_back=self.rows.keep_rows(intent.id), last_turn_rows=True,
                     ):
                         await write_finished_turn(self.core.turns.graph, chat_id, strip_platform_ids(head.fields), messages)
                     crashpoints.passed("restore-checkpoint")
@@ -496,7 +496,7 @@ class RewindService:
             counted: list[int] = []
             writes = self.rows.fork_writes(new_id, user.id, title, chat_id, info.id, point, counted)
             async with self.core.conversation.same_transaction(
-                new_id, writes, fork_from=chat_id, rewind=True
+                new_id, writes, fork_from=chat_id, rewind=True, last_turn_rows=True
             ):
                 await write_finished_turn(self.core.turns.graph, new_id, strip_platform_ids(head.fields), messages)
             chat = await self.core.store.chats.get_chat(new_id)

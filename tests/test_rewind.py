@@ -362,3 +362,35 @@ async def test_a_deleted_chat_leaves_no_text_in_any_database_file(core: Core, ch
         for name in (path, path.with_name(path.name + "-wal")):
             if name.exists():
                 assert secret.encode() not in name.read_bytes(), name
+
+
+async def test_a_step_holding_an_ending_the_transcript_never_showed_restores_and_forks_with_it_shown(
+    core: Core, chat: Chat, user: User, rewind: RewindService
+) -> None:
+    """Regression (the chaos test, seed 865910): a turn's closing step is saved just before its
+    checkpoint, and a database outage or a lost lease can keep that checkpoint from committing; the
+    step then holds an ending (a stop's note, an answer) that no transcript row shows. A restore to
+    it put the ending in the agent's state, not in the transcript: the two disagreed from then on."""
+    await core.turns.send(chat.id, "hello")
+    await core.turns.send(chat.id, "calc 2+2")
+    target = await step_of(core, chat.id, 2)
+    # What the lost checkpoint leaves: the answer's row was never written.
+    await core.store.db.tx(lambda c: c.execute(
+        "DELETE FROM transcript WHERE chat_id = $1 AND turn_index = 2 AND role = 'assistant'", (chat.id,)))
+    assert [role for _, role, _ in await rows(core, chat.id)] == ["user", "assistant", "user"]
+
+    async def agree(chat_id: str) -> list[tuple[int, str, str]]:
+        state = await core.turns.graph.aget_state(core.turns.config(chat_id))
+        shown = [m.content for m in state.values["messages"] if m.type == "human" or (m.type == "ai" and not m.tool_calls)]
+        transcript = await rows(core, chat_id)
+        assert [text for _, _, text in transcript] == shown
+        return transcript
+
+    await rewind.restore(user, "test", chat.id, target)
+    restored = await agree(chat.id)
+    assert [(turn, role) for turn, role, _ in restored] == [(1, "user"), (1, "assistant"), (2, "user"), (2, "assistant")]
+    assert "4" in restored[-1][2]
+    forked = await rewind.fork(user, "test", chat.id, target)
+    assert await agree(forked.chat_id) == restored
+    assert (await core.turns.send(chat.id, "and now?")).status == "done"
+    await agree(chat.id)

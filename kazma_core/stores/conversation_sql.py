@@ -121,6 +121,7 @@ class _Bundle:
     derive: bool = True  # False: the caller writes the transcript rows itself (`also`)
     follow: bool = False  # the transcript follows the state back: rows of messages it no longer holds go
     taken_back: TakenBack | None = None  # where they go (deleted unless the caller keeps them)
+    last_turn_rows: bool = False  # the state's last turn's shown messages that have no row get one
     done: bool = False
 
 
@@ -143,6 +144,7 @@ class _PutJob:
     joins: str | None = None  # a fork: the chat whose body space it joins
     follow: bool = False
     taken_back: TakenBack | None = None
+    last_turn_rows: bool = False
     written: dict[int, tuple[int, int, Any, str | None]] = field(default_factory=dict)
     runs: Runs = field(default_factory=list)
     msg_bytes: int = 0
@@ -290,15 +292,20 @@ class SqlConversationStore(ConversationStore):
     @contextlib.asynccontextmanager
     async def same_transaction(
         self, thread_id: str, also: Also | None = None, *, fork_from: str | None = None, rewind: bool = False,
-        taken_back: TakenBack | None = None,
+        taken_back: TakenBack | None = None, last_turn_rows: bool = False,
     ) -> AsyncIterator[None]:
         """Make `also` commit with the next checkpoint put of `thread_id` in this task; with
         `fork_from`, that put may take its messages from that chat's newest checkpoint by
         reference. With `rewind` (a restore, a fork), the put adds no transcript row, and the
         rows of messages the new state no longer holds are taken back with it (given to
-        `taken_back` by id, which may keep them, in the same transaction; deleted otherwise)."""
+        `taken_back` by id, which may keep them, in the same transaction; deleted otherwise). With
+        `last_turn_rows` (a restore, a fork: the state is a step's), the shown messages of the state's
+        last turn that have no row get one: a step can hold a turn's ending the transcript never
+        showed (saved just before a checkpoint a database outage or a lost lease kept from
+        committing), and the transcript must then show what the state holds."""
         source = self._held.get((fork_from, "")) if fork_from is not None else None
-        bundle = _Bundle(thread_id, also, source, fork_from, derive=not rewind, follow=rewind, taken_back=taken_back)
+        bundle = _Bundle(thread_id, also, source, fork_from, derive=not rewind, follow=rewind, taken_back=taken_back,
+                         last_turn_rows=last_turn_rows)
         token = _BUNDLE.set(bundle)
         try:
             yield
@@ -532,6 +539,7 @@ class SqlConversationStore(ConversationStore):
             messages, base, bundle.also if bundle else None, turn if isinstance(turn, int) else None,
             bundle.derive if bundle else True, bundle.source_thread if bundle else None,
             bundle.follow if bundle else False, bundle.taken_back if bundle else None,
+            bundle.last_turn_rows if bundle else False,
         )
         if messages is not None and thread_id in self._written:
             job.written = self._written.pop(thread_id)
@@ -616,6 +624,10 @@ class SqlConversationStore(ConversationStore):
             msg_bytes = job.msg_bytes = shared_bytes + new_bytes
             if job.checkpoint_ns == "" and job.derive:
                 self._derive_rows(conn, job, new, numbers)
+            elif job.checkpoint_ns == "" and job.last_turn_rows:
+                last = next((i for i in range(len(job.messages) - 1, -1, -1) if isinstance(job.messages[i], HumanMessage)), 0)
+                tail = range(last, len(job.messages))
+                self._derive_rows(conn, job, [job.messages[i] for i in tail], [bodies.runs_at(job.runs, i) or 0 for i in tail])
             if job.checkpoint_ns == "" and job.follow:
                 self._follow_rows(conn, job.thread_id, job.runs, job.taken_back)
         type_, blob = _packed(*self.serde.dumps_typed({**job.checkpoint, "channel_values": values}))
