@@ -33,10 +33,6 @@ async def arabic_phone(web: Web, chat: str) -> Page:
     return page
 
 
-async def opacity(node: Locator) -> str:
-    return await node.locator(".msg-actions").evaluate("(n) => getComputedStyle(n).opacity")  # type: ignore[no-any-return]
-
-
 async def test_hovering_a_message_shows_its_actions_and_an_edit_makes_a_version_switched_in_place(web: Web) -> None:
     chat = await web.chat("tea", "remember: tea is good", "hello")
     page = await web.page(f"/?thread={chat}")
@@ -44,7 +40,7 @@ async def test_hovering_a_message_shows_its_actions_and_an_edit_makes_a_version_
     await expect(answer.locator(".msg-action")).to_have_text(["Copy", "Regenerate", "Rewind to here", "Fork from here"])
     await expect(question.locator(".msg-action")).to_have_text(["Copy", "Edit", "Rewind to here", "Fork from here"])
     await page.mouse.move(0, 0)
-    assert await opacity(answer) == "0"  # out of the way until wanted
+    await expect(answer.locator(".msg-actions")).to_have_css("opacity", "0")  # out of the way until wanted
     await answer.hover()
     await expect(answer.locator(".msg-actions")).to_have_css("opacity", "1")
 
@@ -123,7 +119,7 @@ async def test_on_a_phone_a_long_press_shows_the_actions_in_arabic(web: Web) -> 
     page = await arabic_phone(web, chat)
     answer = message(page, "assistant", 1)
     await expect(answer.locator(".msg-action")).to_have_text(["نسخ", "إعادة التوليد", "الرجوع إلى هنا", "التفريع من هنا"])
-    assert await opacity(answer) == "0"
+    await expect(answer.locator(".msg-actions")).to_have_css("opacity", "0")
     await answer.locator(".msg-body").dispatch_event("pointerdown", {"pointerType": "touch", "isPrimary": True})
     await expect(answer).to_have_class(re.compile("show-actions"))
     await expect(answer.locator(".msg-actions")).to_have_css("opacity", "1")
