@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-# The browser tests drive Debian's chromium (playwright cannot download its own here).
-CHROMIUM := /usr/bin/chromium
+# The browser tests drive Debian's chromium (playwright cannot download its own here), as its
+# headless shell: the same engine without the windowed browser's own UI, which Playwright itself
+# runs for headless tests. The whole browser in headless mode took 1.7x the wall time and 1.6x the
+# CPU on the 61 browser tests (129 s against 75 s, two workers, same run).
+CHROMIUM := /usr/bin/chromium-headless-shell
 # The PostgreSQL tests start a private server from Debian's binaries (tests/postgres.py) unless
 # KAZMA_TEST_DATABASE_URL names one. Debian puts them under the major version, whichever it is;
 # the placeholder path, never a file, makes the install run when none is there.
@@ -30,7 +33,7 @@ $(STAMP): pyproject.toml
 
 $(CHROMIUM):
 	$(SUDO) apt-get update
-	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium-headless-shell
 
 $(INITDB):
 	$(SUDO) apt-get update

@@ -266,7 +266,7 @@ def pg_kazma_url(postgres_admin_url: str, kazma_template: str) -> Iterator[str]:
         yield url
 
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path("/usr/bin/chromium-headless-shell")  # Debian's package of that name (the Makefile says why)
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -278,7 +278,7 @@ async def chromium() -> AsyncIterator[Browser]:
     """The worker's one browser (Playwright's driver and chromium, started once: about 1.5 s of CPU a
     start); each test has contexts of its own in it, as a person's separate browser profiles."""
     if not CHROMIUM.exists():
-        pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install -y chromium).")
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (apt-get install -y chromium-headless-shell).")
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=20_000)
         try:

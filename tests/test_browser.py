@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from kazma_core.catalogue.errors import Said
 from kazma_core.settings import Settings
@@ -29,10 +29,21 @@ from tests.web_session import login_url
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
 
 STEP_MS = 10_000
+# A page's load (its scripts, styles, a first fetch) waits longer than a step: under `make test`
+# the two cores run four workers' servers and browsers, and a reload once took over 10 s on CI.
+LOAD_MS = 30_000
 ARTIFACTS = Path(os.environ.get("KAZMA_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))
 SCREENSHOTS = ARTIFACTS / "screenshots"
 
 expect.set_options(timeout=STEP_MS)
+
+
+async def new_context(browser: Browser, **options: Any) -> BrowserContext:
+    """A new browser profile whose steps wait at most STEP_MS, and page loads LOAD_MS."""
+    context = await browser.new_context(**options)
+    context.set_default_timeout(STEP_MS)
+    context.set_default_navigation_timeout(LOAD_MS)
+    return context
 
 
 @dataclass
@@ -47,8 +58,7 @@ class Web:
 
     async def page(self, path: str = "/", locale: str = "en-US") -> Page:
         """A new browser signed in through the login link, then at `path`."""
-        context = await self.browser.new_context(locale=locale, viewport={"width": 1280, "height": 860})
-        context.set_default_timeout(STEP_MS)
+        context = await new_context(self.browser, locale=locale, viewport={"width": 1280, "height": 860})
         page = await context.new_page()
         self.watch(page)
         await page.goto(await login_url(self.server, self.user))
@@ -385,7 +395,7 @@ async def test_the_sidebar_shows_a_fork_made_in_telegram_living_in_its_topic(
             fork = await telegram.wait_for(lambda: [s for s in telegram.sent if "it continues in the topic" in s.text])
             fork_id = re.search(r"\?thread=(\w+)", fork[0].text)[1]  # type: ignore[index]
 
-            context = await chromium.new_context(locale="en-US")
+            context = await new_context(chromium, locale="en-US")
             try:
                 user = await server.core.store.users.user_for_identity(f"telegram:{ann['id']}")
                 assert user is not None

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.test_browser import Web, rows, send, web  # noqa: F401  (web is a fixture)
+from tests.test_browser import Web, new_context, rows, send, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import DESK, PHONE, open_page, view_shot
 from tests.web_session import login_url
 
@@ -133,7 +133,7 @@ async def test_on_a_phone_the_chat_list_is_a_drawer_over_the_chat(web: Web) -> N
 
 async def test_dark_mode_follows_the_browser_and_the_switch_overrides_it(web: Web) -> None:
     await web.chat("Night", "calc 3+3")
-    context = await web.browser.new_context(color_scheme="dark", viewport=DESK)  # type: ignore[arg-type]
+    context = await new_context(web.browser, color_scheme="dark", viewport=DESK)
     page = await context.new_page()
     web.watch(page)
     await page.goto(await login_url(web.server, web.user))

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.test_browser import STEP_MS, Web, rows, send, shot, web  # noqa: F401  (web is a fixture)
+from tests.test_browser import STEP_MS, Web, new_context, rows, send, shot, web  # noqa: F401  (web is a fixture)
 from tests.web_session import login_url
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the worker's one browser runs on the session's loop (test_browser.chromium)
@@ -18,8 +18,7 @@ DESK = {"width": 1280, "height": 850}
 
 
 async def open_page(web: Web, path: str, viewport: dict[str, int], locale: str = "en-US") -> Page:
-    context = await web.browser.new_context(locale=locale, viewport=viewport)  # type: ignore[arg-type]
-    context.set_default_timeout(STEP_MS)
+    context = await new_context(web.browser, locale=locale, viewport=viewport)
     page = await context.new_page()
     web.watch(page)
     await page.goto(await login_url(web.server, web.user))

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.async_api import Locator, Page, expect
 
-from tests.test_browser import STEP_MS, Web, rows, shot, web  # noqa: F401  (web is a fixture)
+from tests.test_browser import STEP_MS, Web, new_context, rows, shot, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import view_shot
 from tests.web_session import login_url
 
@@ -24,8 +24,7 @@ def message(page: Page, role: str, n: int = 0) -> Locator:
 
 async def arabic_phone(web: Web, chat: str) -> Page:
     """The chat in Arabic on a phone (a touch screen), signed in through the login link."""
-    context = await web.browser.new_context(locale="ar", viewport=PHONE, has_touch=True, is_mobile=True)  # type: ignore[arg-type]
-    context.set_default_timeout(STEP_MS)
+    context = await new_context(web.browser, locale="ar", viewport=PHONE, has_touch=True, is_mobile=True)
     page = await context.new_page()
     web.watch(page)
     await page.goto(await login_url(web.server, web.user))
