@@ -16,9 +16,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench clean
 
-# Workers for `make test`: more than the two cores, because most of the suite's time is spent waiting
-# (on `kazma serve` processes starting, a browser, PostgreSQL, timers that must run out): the suite
-# takes about 560 s of CPU (process accounting) and took 715 s on CI's two cores, 40 % busy.
+# Workers for `make test`: more than the two cores, because part of the suite's time is spent waiting
+# (on `kazma serve` processes starting, a browser, PostgreSQL, timers that must run out). With four,
+# the two cores are over 90 % busy for the whole run (on 2026-12-04: 591 s of CPU, all processes,
+# in 320 s); six finished no sooner and spent 20 % more CPU.
 TEST_WORKERS ?= 4
 
 # The venv's own pip is kept: it installs the project (editable, from pyproject.toml) as it is, and

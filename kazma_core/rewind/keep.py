@@ -19,6 +19,7 @@ leaves the copies for its next start only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from kazma_core import crashpoints
@@ -41,6 +42,7 @@ class UndoKeep:
         self.conversation = conversation
         self._purging: asyncio.Task[None] | None = None
         self._again = False
+        self._now = asyncio.Event()  # set by `purged`: whoever waits for the purge has nothing to let go first
 
     async def drop(self, chat_id: str, why: str, *, purge_later: bool = False) -> bool:
         """Drop the chat's undo, if it has one ready; `why` (TURN, FORGOTTEN, EXPIRED) is what a
@@ -75,11 +77,13 @@ class UndoKeep:
         if self._purging is not None and not self._purging.done():
             self._again = True
             return
+        self._now.clear()
         self._purging = asyncio.get_running_loop().create_task(self._purge_until_asked_no_more())
 
     async def _purge_until_asked_no_more(self) -> None:
         while True:
-            await asyncio.sleep(PURGE_AFTER)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._now.wait(), PURGE_AFTER)
             self._again = False
             try:
                 await self.purge()
@@ -91,6 +95,9 @@ class UndoKeep:
                 return
 
     async def purged(self) -> None:
-        """Wait for the background purges asked for so far (a server stopping waits for them)."""
+        """Run the background purges asked for so far, without waiting out their delay, and wait
+        for them (a server stopping does: it stopped a second later when the purge every start asks
+        for was still waiting)."""
+        self._now.set()
         while self._purging is not None and not self._purging.done():
             await asyncio.shield(self._purging)
