@@ -97,10 +97,6 @@ def append_messages(left: Any, right: Any) -> MessageList:
     a step of a long conversation costs what a step of a short one does."""
     base = left if isinstance(left, MessageList) else MessageList(_as_messages(left or []))
     news = _as_messages(right if isinstance(right, list) else [right])
-    if None in map(operator.attrgetter("id"), news):
-        for message in news:
-            if message.id is None:
-                message.id = str(uuid.uuid4())
     removals = list(map(type, news)).count(RemoveMessage)
     if removals:
         # Imported here: the stores read messages without the graph's machinery (langgraph.graph).
@@ -113,6 +109,7 @@ def append_messages(left: Any, right: Any) -> MessageList:
             cut = max((i for i, m in enumerate(news) if isinstance(m, RemoveMessage) and m.id == REMOVE_ALL_MESSAGES), default=None)
         if cut is not None:
             return _restarted(base, news[cut + 1 :])
+    _give_ids(news)
     out = MessageList(base, dict(base.ids))
     removed: set[str] = set()
     for message in news:
@@ -138,7 +135,9 @@ def _restarted(base: MessageList, kept: list[BaseMessage]) -> MessageList:
     the base's, copied, not rebuilt message by message."""
     shared = min(len(kept), len(base))
     if not base or shared < len(base) // 2 or not all(map(operator.is_, kept[:shared], base)):
+        _give_ids(kept)
         return MessageList(kept)
+    _give_ids(kept[shared:])  # the shared ones are the base's: they have theirs
     ids = dict(base.ids)
     for message in base[shared:]:
         if ids.get(message.id, -1) >= shared:
@@ -146,6 +145,14 @@ def _restarted(base: MessageList, kept: list[BaseMessage]) -> MessageList:
     for at in range(shared, len(kept)):
         ids[kept[at].id] = at  # type: ignore[index]
     return MessageList(kept, ids)
+
+
+def _give_ids(messages: list[BaseMessage]) -> None:
+    """An id for each message without one, as LangGraph's rule gives."""
+    if None in map(operator.attrgetter("id"), messages):
+        for message in messages:
+            if message.id is None:
+                message.id = str(uuid.uuid4())
 
 
 def _as_messages(items: list[Any]) -> list[BaseMessage]:

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kazma_core.settings import Settings
+from kazma_core.stores import audit_sql
+from kazma_core.stores.engine import DatabaseError
+from kazma_core.stores.sqlite import SqliteDB
 from kazma_server.cli import main
 from tests.conftest import Person
 from tests.helpers import error_of, free_port, new_chat, say
@@ -230,6 +234,20 @@ async def test_kazma_serve_starts_with_a_garbage_store_and_serves_everything_els
     assert "Traceback" not in out + err, err
     assert f"{damaged}: file is not a database; Kazma starts without it" in err
     assert err.count(f"store damaged: {damaged} is damaged") == 1  # reported once
+
+
+async def test_a_store_refusing_its_damaged_file_has_ended_its_thread_when_the_refusal_is_answered(tmp_path: Path) -> None:
+    """Broke (once in a full run): `kazma serve` starting with garbage in time_travel_audit.db logged
+    a traceback, "Event loop is closed". Refused, aiosqlite's thread still had its stop to answer,
+    and the start's event loop had ended before it did."""
+    path = tmp_path / "time_travel_audit.db"
+    garbage_over(path)
+    before = set(threading.enumerate())
+    db = SqliteDB(path, audit_sql.MIGRATIONS)
+    with pytest.raises(DatabaseError, match="file is not a database"):
+        await db.run(lambda conn: None)
+    assert [t for t in threading.enumerate() if t not in before and "_connection_worker_thread" in t.name] == []
+    await db.close()
 
 
 def test_kazma_serve_stops_in_one_line_naming_kazma_db_when_it_is_garbage(

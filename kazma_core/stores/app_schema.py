@@ -266,4 +266,9 @@ MIGRATIONS: list[str] = [
     ALTER TABLE alerts ADD COLUMN message_id {text};
     ALTER TABLE alerts ADD COLUMN params {text}
     """,
+    # 9: what comes after a step, found by turn (rewind/rows.py LATER_ROWS): a restore of a long chat
+    # reads the rows it takes back, not every row of the chat.
+    """
+    CREATE INDEX transcript_turn ON transcript(chat_id, turn_index)
+    """,
 ]

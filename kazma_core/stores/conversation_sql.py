@@ -160,11 +160,15 @@ def space_of(conn: Conn, thread_id: str) -> str:
     return bodies.space_of(conn, SPACES, thread_id)
 
 
-def _is_messages(value: Any) -> bool:
-    if isinstance(value, MessageList):  # the graph's own list: messages only, by its rule
+def _is_messages(value: Any, *, removals: bool = True) -> bool:
+    """Whether `value` is a list of messages (without `removals`: none of them a RemoveMessage)."""
+    if isinstance(value, MessageList) and removals:  # the graph's own list: messages only, by its rule
         return True
+    if not isinstance(value, list):
+        return False
     # The distinct types, not every item: a long conversation holds four or five.
-    return isinstance(value, list) and all(issubclass(t, BaseMessage) for t in set(map(type, value)))
+    kinds = set(map(type, value))
+    return all(issubclass(t, BaseMessage) for t in kinds) and (removals or not any(issubclass(t, RemoveMessage) for t in kinds))
 
 
 def _packed(type_: str, blob: bytes) -> tuple[str, bytes]:
@@ -722,9 +726,7 @@ class SqlConversationStore(ConversationStore):
         def encoded(conn: Conn, channel: str, value: Any) -> tuple[str, bytes]:
             is_list = channel == MESSAGES and checkpoint_ns == "" and isinstance(value, list)
             messages = value[1:] if is_list and value and _removes_all(value[0]) else value
-            if is_list and _is_messages(messages) and not any(
-                isinstance(m, RemoveMessage) for m in messages
-            ):
+            if is_list and _is_messages(messages, removals=False):
                 # A task's new messages go to the body store now: the checkpoint that takes
                 # them in refers to the same bodies, so a large tool result is kept once. The
                 # messages the newest checkpoint holds already (a restore writes them back)

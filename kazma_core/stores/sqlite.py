@@ -301,7 +301,15 @@ class SqliteDB:
             # A store never closed (a command's error path) must not keep the process from ending,
             # as the executor's thread before did not: aiosqlite's thread would, waiting for work.
             link._thread.daemon = True
-            self._link = await link
+            try:
+                self._link = await link
+            except BaseException:
+                # Refused (a damaged file): aiosqlite has queued its thread's stop, whose answer the
+                # thread posts to this loop. Waited for, so that `kazma serve` starting without the
+                # store (asyncio.run ends right after) never has the thread post to a closed loop,
+                # a traceback in the log.
+                await asyncio.to_thread(link._thread.join)
+                raise
         return self._link
 
     async def probe(self) -> str | None:
