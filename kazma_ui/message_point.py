@@ -74,7 +74,7 @@ async def message_point(core: Core, chat_id: str, message_id: int) -> MessagePoi
     its step is None when that step is no longer kept. The caller has checked the chat is theirs."""
     if not isinstance(message_id, int) or isinstance(message_id, bool) or message_id < 1:
         raise NotFound(message_id="message_not_found")
-    rows = await core.store.transcript.transcript(chat_id, before=message_id + 1, limit=2)
+    rows = await core.store.transcript.transcript(chat_id, through=message_id, limit=2)
     if not rows or rows[-1].id != message_id:
         raise NotFound(message_id="message_not_found")
     row = rows[-1]

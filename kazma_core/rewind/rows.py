@@ -21,16 +21,18 @@ import orjson
 
 from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.interfaces import GiveUp
+from kazma_core.stores.transcript_sql import later_rows, materialize, release, share_of, share_rows
 
 # What comes after a step, its values first in the statement: $1 its turn, $2 its iteration
 # (StepPoint.step()), or for the transcript $2 whether the step ends with the turn's answer (.rows()).
 # Each begins with `turn_index >= $1`, which the (chat_id, turn_index) indexes answer: a restore near
 # the end of a long chat reads the rows after its step, not the whole chat (3 ms at 10,000 messages).
+# The transcript's rule is transcript_sql.later_rows, which a fork's share of its source's rows uses too.
 AFTER_STEP = "(turn_index >= $1 AND (turn_index > $1 OR iteration > $2))"
 FORGOTTEN_AFTER_STEP = "(forgotten_turn > $1 OR (forgotten_turn = $1 AND forgotten_iteration > $2))"
-LATER_ROWS = "(turn_index >= $1 AND (turn_index > $1 OR (role != 'user' AND $2 = 0)))"
+LATER_ROWS = later_rows("$1", "$2")
 LATER_CARDS = "(turn_index > $1 OR status = 'pending')"  # $1 alone
-TRANSCRIPT_COLUMNS = "id, chat_id, turn_index, role, text, created_at, body_n"
+TRANSCRIPT_COLUMNS = "id, chat_id, turn_index, role, text, created_at, body_n, pos"
 FACT_COLUMNS = "id, chat_id, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at"
 CARD_COLUMNS = "id, chat_id, turn_index, tool_call_id, tool, args, status, created_at, expires_at, decided_by, decided_at"
 KEPT_TABLES = ("kept_transcript", "kept_facts", "kept_approvals")
@@ -194,6 +196,12 @@ class RewindRows:
             chat, rid, step, rows = intent.chat_id, intent.id, point.step(), point.rows()
             # Only the last restore can be undone: what an earlier one kept goes now.
             _drop_kept(conn, chat)
+            share = share_of(conn, chat)
+            if share is not None and (int(share["turn_index"]), int(share["answer"])) > rows:
+                materialize(conn, chat)  # rows it shares go back: they become its own first
+            (first,) = conn.execute(f"SELECT min(id) FROM transcript WHERE chat_id = $3 AND {LATER_ROWS}", (*rows, chat)).fetchone()
+            if first is not None:
+                release(conn, chat, first)  # forks sharing rows that go copy them first
             conn.execute(
                 f"INSERT INTO kept_transcript (restore_id, {TRANSCRIPT_COLUMNS}) SELECT $3, {TRANSCRIPT_COLUMNS}"
                 f" FROM transcript WHERE chat_id = $4 AND {LATER_ROWS}", (*rows, rid, chat),
@@ -254,6 +262,9 @@ class RewindRows:
 
         def write(conn: Conn) -> None:
             kept = (undo.chat_id, undo.restore_id)
+            (first,) = conn.execute("SELECT min(id) FROM kept_transcript WHERE chat_id = $1 AND restore_id = $2", kept).fetchone()
+            if first is not None:
+                release(conn, undo.chat_id, first)  # a fork made since shares none of the rows coming back
             conn.execute(
                 f"INSERT INTO transcript ({TRANSCRIPT_COLUMNS}) SELECT {TRANSCRIPT_COLUMNS} FROM kept_transcript"
                 " WHERE chat_id = $1 AND restore_id = $2 ORDER BY id", kept,
@@ -355,10 +366,11 @@ class RewindRows:
         self, new_chat_id: str, owner_id: str, title: str, source_chat: str, step_id: str, point: StepPoint,
         counted: list[int] | None = None,
     ) -> Callable[[Conn], None]:
-        """The fork's chat with its lineage, transcript and facts as of the step, to commit with the
-        fork's first checkpoint (which puts the fork in its source's body space, where the rows'
-        bodies are). With `counted`, the bytes of text the copied rows hold (what the fork adds to
-        its owner's quota in kazma.db) are appended to it once written."""
+        """The fork's chat with its lineage, transcript (the source's rows as of the step, shared by
+        reference) and facts as of the step, to commit with the fork's first checkpoint (which puts
+        the fork in its source's body space, where the rows' bodies are). With `counted`, the bytes
+        of text the rows it copied hold (what the fork adds to its owner's quota in kazma.db) are
+        appended to it once written."""
 
         def write(conn: Conn) -> None:
             conn.execute(
@@ -366,11 +378,7 @@ class RewindRows:
                 " forked_from_turn, forked_from_iteration) VALUES ($1, $2, $3, $4, $5, $6, $7, $5, $8)",
                 (new_chat_id, owner_id, title, time.time(), point.turn_index, source_chat, step_id, point.iteration),
             )
-            conn.execute(
-                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) SELECT $3, turn_index,"
-                f" role, text, created_at, body_n FROM transcript WHERE chat_id = $4 AND NOT {LATER_ROWS} ORDER BY id",
-                (*point.rows(), new_chat_id, source_chat),
-            )
+            share_rows(conn, new_chat_id, source_chat, *point.rows())  # by reference, not copied
             conn.execute(
                 "INSERT INTO facts (chat_id, turn_index, iteration, text, forgotten_turn, forgotten_iteration, created_at)"
                 " SELECT $3, turn_index, iteration, text,"

@@ -266,9 +266,21 @@ MIGRATIONS: list[str] = [
     ALTER TABLE alerts ADD COLUMN message_id {text};
     ALTER TABLE alerts ADD COLUMN params {text}
     """,
-    # 9: what comes after a step, found by turn (rewind/rows.py LATER_ROWS): a restore of a long chat
-    # reads the rows it takes back, not every row of the chat.
+    # 9: a fork shares its source's transcript rows instead of copying them (transcript_sql.py): which
+    # rows, and a row's place (`pos`: a row a fork made its own keeps its place in the source); what
+    # comes after a step found by turn (a restore of a long chat reads the rows it takes back).
     """
-    CREATE INDEX transcript_turn ON transcript(chat_id, turn_index)
+    CREATE INDEX transcript_turn ON transcript(chat_id, turn_index);
+    ALTER TABLE transcript ADD COLUMN pos {int};
+    ALTER TABLE kept_transcript ADD COLUMN pos {int};
+    CREATE INDEX transcript_place ON transcript(chat_id, (coalesce(pos, id)));
+    CREATE TABLE transcript_shares (
+        chat_id {text} PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+        source {text} NOT NULL REFERENCES chats(id),
+        upto {int} NOT NULL,
+        turn_index {int} NOT NULL,
+        answer {int} NOT NULL
+    );
+    CREATE INDEX transcript_shares_source ON transcript_shares(source, upto)
     """,
 ]

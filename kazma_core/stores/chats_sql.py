@@ -12,7 +12,7 @@ from kazma_core.rewind.rows import undo_ready
 from kazma_core.stores.cards_sql import card_of
 from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.interfaces import Also
-from kazma_core.stores.transcript_sql import body_text
+from kazma_core.stores.transcript_sql import PLACE, SHARED_ROWS, body_text, release
 from kazma_core.stores.types import Chat, TurnStart
 
 
@@ -20,6 +20,7 @@ def delete_chat_row(chat_id: str) -> Callable[[Conn], None]:
     """The chat's row (its transcript, facts and cards go with it), to delete with its conversation."""
 
     def write(conn: Conn) -> None:
+        release(conn, chat_id)  # forks sharing its rows make them their own first
         conn.execute("DELETE FROM chats WHERE id = $1", (chat_id,))
 
     return write
@@ -124,11 +125,15 @@ class ChatStore:
             chats = conn.execute(
                 "SELECT * FROM chats WHERE owner_id = $1 ORDER BY created_at DESC, id", (owner_id,)
             ).fetchall()
+            # Each chat's rows, its own and those a fork shares with its source (in the source's space).
             rows = conn.execute(
-                "SELECT t.chat_id, t.text, b.body FROM transcript t JOIN chats c ON c.id = t.chat_id"
-                " LEFT JOIN conv_spaces s ON s.thread_id = t.chat_id"
-                " LEFT JOIN conv_bodies b ON b.chat_id = coalesce(s.space, t.chat_id) AND b.n = t.body_n"
-                " WHERE c.owner_id = $1 AND t.role IN ('user', 'assistant') ORDER BY t.id",
+                "SELECT r.chat_id, r.text, b.body FROM ("
+                f" SELECT t.chat_id, t.chat_id AS home, t.text, t.body_n, {PLACE} AS k FROM transcript t"
+                " JOIN chats c ON c.id = t.chat_id WHERE c.owner_id = $1 AND t.role IN ('user', 'assistant')"
+                f" UNION ALL SELECT s.chat_id, t.chat_id, t.text, t.body_n, {PLACE} FROM {SHARED_ROWS.format(chat='s.chat_id')}"
+                " AND t.role IN ('user', 'assistant') AND s.chat_id IN (SELECT id FROM chats c WHERE c.owner_id = $1)) r"
+                " LEFT JOIN conv_spaces s ON s.thread_id = r.home"
+                " LEFT JOIN conv_bodies b ON b.chat_id = coalesce(s.space, r.home) AND b.n = r.body_n ORDER BY r.k",
                 (owner_id,),
             )
             found: dict[str, str] = {}
@@ -177,4 +182,4 @@ class ChatStore:
         return await self.db.run(read)
 
     async def delete_chat(self, chat_id: str) -> None:
-        await self.db.tx(lambda c: c.execute("DELETE FROM chats WHERE id = $1", (chat_id,)))
+        await self.db.tx(delete_chat_row(chat_id))

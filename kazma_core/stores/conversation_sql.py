@@ -56,6 +56,7 @@ from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
 from kazma_core.stores.engine import Conn, Database, Row, marks
 from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack
+from kazma_core.stores.transcript_sql import PLACE, SHARED_ROWS, materialize, release, share_of, shows_body, visible_rows
 from kazma_core.stores.types import NOTE_KEY
 
 BODIES = "conv_bodies"
@@ -226,6 +227,39 @@ def _shared_prefix(new: list[BaseMessage], old: list[Any]) -> int:
             break
         n += 1
     return n
+
+
+def _gone_rows(conn: Conn, thread_id: str, runs: Runs) -> tuple[list[int], bool]:
+    """The chat's rows (its own, by id, oldest first) whose message body the state with `runs` no
+    longer holds, and whether some rows it shares with its source are such too. Rows from before
+    the chat's last reset stay: the state forgot them on purpose, the transcript keeps them."""
+    shares = share_of(conn, thread_id) is not None
+    # A reset's marker has no body: found on the (chat_id, body_n) index.
+    markers = "AND t.body_n IS NULL AND t.role = 'system'"
+    floor_sql = (
+        f"SELECT coalesce(max(k), 0) FROM ({visible_rows('$1', 't.id', markers)}) m" if shares
+        else f"SELECT coalesce(max({PLACE}), 0) FROM transcript t WHERE t.chat_id = $1 {markers}"
+    )
+    (floor,) = conn.execute(floor_sql, (thread_id,)).fetchone()
+    # The rows whose body is in a gap between the messages the state holds, found on the
+    # (chat_id, body_n) index: a restore reads the rows it takes back, not the whole transcript.
+    gaps = bodies.subtract(bodies.ALL, bodies.merge(bodies.intervals(runs)))
+    gone: list[tuple[int, int]] = []
+    shared = False
+    for at in range(0, len(gaps), GAPS_A_QUERY):
+        some = gaps[at : at + GAPS_A_QUERY]
+        parts = []
+        for k in range(3, 3 + 2 * len(some), 2):
+            where = f"AND t.body_n BETWEEN ${k} AND ${k + 1} AND {PLACE} > $2"
+            parts.append(f"SELECT t.id, {PLACE}, 1 FROM transcript t WHERE t.chat_id = $1 {where}")
+            if shares:
+                parts.append(f"SELECT t.id, {PLACE}, 0 FROM {SHARED_ROWS.format(chat='$1')} {where}")
+        for row_id, place, own in conn.execute(" UNION ALL ".join(parts), [thread_id, floor, *(n for span in some for n in span)]):
+            if own:
+                gone.append((place, row_id))
+            else:
+                shared = True
+    return [row_id for _, row_id in sorted(gone)], shared
 
 
 def transcript_role(message: BaseMessage) -> tuple[str, str | None] | None:
@@ -663,7 +697,7 @@ class SqlConversationStore(ConversationStore):
             return
         turn = job.turn_index if job.turn_index is not None else int(chat["last_turn"])
         for shown, n in showing:
-            if conn.execute("SELECT 1 FROM transcript WHERE chat_id = $1 AND body_n = $2", (job.thread_id, n)).fetchone():
+            if shows_body(conn, job.thread_id, n):
                 continue
             role, text = shown
             conn.execute(
@@ -678,27 +712,12 @@ class SqlConversationStore(ConversationStore):
         """Take back the transcript rows of messages the chat's state no longer holds (a restore
         or a fork wrote an earlier state). Rows from before the chat's last reset stay: the
         state forgot them on purpose, the transcript keeps them."""
-        (floor,) = conn.execute(  # a reset's marker has no body: found on the (chat_id, body_n) index
-            "SELECT coalesce(max(id), 0) FROM transcript WHERE chat_id = $1 AND body_n IS NULL AND role = 'system'",
-            (thread_id,),
-        ).fetchone()
-        # The rows whose body is in a gap between the messages the state holds, found on the
-        # (chat_id, body_n) index: a restore reads the rows it takes back, not the whole transcript.
-        gaps = bodies.subtract(bodies.ALL, bodies.merge(bodies.intervals(runs)))
-        gone: list[int] = []
-        for at in range(0, len(gaps), GAPS_A_QUERY):
-            some = gaps[at : at + GAPS_A_QUERY]
-            gone += [
-                row_id
-                for (row_id,) in conn.execute(
-                    " UNION ALL ".join(
-                        f"SELECT id FROM transcript WHERE chat_id = $1 AND body_n BETWEEN ${k} AND ${k + 1} AND id > $2"
-                        for k in range(3, 3 + 2 * len(some), 2)
-                    ),
-                    [thread_id, floor, *(n for span in some for n in span)],
-                )
-            ]
-        gone.sort()
+        gone, shared = _gone_rows(conn, thread_id, runs)
+        if shared:  # rows it shares go: they become its own first, then go as its own do
+            materialize(conn, thread_id)
+            gone, _ = _gone_rows(conn, thread_id, runs)
+        if gone:
+            release(conn, thread_id, min(gone))  # forks sharing rows that go copy them first
         if taken_back is not None:
             taken_back(conn, gone)
         conn.executemany("DELETE FROM transcript WHERE id = $1", [(row_id,) for row_id in gone])

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 from kazma_core.stores.engine import Conn, Database, Row
+from kazma_core.stores.transcript_sql import SHARED_ROWS
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,10 @@ class MessageLinks:
         an undo put back."""
         rows = await self.db.run(
             lambda c: c.execute(
-                "SELECT l.*, t.id IS NOT NULL AS shown FROM message_links l"
-                " LEFT JOIN transcript t ON t.id = l.row_id AND t.chat_id = l.chat_id"
-                " WHERE l.chat_id = $1 AND l.by_bot = 1 ORDER BY l.created_at",
+                # Its row is the chat's own, or one it shares with its source.
+                "SELECT l.*, (EXISTS (SELECT 1 FROM transcript t WHERE t.id = l.row_id AND t.chat_id = l.chat_id)"
+                f" OR EXISTS (SELECT 1 FROM {SHARED_ROWS.format(chat='l.chat_id')} AND t.id = l.row_id)) AS shown"
+                " FROM message_links l WHERE l.chat_id = $1 AND l.by_bot = 1 ORDER BY l.created_at",
                 (chat_id,),
             ).fetchall()
         )
