@@ -5,6 +5,8 @@ links. On both engines."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from kazma_core.core import Core
@@ -105,3 +107,41 @@ async def test_a_fork_of_a_fork_shows_its_sources_rows_then_the_forks_own(
     assert await shown(core, grandchild.chat_id) == before
     # Neither the source nor the fork changed.
     assert await shown(core, chat.id) == source_rows and await shown(core, fork.chat_id) == fork_rows
+
+
+async def test_random_forks_restores_undos_and_deletions_never_change_another_chats_transcript(
+    core: Core, chat: Chat, user: User, rewind: RewindService
+) -> None:
+    """Chats forked from chats forked from chats, each going on, restored, undone or deleted at
+    random: what one chat does never changes what another shows, and each chat's transcript tells
+    the story its state holds."""
+    dice = random.Random(20261204)
+    chats = [chat.id]
+    made = 0
+    await chat_with_history(core, chat)
+    for n in range(40):
+        before = {c: words(await shown(core, c)) for c in chats}
+        acted = dice.choice(chats)
+        steps = await core.snapshots.list_steps(acted)
+        move = dice.choice(["send", "send", "fork", "fork", "restore", "undo", "delete"])
+        if move == "fork" and steps:
+            forked = await rewind.fork(user, "test", acted, dice.choice(steps).id)
+            chats.append(forked.chat_id)
+            made += 1
+        elif move == "restore" and steps:
+            await rewind.restore(user, "test", acted, dice.choice(steps).id)
+        elif move == "undo" and await rewind.undo_offer(acted) is not None:
+            await rewind.undo(user, "test", acted)
+        elif move == "delete" and len(chats) > 2:
+            await core.chats.delete(user, acted)
+            chats.remove(acted)
+        else:
+            await core.turns.send(acted, f"message {n}")
+        for other, rows in before.items():
+            if other != acted and other in chats:
+                assert words(await shown(core, other)) == rows, (n, move, acted, other)
+        for c in chats:
+            state = await core.turns.graph.aget_state(core.turns.config(c))
+            humans = [m.content for m in state.values["messages"] if m.type == "human"]
+            assert [text for _, role, text in words(await shown(core, c)) if role == "user"] == humans, (n, move, c)
+    assert made >= 5, (made, chats)  # forks of forks really happened
