@@ -4,7 +4,9 @@ share one database and the network between them and it is not perfect."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -173,3 +175,52 @@ async def test_the_same_event_twice_in_a_row_reaches_the_other_replicas_twice(pg
                 break
     assert len(heard) == 3
     assert all('"delta"' in payload for payload in heard)
+
+
+async def test_a_replica_alone_sends_nothing_and_sends_again_once_another_listens(pg_url: str) -> None:
+    """A replica that nobody answers counts itself alone and sends no notification (they would
+    cost the database and itself for nothing); one starting later says HELLO, and from then on
+    each hears the other's events, in order."""
+    from kazma_core.replicas.relay import CHANNEL, SETTLE_SECONDS, EventRelay
+
+    got: dict[str, list[tuple[str, str, dict[str, str]]]] = {"a": [], "b": []}
+
+    def relay(name: str) -> EventRelay:
+        return EventRelay(pg_url, "kazma", lambda c, t, d: got[name].append((c, t, d)), lambda: None,
+                          lambda *a: None, origin=f"test-host:{name}")
+
+    async def soon(probe: Callable[[], bool], what: str) -> None:
+        for _ in range(200):
+            if probe():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    heard: list[str] = []
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as listener:
+        await listener.execute(f"LISTEN {CHANNEL}")
+        a = relay("a")
+        try:
+            await a.listening()
+            assert not a.alone  # until the others had time to answer, it cannot know
+            await asyncio.sleep(SETTLE_SECONDS)
+            await soon(lambda: a.alone, "replica a to count itself alone")
+            a.send("chat-1", "delta", {"text": "nobody hears this"})
+            b = relay("b")
+            try:
+                await b.listening()
+                await soon(lambda: not a.alone and not b.alone, "the replicas to hear each other")
+                a.send("chat-1", "delta", {"text": "one"})
+                a.send("chat-1", "delta", {"text": "two"})
+                b.send("chat-2", "delta", {"text": "three"})
+                await soon(lambda: len(got["b"]) == 2 and len(got["a"]) == 1, "the events to cross")
+            finally:
+                await b.close()
+        finally:
+            await a.close()
+        with contextlib.suppress(TimeoutError):
+            async for note in listener.notifies(timeout=1.0):
+                heard.append(note.payload)
+    assert got["b"] == [("chat-1", "delta", {"text": "one"}), ("chat-1", "delta", {"text": "two"})]
+    assert got["a"] == [("chat-2", "delta", {"text": "three"})]
+    assert heard and not any("nobody hears this" in payload for payload in heard)

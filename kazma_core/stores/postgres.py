@@ -297,7 +297,13 @@ class PostgresDB:
     def _once(self, fn: Callable[[Conn], T], serializable: bool, committed: list[bool]) -> T:
         with self._open().connection() as raw:
             self._used[id(raw)] = time.monotonic()
-            raw.isolation_level = psycopg.IsolationLevel.SERIALIZABLE if serializable else None
+            # A read (run) is no transaction: each statement commits on its own, as Database.run
+            # says, and reads what is committed when it starts, as it would in a READ COMMITTED
+            # transaction; without one, psycopg sends no BEGIN and COMMIT (two round trips).
+            raw.autocommit = not serializable
+            if not serializable:
+                return fn(PgConn(raw))
+            raw.isolation_level = psycopg.IsolationLevel.SERIALIZABLE
             try:
                 result = fn(PgConn(raw))
             except BaseException:

@@ -127,16 +127,30 @@ def _extra(files: dict[str, int], did: Any) -> str | None:
     return orjson.dumps(found).decode() if found else None
 
 
+_BUMP = (
+    " ON CONFLICT(scope) DO UPDATE SET"
+    " steps = counters.steps + excluded.steps, bytes = counters.bytes + excluded.bytes,"
+    " last_at = CASE WHEN excluded.last_at > counters.last_at THEN excluded.last_at ELSE counters.last_at END"
+    " RETURNING scope, steps, bytes"
+)
+
+
 def _bump(conn: Conn, scope: str, steps: int, nbytes: int, at: float = 0.0) -> tuple[int, int]:
     """Add to a scope's counters; what they hold now (so a put need not read them again)."""
     row = conn.execute(
-        "INSERT INTO counters (scope, steps, bytes, last_at) VALUES ($1, $2, $3, $4) ON CONFLICT(scope) DO UPDATE SET"
-        " steps = counters.steps + excluded.steps, bytes = counters.bytes + excluded.bytes,"
-        " last_at = CASE WHEN excluded.last_at > counters.last_at THEN excluded.last_at ELSE counters.last_at END"
-        " RETURNING steps, bytes",
-        (scope, steps, nbytes, at),
+        "INSERT INTO counters (scope, steps, bytes, last_at) VALUES ($1, $2, $3, $4)" + _BUMP, (scope, steps, nbytes, at),
     ).fetchone()
-    return int(row[0]), int(row[1])
+    return int(row[1]), int(row[2])
+
+
+def _bump_both(conn: Conn, chat_id: str, steps: int, nbytes: int, at: float = 0.0) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Add the same to a chat's counters and the whole store's, in one statement: what each holds now."""
+    rows = conn.execute(
+        "INSERT INTO counters (scope, steps, bytes, last_at) VALUES ($1, $3, $4, $5), ($2, $3, $4, $5)" + _BUMP,
+        (chat_id, GLOBAL, steps, nbytes, at),
+    ).fetchall()
+    now = {r[0]: (int(r[1]), int(r[2])) for r in rows}
+    return now[chat_id], now[GLOBAL]
 
 
 def _counter(conn: Conn, scope: str) -> tuple[int, int]:
@@ -155,8 +169,7 @@ def _delete_where(conn: Conn, where: str, params: tuple[object, ...]) -> list[st
     for v in victims:
         per_space.setdefault(space_of(conn, v["chat_id"]), []).extend(bodies.intervals(bodies.decode_runs(v["refs"])))
         conn.execute("DELETE FROM steps WHERE seq = $1", (v["seq"],))
-        _bump(conn, v["chat_id"], -1, -v["own_bytes"])
-        _bump(conn, GLOBAL, -1, -v["own_bytes"])
+        _bump_both(conn, v["chat_id"], -1, -v["own_bytes"])
         chats.add(v["chat_id"])
     _collect(conn, per_space)
     _forget_empty(conn, chats)
@@ -207,8 +220,7 @@ def _keep_after(conn: Conn, chat_id: str, step_id: str, restore_id: str) -> int:
     )
     conn.execute(f"DELETE FROM steps WHERE {where}", args)
     own = sum(r[0] for r in moved)
-    _bump(conn, chat_id, -len(moved), -own)
-    _bump(conn, GLOBAL, -len(moved), -own)
+    _bump_both(conn, chat_id, -len(moved), -own)
     return len(moved)
 
 
@@ -219,8 +231,7 @@ def _put_back(conn: Conn, chat_id: str, restore_id: str) -> int:
     conn.execute(f"INSERT INTO steps ({STEP_COLUMNS}) SELECT {STEP_COLUMNS} FROM kept_steps WHERE {where}", (chat_id, restore_id))
     conn.execute(f"DELETE FROM kept_steps WHERE {where}", (chat_id, restore_id))
     for own, at in rows:
-        _bump(conn, chat_id, 1, own, at)
-        _bump(conn, GLOBAL, 1, own, at)
+        _bump_both(conn, chat_id, 1, own, at)
     return len(rows)
 
 
@@ -349,7 +360,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
         ),
     )
     (seq,) = cur.fetchone()
-    counts = _bump(conn, step.chat_id, 1, size, step.created_at), _bump(conn, GLOBAL, 1, size, step.created_at)
+    counts = _bump_both(conn, step.chat_id, 1, size, step.created_at)
     evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets, counts)
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
@@ -451,8 +462,7 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
         (new_id, dst, own + added, own, refs, extra, row["seq"]),
     )
     (seq,) = cur.fetchone()
-    _bump(conn, dst, 1, own + added, row["created_at"])
-    _bump(conn, GLOBAL, 1, own + added, row["created_at"])
+    _bump_both(conn, dst, 1, own + added, row["created_at"])
     copied = conn.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE seq = $1", (seq,)).fetchone()
     info = _info(copied)
     _enforce(conn, dst, info.turn_index, seq, budgets)

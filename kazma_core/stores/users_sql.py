@@ -99,7 +99,8 @@ class UserStore:
                 conn.execute("DELETE FROM tokens WHERE hash = $1", (hash_token(token),))
             return User(row["id"], row["name"], row["role"], row["lang"])
 
-        return await self.db.tx(read)
+        # Only a token used up is written: reading one takes no write lock (SQLite's is the file's).
+        return await (self.db.tx(read) if consume else self.db.run(read))
 
     async def revoke_token(self, token: str) -> bool:
         cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE hash = $1", (hash_token(token),)))
