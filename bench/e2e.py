@@ -181,6 +181,11 @@ class Server:
                     total += int(line.split()[1])
         return total
 
+    def run_again(self) -> int:
+        """Transactions PostgreSQL refused for a concurrent one and the server ran again, so far (its log)."""
+        logs = (self.data.parent / f"{self.kind}-{folder.name}.log" for folder in self.folders())
+        return sum(log.read_bytes().count(b"transaction run again") for log in logs if log.exists())
+
     def cpu_seconds(self) -> float:
         """CPU time the server processes have used so far (user + system, all their threads)."""
         ticks = 0
@@ -241,6 +246,7 @@ class Result:
     p50_ms: float = 0.0
     p99_ms: float = 0.0
     cpu_ms_per_turn: float = 0.0  # the server's own CPU time over the 20 x 20 phase, per message sent
+    run_again: int = 0  # transactions PostgreSQL refused (a concurrent one) and ran again in the 20 x 20 phase
     big_growth: int = 0
     alone_p99_ms: float = 0.0
     other_p50_ms: float = 0.0
@@ -383,10 +389,11 @@ async def run(kind: str, quick: bool, messages: int, base: Path, database_url: s
             chat = (await http.post("/api/chats", json={})).json()["thread_id"]
             return [(await send(http, chat, f"{name} {i}: {PARAGRAPH}"))[0] for i in range(20)]
 
-    start, cpu = time.perf_counter(), server.cpu_seconds()
+    start, cpu, again = time.perf_counter(), server.cpu_seconds(), server.run_again()
     took = [t for chat in await asyncio.gather(*(one_chat(f"u{i}") for i in range(20))) for t in chat]
     out.throughput = len(took) / (time.perf_counter() - start)
     out.cpu_ms_per_turn = ms(server.cpu_seconds() - cpu) / len(took)
+    out.run_again = server.run_again() - again
     out.p50_ms, out.p99_ms = ms(statistics.median(took)), ms(pct(took, 0.99))
 
     await server.stop()
@@ -468,6 +475,7 @@ def report(results: dict[str, Result], messages: int) -> None:
     row("  p50 (ms)", [results[k].p50_ms for k in kinds], ".0f")
     row("  p99 (ms)", [results[k].p99_ms for k in kinds], ".0f")
     row("  server CPU per message (ms)", [results[k].cpu_ms_per_turn for k in kinds], ".1f")
+    row("  transactions run again (conflicts)", [results[k].run_again for k in kinds], "d", ratio=False)
     row("big 2000 + 8 messages: folder grew (MB)", [results[k].big_growth / 1e6 for k in kinds], ".1f")
     row("another user's calc 1+1 alone, p99 (ms)", [results[k].alone_p99_ms for k in kinds], ".0f")
     row("  ... while big 2000 runs, p50 (ms)", [results[k].other_p50_ms for k in kinds], ".0f")

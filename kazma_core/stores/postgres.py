@@ -62,11 +62,18 @@ CHECK_IDLE_SECONDS = 1.0  # a pooled connection idle longer is checked before it
 CONFLICT_SECONDS = 6.0  # nor a transaction another replica keeps beating
 # Every connection of the pool: a server gone silent is noticed within about 4 s (keepalives
 # idle 2 s, then two probes 1 s apart; unacknowledged data after 4 s), not at the OS's 2 hours.
+# Index scans wherever an index serves: a sequential scan in a SERIALIZABLE transaction locks the
+# whole table against the others' writes (PostgreSQL's predicate locks), and a small table (the
+# leases, the chats of a new database) is always scanned so: 20 chats at once then made about one
+# transaction a turn run again (720 in 800 turns, some given up as 503s; 180 with index scans).
+# No JIT: the statements are short, and a plan costed past it (no index at all) would compile.
+SESSION = {"statement_timeout": STATEMENT_SECONDS * 1000, "lock_timeout": STATEMENT_SECONDS * 1000,
+           "enable_seqscan": "off", "jit": "off"}
 BOUNDED: dict[str, Any] = {
     "connect_timeout": CONNECT_SECONDS,
     "keepalives": 1, "keepalives_idle": 2, "keepalives_interval": 1, "keepalives_count": 2,
     "tcp_user_timeout": 4000,
-    "options": f"-c statement_timeout={STATEMENT_SECONDS * 1000} -c lock_timeout={STATEMENT_SECONDS * 1000}",
+    "options": " ".join(f"-c {name}={value}" for name, value in SESSION.items()),
 }
 # What says the server cannot be used right now; a mistake in Kazma's SQL is a bug (a 500).
 _AWAY = (psycopg.OperationalError, psycopg.InterfaceError, psycopg.InternalError, PoolTimeout)
