@@ -3,9 +3,13 @@ LangChain's and LangGraph's own: what a restore, an undo and a turn write to a c
 
 from __future__ import annotations
 
+import copy
+import random
+
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
+from kazma_core.agent.context import context_window
 from kazma_core.messages import append_messages, decode_messages, encode_message
 
 
@@ -54,3 +58,40 @@ def test_a_saved_message_reads_back_as_it_was_each_with_fields_of_its_own() -> N
     back[2].response_metadata["seen"] = True
     assert back[3].additional_kwargs == {} and back[1].response_metadata == {}
     assert back[3].tool_calls == [] and back[3].invalid_tool_calls == []
+
+
+def test_lists_appended_from_any_step_keep_langgraphs_rule_their_own_index_and_window() -> None:
+    """A list appended from any step of a chat (the newest, an older one as a restore or a retried
+    step does, a copy) gets LangGraph's list, an id index exactly its own, and the model window a
+    plain list of the same messages gets."""
+    rnd = random.Random(20261204)
+
+    def said() -> AnyMessage:
+        kind = HumanMessage if rnd.random() < 0.5 else AIMessage
+        return kind("word " * rnd.randint(1, 900), id=f"m{rnd.random()}")
+
+    ours, theirs = [append_messages([], [HumanMessage("hello", id="first")])], [add_messages([], [HumanMessage("hello", id="first")])]
+    for step in range(1500):
+        at = rnd.randrange(max(0, len(ours) - 6), len(ours)) if rnd.random() < 0.9 else rnd.randrange(len(ours))
+        base = copy.copy(ours[at]) if rnd.random() < 0.03 else ours[at]
+        move = rnd.random()
+        if move < 0.08 and len(base) > 1:
+            news: list[AnyMessage] = [AIMessage("changed", id=base[rnd.randrange(len(base))].id)]
+        elif move < 0.12 and len(base) > 2:
+            news = [RemoveMessage(id=str(base[rnd.randrange(len(base))].id))]
+        elif move < 0.14:
+            news = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *base[: rnd.randint(0, len(base))], said()]
+        elif move < 0.16:
+            twice = said()
+            news = [twice, AIMessage("again", id=twice.id)]
+        elif move < 0.18:
+            news = []
+        else:
+            news = [said() for _ in range(rnd.randint(1, 3))]
+        ours.append(append_messages(base, list(news)))
+        theirs.append(add_messages(list(theirs[at]), list(news)))
+        assert shown(ours[-1]) == shown(theirs[-1]), step
+        for messages in rnd.sample(ours, min(4, len(ours))):
+            assert messages.ids == {m.id: i for i, m in enumerate(messages)}, step
+            for budget in (100, 3000, 10**7):
+                assert list(context_window(messages, budget)) == list(context_window(list(messages), budget)), step
