@@ -243,8 +243,8 @@ def _put_back(conn: Conn, chat_id: str, restore_id: str) -> int:
     rows = conn.execute(f"SELECT own_bytes, created_at FROM kept_steps WHERE {where}", (chat_id, restore_id)).fetchall()
     conn.execute(f"INSERT INTO steps ({STEP_COLUMNS}) SELECT {STEP_COLUMNS} FROM kept_steps WHERE {where}", (chat_id, restore_id))
     conn.execute(f"DELETE FROM kept_steps WHERE {where}", (chat_id, restore_id))
-    for own, at in rows:
-        _bump_both(conn, chat_id, 1, own, at)
+    if rows:
+        _bump_both(conn, chat_id, len(rows), sum(r[0] for r in rows), max(r[1] for r in rows))
     return len(rows)
 
 
