@@ -193,16 +193,31 @@ async def test_a_long_chat_opens_on_its_newest_page_and_scrolling_up_brings_the_
     await page.evaluate("document.getElementById('transcript').scrollTop = 0")
     await expect(page.locator("#messages .message")).to_have_count(110)
     await expect(rows(page, "user").first).to_have_text("calc 1+0")
-    box = await page.evaluate(
-        """() => {
-        const t = document.getElementById("transcript").getBoundingClientRect();
-        const m = [...document.querySelectorAll('#messages [data-role="user"] .text')]
-            .find((n) => n.textContent === "calc 6+0").getBoundingClientRect();
-        return { top: m.top - t.top, bottom: t.bottom - m.bottom };
-    }"""
-    )
-    assert box["top"] >= 0 and box["bottom"] >= 0, box
+    assert await on_screen(page, "calc 6+0")
     await view_shot(page, "chat-desk-older-page.png")
+    # The chat goes on from another device: its turn comes in below, and the reader is left where they read.
+    said = await web.http.post(f"/api/chats/{chat}/messages", json={"text": "calc 99+0"})
+    assert said.status_code == 200, said.text
+    await expect(rows(page, "assistant").last).to_have_text("99+0 = 99")
+    await expect(page.locator("#messages .message")).to_have_count(112)
+    assert await on_screen(page, "calc 6+0")
+    assert not await on_screen(page, "calc 99+0")
+    # What the person sends themselves is followed to its answer at the end.
     await send(page, "calc 56+0")
     await expect(rows(page, "assistant").last).to_have_text("56+0 = 56")
-    await expect(page.locator("#messages .message")).to_have_count(112)
+    await expect(page.locator("#messages .message")).to_have_count(114)
+    assert await on_screen(page, "calc 56+0")
+
+
+async def on_screen(page: Page, text: str) -> bool:
+    """Whether the person's message `text` is wholly inside the transcript's visible box."""
+    box: dict[str, float] = await page.evaluate(
+        """(text) => {
+        const t = document.getElementById("transcript").getBoundingClientRect();
+        const m = [...document.querySelectorAll('#messages [data-role="user"] .text')]
+            .find((n) => n.textContent === text).getBoundingClientRect();
+        return { top: m.top - t.top, bottom: t.bottom - m.bottom };
+    }""",
+        text,
+    )
+    return box["top"] >= 0 and box["bottom"] >= 0

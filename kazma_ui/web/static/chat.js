@@ -100,11 +100,11 @@
 
   // Draws the growing answer in place (a delta or a tool event), following it down when the person was at the end.
   function drawLive() {
-    const atEnd = nodes.transcript.scrollHeight - nodes.transcript.clientHeight - nodes.transcript.scrollTop < 40;
+    const follow = atEnd();
     const node = liveNode();
     if (node.parentNode !== nodes.messages || node !== nodes.messages.lastElementChild) nodes.messages.append(node);
     nodes.empty.hidden = true;
-    if (atEnd) scrollDown();
+    if (follow) scrollDown();
   }
 
   // The turn ended: its answer came (drawn from its message), or it stopped or failed. What was said
@@ -150,8 +150,12 @@
 
   // Command answers are the page's own: kept beside the row they followed, across reloads.
   // `keepPlace`: older messages were put above, so what the person was reading stays where it was.
+  // Otherwise the page follows the chat down only when the person was at its end: a read of the chat
+  // that comes while they read older messages leaves them where they are.
   function renderTranscript(keepPlace = false) {
     const fromBottom = nodes.transcript.scrollHeight - nodes.transcript.scrollTop;
+    const top = nodes.transcript.scrollTop;
+    const follow = atEnd();
     const items = [];
     const notesAfter = (id) => state.notes.filter((n) => n.after === id).map((n) => n.node);
     items.push(...notesAfter(0));
@@ -176,10 +180,12 @@
     for (const [node, row] of drawn) announce(node, row);
     nodes.empty.hidden = items.length > 0 || !!nodes.approvals.childElementCount;
     if (keepPlace) nodes.transcript.scrollTop = nodes.transcript.scrollHeight - fromBottom;
-    else scrollDown();
+    else if (follow) scrollDown();
+    else nodes.transcript.scrollTop = top;
   }
 
   function scrollDown() { nodes.transcript.scrollTop = nodes.transcript.scrollHeight; }
+  function atEnd() { return nodes.transcript.scrollHeight - nodes.transcript.clientHeight - nodes.transcript.scrollTop < 40; }
 
   function addNote(...content) {
     const last = state.rows.length ? state.rows[state.rows.length - 1].id : 0;
@@ -189,13 +195,15 @@
     renderTranscript();
   }
 
+  // A card not shown before is brought into view: it waits for the person's answer.
   function renderApprovals(cards) {
     const pending = cards.filter((card) => card.status === "pending");
+    const shown = new Set([...nodes.approvals.children].map((node) => node.dataset.card));
     state.pending = pending.length;
     nodes.approvals.replaceChildren(...pending.map(approvalCard));
     if (pending.length) setWorking(false);
     nodes.empty.hidden = nodes.empty.hidden || pending.length > 0;
-    scrollDown();
+    if (pending.some((card) => !shown.has(card.card_id))) scrollDown();
   }
 
   function approvalCard(card) {
@@ -256,9 +264,11 @@
     }
   }
 
-  // Too few messages shown to scroll: the next older page, until the screen is full or none is left.
+  // Too few messages shown to scroll, or the person is at the top: the next older page, until the
+  // screen is full or none is left.
   function fillScreen() {
-    if (state.more && nodes.transcript.scrollHeight <= nodes.transcript.clientHeight + OLDER_WHEN_PX) loadOlder();
+    const box = nodes.transcript;
+    if (state.more && (box.scrollHeight <= box.clientHeight + OLDER_WHEN_PX || box.scrollTop < OLDER_WHEN_PX)) loadOlder();
   }
 
   // The page before the oldest message shown, when the person has scrolled up to it.
@@ -308,6 +318,7 @@
       if (state.source === source && typeof event.data === "string") handle(JSON.parse(event.data));
     });
     on("message", (data) => {
+      const follow = atEnd();
       const growing = stream.node;
       if (data.role !== "user") endLive(data);
       if (growing && !stream.node) growing.remove();
@@ -319,7 +330,7 @@
       if (stream.node) nodes.messages.append(stream.node);
       announce(node, data);
       nodes.empty.hidden = true;
-      scrollDown();
+      if (follow) scrollDown();
       if (data.role === "user") {
         setWorking(true);
         refresh(); // a read of the chat begun before this message must not draw the chat without it
@@ -459,6 +470,7 @@
     }
     await streamReady();
     const ends = state.ends;
+    scrollDown(); // what is sent, and its answer, are followed from the end of the chat
     await api("POST", `${chatPath(state.current)}/messages?wait=false`, { text });
     loadChats(); // a first message names its chat
     if (ends === state.ends) setWorking(true); // unless the turn was over before its answer came
