@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -78,3 +80,32 @@ def test_every_shipped_migration_runs_as_it_shipped_on_either_engine() -> None:
     for (schema, engine), digests in SHIPPED.items():
         rendered = [ddl(script, TYPES[engine]) for script in MIGRATIONS[schema][: len(digests)]]
         assert [hashlib.sha256(text.encode()).hexdigest()[:16] for text in rendered] == digests, (schema, engine)
+
+
+async def test_a_sqlite_store_folds_its_log_into_the_file_while_it_serves(tmp_path: Path) -> None:
+    """The write-ahead log is copied into the file beside the store's work, as writes come: the data
+    is in the file while the store is still open, the log is written from its start again (its file
+    cut back) rather than grown with every write, and what was written reads back whole."""
+    path, wal = tmp_path / "kazma.db", tmp_path / "kazma.db-wal"
+    store = SqliteDB(path, app_schema.MIGRATIONS)
+    body = os.urandom(1 << 20)
+
+    async def put(n: int, value: bytes) -> None:
+        statement = "INSERT INTO conv_bodies (chat_id, n, digest, body) VALUES ($1, $2, $3, $4)"
+        await store.tx(lambda c: c.execute(statement, ("c", n, str(n), value)))
+
+    try:
+        for n in range(1, 25):
+            await put(n, body)
+        # Small writes, as a person's turns come, until one begins the log again.
+        for n in range(25, 125):
+            await put(n, b"{}")
+            if wal.stat().st_size <= sqlite.WAL_KEEP_BYTES:
+                break
+            await asyncio.sleep(0.1)
+        assert path.stat().st_size >= 24 << 20  # the file holds the data, the store still open
+        assert wal.stat().st_size <= sqlite.WAL_KEEP_BYTES
+        rows = await store.run(lambda c: c.execute("SELECT n, body FROM conv_bodies WHERE n <= 24 ORDER BY n").fetchall())
+        assert [(r["n"], r["body"] == body) for r in rows] == [(n, True) for n in range(1, 25)]
+    finally:
+        await store.close()

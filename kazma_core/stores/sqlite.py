@@ -19,7 +19,8 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +35,15 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 BUSY_SECONDS = 10.0  # how long a statement waits for another connection's lock
 PURGE_WAIT_MS = 200  # how long a purge of the write-ahead log waits for readers to let go
+# The write-ahead log is folded into the file beside the store's work (SqliteDB._fold), at most this
+# often while writes come; the store's own connection folds it only past FOLD_GUARD_PAGES (40 MB of
+# 4 KB pages), should the folds beside it fall behind.
+FOLD_SECONDS = 0.5
+FOLD_GUARD_PAGES = 10_000
+FOLD_PASSES = 4
+# The log's file is cut back to this once written from its start again (SQLite leaves it at its
+# largest otherwise: a folder that held one large write would keep a log that size).
+WAL_KEEP_BYTES = 4 << 20
 
 Migration = str
 # A migration's column types on SQLite (engine.ddl): the words its first scripts were written with.
@@ -188,6 +198,10 @@ async def _on_thread(link: aiosqlite.Connection, fn: Callable[..., T], *args: An
     return result
 
 
+def _nothing() -> None:
+    """Run on the probes' thread to wait for what it runs now (a fold)."""
+
+
 # A mistake in Kazma's own SQL is a bug (a 500), not a file that cannot be used.
 _BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError)
 
@@ -228,6 +242,9 @@ class SqliteDB:
         # has the file open once the store is closed (a failed start takes back what it made then).
         self._probes = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-probe-{path.name}")
         self._conn: Connection | None = None
+        self._folding = False  # a fold of the write-ahead log is running or asked for
+        self._held = 0  # blocks that need the log to themselves (folds_held): no fold is asked for meanwhile
+        self._folded_at = 0.0  # when the last one was asked for (time.monotonic())
         self._seen = path.exists()  # a file not made yet is fine; one that was there and went is not
         self._damaged: str | None = None  # what the last probe found wrong; requests are refused meanwhile
 
@@ -237,6 +254,11 @@ class SqliteDB:
                 # Made an empty one here, the store would answer as if its data never was.
                 raise DatabaseError(self.label, reason_id="db_file_missing")
             conn = open_sqlite(self.path, secure_delete=self._secure_delete)
+            # A commit that crosses SQLite's fold point (1,000 pages) would fold the log itself:
+            # copy it into the file and sync both, tens of ms with every request of the store
+            # queued behind it. The folds run on the probes' thread instead (_fold).
+            conn.execute(f"PRAGMA wal_autocheckpoint={FOLD_GUARD_PAGES}")
+            conn.execute(f"PRAGMA journal_size_limit={WAL_KEEP_BYTES}")
             try:
                 migrate(conn, self._migrations, self.label)
             except BaseException:
@@ -337,7 +359,58 @@ class SqliteDB:
             conn.execute("COMMIT")
             return result
 
-        return await self.run(job)
+        try:
+            return await self.run(job)
+        finally:
+            self._fold_soon()
+
+    def _fold_soon(self) -> None:
+        """After a write: the log is folded into the file beside the store's work, unless a fold
+        was asked for a moment ago (the next write asks again; closing folds what is left)."""
+        now = time.monotonic()
+        if self._folding or self._held or self._closed or self._damaged is not None or now - self._folded_at < FOLD_SECONDS:
+            return
+        self._folding, self._folded_at = True, now
+        try:
+            done = asyncio.get_running_loop().run_in_executor(self._probes, self._fold)
+        except RuntimeError:  # the probes' thread has ended: the store is closing
+            self._folding = False
+            return
+        done.add_done_callback(lambda _: setattr(self, "_folding", False))
+
+    def _fold(self) -> None:
+        # PASSIVE: what the log holds is copied into the file without waiting for the store's
+        # connection, which goes on writing meanwhile (SQLite lets one fold run beside writes). The
+        # log is written from its start again only by a write that begins once all of it is in
+        # the file: what was written during a pass is folded by the next (a few, each shorter).
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=rw", uri=True, timeout=PURGE_WAIT_MS / 1000)
+            try:
+                before = -1
+                for _ in range(FOLD_PASSES):
+                    busy, logged, folded = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    if busy or (logged == before and folded >= logged):
+                        return  # nothing was written during the last pass: all of it is in the file
+                    before = logged
+                # Written to all along (a busy moment): the last frames are folded with the writes
+                # held for that moment only, so the next write begins the log again.
+                conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error as err:  # busy, or gone: the next write asks again, and the probes say what is wrong
+            log.debug("%s: the write-ahead log was not folded (%s)", self.path.name, err)
+
+    @contextlib.asynccontextmanager
+    async def folds_held(self) -> AsyncIterator[None]:
+        """No fold of the log runs in the block (one running is waited for): for what needs the log
+        to itself, emptying it (purge_wal, the clean-up's check) or rewriting the file (VACUUM)."""
+        self._held += 1
+        try:
+            with contextlib.suppress(RuntimeError):  # the probes' thread has ended: no fold runs any more
+                await asyncio.get_running_loop().run_in_executor(self._probes, _nothing)
+            yield
+        finally:
+            self._held -= 1
 
     async def purge_wal(self) -> None:
         """Fold the WAL into the file and empty it: old copies of deleted rows live on in WAL frames.
@@ -355,7 +428,12 @@ class SqliteDB:
             if busy:
                 log.info("%s: a reader holds the write-ahead log; it is emptied by the next purge", self.path.name)
 
-        await self.run(purge)
+        # Folded beside the store's work first, the log leaves little for the purge to copy: the
+        # store's thread is held for the last of it and the emptying (about 8 ms, not 50).
+        async with self.folds_held():
+            with contextlib.suppress(RuntimeError):  # the probes' thread has ended: the store is closing
+                await asyncio.get_running_loop().run_in_executor(self._probes, self._fold)
+            await self.run(purge)
 
     async def close(self) -> None:
         def shut(_: None) -> None:

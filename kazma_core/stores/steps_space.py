@@ -69,10 +69,12 @@ class SqliteSteps:
         return Room(stats.free_bytes, stats.total_bytes)
 
     async def compact(self) -> None:
-        await self.db.run(upkeep.vacuum)
+        async with self.db.folds_held():
+            await self.db.run(upkeep.vacuum)
 
     async def settle(self, wait_seconds: float) -> bool:
-        return (await self.db.run(lambda c: upkeep.checkpoint(c, wait_seconds))).complete
+        async with self.db.folds_held():
+            return (await self.db.run(lambda c: upkeep.checkpoint(c, wait_seconds))).complete
 
     async def found(self, markers: Sequence[bytes]) -> set[int]:
         path = self.db.path
