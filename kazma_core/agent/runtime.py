@@ -346,7 +346,7 @@ class TurnRunner:
             # it was writing (a "values" chunk comes before its save) before the turn is closed.
             # Left to the garbage collector, that save could land after the closing, or fail unseen.
             try:
-                async with contextlib.aclosing(self.graph.astream(
+                async with self.conversation.gathering(chat_id), contextlib.aclosing(self.graph.astream(
                     graph_input, self.config(chat_id), context=deps, stream_mode=["updates", "values"]
                 )) as stream:
                     async for mode, chunk in stream:

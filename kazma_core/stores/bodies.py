@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 import orjson
 
-from kazma_core.stores.engine import Conn
+from kazma_core.stores.engine import Conn, marks
 
 PACK_FROM = 512  # bytes: a longer body is kept compressed when that saves room,
 PROBE = 1 << 16  # a body longer than this is tried on its first 64 KB before it is compressed whole
@@ -177,7 +177,8 @@ def members(spaces: str) -> str:
 
 
 class Interner:
-    """Adds bodies to one space: a body already there keeps its number, a new one gets the next.
+    """Adds bodies to one space, in one transaction: a body already there keeps its number, a new
+    one gets the next.
 
     With `owner`, each new body records the chat that added it (column added_by)."""
 
@@ -186,31 +187,40 @@ class Interner:
         self.table = table
         self.chat_id = space
         self.owner = owner
-        self.next: int | None = None  # the next number, read when the first new body comes
+        self.next: int | None = None  # the next number, known once the first new body went in
         self.added = 0
+        self._mine: dict[bytes, int] = {}  # the bodies this transaction added, by digest
 
-    def add(self, body: bytes, known: bytes | None = None) -> int:
+    def add(self, body: bytes, known: bytes | None = None, *, absent: bool = False) -> int:
+        """The body's number in the space. `absent`: the caller read in this transaction that the
+        space holds no body of this digest (`known`), so it is not looked up again."""
         key = known or digest(body)
-        found = self.conn.execute(
-            f"SELECT n FROM {self.table} WHERE chat_id = $1 AND digest = $2", (self.chat_id, key)
-        ).fetchone()
-        if found is not None:
-            return int(found[0])
-        if self.next is None:
-            (top,) = self.conn.execute(f"SELECT coalesce(max(n), 0) FROM {self.table} WHERE chat_id = $1", (self.chat_id,)).fetchone()
-            self.next = int(top) + 1
-        n = self.next
+        n = self._mine.get(key)
+        if n is not None:
+            return n
+        if not (absent and known):
+            found = self.conn.execute(
+                f"SELECT n FROM {self.table} WHERE chat_id = $1 AND digest = $2", (self.chat_id, key)
+            ).fetchone()
+            if found is not None:
+                return int(found[0])
         stored = pack(body)
-        if self.owner is None:
-            self.conn.execute(
-                f"INSERT INTO {self.table} (chat_id, n, digest, body) VALUES ($1, $2, $3, $4)", (self.chat_id, n, key, stored)
-            )
+        columns, values = "chat_id, digest, body", [self.chat_id, key, stored]
+        if self.owner is not None:
+            columns += ", added_by"
+            values.append(self.owner)
+        if self.next is None:
+            # The space's next number, read in the statement that takes it (one round trip, not two).
+            n = int(self.conn.execute(
+                f"INSERT INTO {self.table} (n, {columns}) SELECT coalesce(max(n), 0) + 1, {marks(len(values))}"
+                f" FROM {self.table} WHERE chat_id = $1 RETURNING n",
+                values,
+            ).fetchone()[0])
         else:
-            self.conn.execute(
-                f"INSERT INTO {self.table} (chat_id, n, digest, body, added_by) VALUES ($1, $2, $3, $4, $5)",
-                (self.chat_id, n, key, stored, self.owner),
-            )
-        self.next += 1
+            n = self.next
+            self.conn.execute(f"INSERT INTO {self.table} (n, {columns}) VALUES ($1, {marks(len(values), 2)})", [n, *values])
+        self.next = n + 1
+        self._mine[key] = n
         self.added += len(stored)
         return n
 

@@ -27,10 +27,9 @@ import contextlib
 import contextvars
 import json
 import operator
-import time
 import zlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +55,7 @@ from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
 from kazma_core.stores.engine import Conn, Database, Row, marks
 from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack
-from kazma_core.stores.transcript_sql import PLACE, SHARED_ROWS, materialize, release, share_of, shows_body, visible_rows
+from kazma_core.stores.transcript_sql import PLACE, SHARED_ROWS, add_row, materialize, release, share_of, visible_rows
 from kazma_core.stores.types import NOTE_KEY
 
 BODIES = "conv_bodies"
@@ -128,6 +127,25 @@ class _Bundle:
 
 _BUNDLE: contextvars.ContextVar[_Bundle | None] = contextvars.ContextVar("kazma_conversation_bundle", default=None)
 
+Written = dict[int, tuple[int, int, Any, str | None]]  # a message's identity -> (body number, bytes, message, id)
+_WriteRows = Callable[[Conn, list[bodies.Interner]], None]
+
+
+@dataclass
+class _Gathered:
+    """A run's task writes to its chat's state, held until the transaction of the checkpoint that
+    follows them (see SqlConversationStore.gathering)."""
+
+    thread_id: str
+    writes: list[tuple[_WriteRows, Written]] = field(default_factory=list)
+
+    def take(self) -> list[tuple[_WriteRows, Written]]:
+        taken, self.writes = self.writes, []
+        return taken
+
+
+_GATHER: contextvars.ContextVar[_Gathered | None] = contextvars.ContextVar("kazma_conversation_gather", default=None)
+
 
 @dataclass
 class _PutJob:
@@ -146,7 +164,7 @@ class _PutJob:
     follow: bool = False
     taken_back: TakenBack | None = None
     last_turn_rows: bool = False
-    written: dict[int, tuple[int, int, Any, str | None]] = field(default_factory=dict)
+    written: Written = field(default_factory=dict)
     runs: Runs = field(default_factory=list)
     msg_bytes: int = 0
     blob_bytes: int = 0
@@ -284,7 +302,7 @@ class SqlConversationStore(ConversationStore):
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._held_bytes = 0
         # Messages a task's write stored, by identity, until the chat's next checkpoint takes them in.
-        self._written: dict[str, dict[int, tuple[int, int, Any, str | None]]] = {}
+        self._written: dict[str, Written] = {}
 
     @staticmethod
     def _space(conn: Conn, thread_id: str, lease: fence.Fence | None) -> str:
@@ -351,6 +369,47 @@ class SqlConversationStore(ConversationStore):
             _BUNDLE.reset(token)
         if not bundle.done:
             raise RuntimeError(f"no checkpoint of chat {thread_id} was written: its bundled writes did not happen")
+
+    @contextlib.asynccontextmanager
+    async def gathering(self, thread_id: str) -> AsyncIterator[None]:
+        """While a run of the chat's graph goes on in this task: its tasks' writes to the chat's
+        state commit with the checkpoint that follows them, in its transaction, not each in one
+        of its own (a turn's two or three transactions fewer). Writes LangGraph reads back on
+        their own (an interrupt, an error, a resume) and those no checkpoint followed (a run
+        stopped or failed mid-step) commit at once, the latter as the run ends. A crash before
+        then loses them as it would a moment earlier: the step shows as cut short, as one cut
+        mid-task does."""
+        gathered = _Gathered(thread_id)
+        token = _GATHER.set(gathered)
+        try:
+            yield
+        finally:
+            _GATHER.reset(token)
+            if gathered.writes:
+                await self._write_gathered(thread_id, gathered.take(), None)
+
+    @staticmethod
+    def _gathered(thread_id: str) -> list[tuple[_WriteRows, Written]]:
+        """The writes held for the chat's next transaction (taken: they go with it)."""
+        gathered = _GATHER.get()
+        return gathered.take() if gathered is not None and gathered.thread_id == thread_id else []
+
+    async def _write_gathered(
+        self, thread_id: str, held: list[tuple[_WriteRows, Written]], then: _WriteRows | None, lease: fence.Fence | None = None,
+    ) -> None:
+        lease = lease or fence.fence_for(thread_id)
+
+        def write(conn: Conn) -> None:
+            fence.check(conn, lease, self.db)
+            interning: list[bodies.Interner] = []
+            for rows, _ in held:
+                rows(conn, interning)
+            if then is not None:
+                then(conn, interning)
+
+        await self.db.tx(write)
+        for _, written in held:
+            self._written.setdefault(thread_id, {}).update(written)
 
     async def head(self, thread_id: str) -> tuple[str, list[AnyMessage]] | None:
         """The chat's newest checkpoint id and its messages (the objects LangGraph will reuse)."""
@@ -579,15 +638,20 @@ class SqlConversationStore(ConversationStore):
             bundle.follow if bundle else False, bundle.taken_back if bundle else None,
             bundle.last_turn_rows if bundle else False,
         )
-        if messages is not None and thread_id in self._written:
-            job.written = self._written.pop(thread_id)
+        earlier = self._written.pop(thread_id, {}) if messages is not None else {}
         if bundle is not None:
             _BUNDLE.set(None)  # the bundle goes with one put only
         held = fence.fence_for(thread_id)
+        gathered = self._gathered(thread_id)
 
         def put(conn: Conn) -> None:
             fence.check(conn, held, self.db)
-            self._put(conn, job, held)
+            interning: list[bodies.Interner] = []
+            job.written = dict(earlier)
+            for rows, written in gathered:
+                rows(conn, interning)  # the writes of the tasks this checkpoint follows
+                job.written.update(written)
+            self._put(conn, job, held, interning[0] if interning else None)
 
         await self.db.tx(put)
         if bundle is not None:
@@ -622,7 +686,7 @@ class SqlConversationStore(ConversationStore):
             return 0, [], 0
         return shared, bodies.runs_prefix(runs, shared), int(row["msg_bytes"] or 0) * shared // max(int(row["msg_count"]), 1)
 
-    def _put(self, conn: Conn, job: _PutJob, lease: fence.Fence | None = None) -> None:
+    def _put(self, conn: Conn, job: _PutJob, lease: fence.Fence | None = None, interner: bodies.Interner | None = None) -> None:
         if job.also is not None:
             job.also(conn)
         if job.joins is not None:
@@ -643,7 +707,8 @@ class SqlConversationStore(ConversationStore):
         if job.messages is not None:
             del values[MESSAGES]
             shared, runs, shared_bytes = self._prefix(conn, job)
-            interner = bodies.Interner(conn, BODIES, job.space)
+            if interner is None or interner.chat_id != job.space:
+                interner = bodies.Interner(conn, BODIES, job.space)
             new = job.messages[shared:]
             numbers, new_bytes = [], 0
             for m in new:
@@ -692,18 +757,15 @@ class SqlConversationStore(ConversationStore):
         showing = [(shown, n) for shown, n in zip(map(transcript_role, new), numbers, strict=True) if shown is not None]
         if not showing:
             return  # the common put: a tool call, a result, a checkpoint with nothing new
-        chat = conn.execute("SELECT last_turn FROM chats WHERE id = $1", (job.thread_id,)).fetchone()
-        if chat is None:
-            return
-        turn = job.turn_index if job.turn_index is not None else int(chat["last_turn"])
-        for shown, n in showing:
-            if shows_body(conn, job.thread_id, n):
+        turn = job.turn_index
+        if turn is None:
+            chat = conn.execute("SELECT last_turn FROM chats WHERE id = $1", (job.thread_id,)).fetchone()
+            if chat is None:
+                return
+            turn = int(chat["last_turn"])
+        for (role, text), n in showing:
+            if not add_row(conn, job.thread_id, turn, role, text or "", n):
                 continue
-            role, text = shown
-            conn.execute(
-                "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) VALUES ($1, $2, $3, $4, $5, $6)",
-                (job.thread_id, turn, role, text or "", time.time(), n),
-            )
             if role == "user":
                 conn.execute("UPDATE chats SET last_turn = $1 WHERE id = $2 AND last_turn < $3", (turn, job.thread_id, turn))
 
@@ -738,11 +800,10 @@ class SqlConversationStore(ConversationStore):
         held = self._held.get((thread_id, checkpoint_ns))
         # The next checkpoint takes these messages in: it will know their bodies by identity, once
         # this transaction committed (a run that failed or ran again numbered bodies that are not there).
-        written: dict[int, tuple[int, int, Any, str | None]] = {}
+        written: Written = {}
+        lease = fence.fence_for(thread_id)
 
-        interning: list[bodies.Interner] = []  # one a transaction: its space is read once, with the first messages
-
-        def encoded(conn: Conn, channel: str, value: Any) -> tuple[str, bytes]:
+        def encoded(conn: Conn, interning: list[bodies.Interner], channel: str, value: Any) -> tuple[str, bytes]:
             is_list = channel == MESSAGES and checkpoint_ns == "" and isinstance(value, list)
             messages = value[1:] if is_list and value and _removes_all(value[0]) else value
             if is_list and _is_messages(messages, removals=False):
@@ -750,7 +811,7 @@ class SqlConversationStore(ConversationStore):
                 # them in refers to the same bodies, so a large tool result is kept once. The
                 # messages the newest checkpoint holds already (a restore writes them back)
                 # are known by identity and not serialised again.
-                if not interning:
+                if not interning:  # one a transaction: its space is read once, with the first messages
                     interning.append(bodies.Interner(conn, BODIES, self._space(conn, thread_id, lease)))
                 interner = interning[0]
                 # A restore writes back the newest checkpoint's first messages: their references
@@ -773,24 +834,27 @@ class SqlConversationStore(ConversationStore):
                 return REFS, orjson.dumps(refs)
             return self.serde.dumps_typed(value)
 
-        lease = fence.fence_for(thread_id)
-
-        def write(conn: Conn) -> None:
+        def rows(conn: Conn, interning: list[bodies.Interner]) -> None:
             written.clear()
-            interning.clear()
-            fence.check(conn, lease, self.db)
             conn.executemany(
                 "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)"
                 f" {on_conflict}",
                 [
                     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel,
-                     *encoded(conn, channel, value))
+                     *encoded(conn, interning, channel, value))
                     for idx, (channel, value) in enumerate(writes)
                 ],
             )
 
-        await self.db.tx(write)
+        gathered = _GATHER.get()
+        if (
+            gathered is not None and gathered.thread_id == thread_id and checkpoint_ns == ""
+            and not any(channel in WRITES_IDX_MAP for channel, _ in writes)
+        ):
+            gathered.writes.append((rows, written))  # they commit with the checkpoint that follows
+            return
+        await self._write_gathered(thread_id, self._gathered(thread_id), rows, lease)
         self._written.setdefault(thread_id, {}).update(written)
 
     # deleting, copying, pruning ------------------------------------------------------------------

@@ -63,6 +63,11 @@ class ConversationStore(BaseCheckpointSaver[int], abc.ABC):
         a fork: `rewind`, the rows of messages the new state no longer holds are taken back)."""
 
     @abc.abstractmethod
+    def gathering(self, thread_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """While a run of the chat's graph goes on in this task, its tasks' writes commit with the
+        checkpoint that follows them."""
+
+    @abc.abstractmethod
     async def head(self, thread_id: str) -> tuple[str, list[AnyMessage]] | None:
         """The chat's newest checkpoint id and its messages."""
 

@@ -66,8 +66,10 @@ class LeaseStore:
         return cur.rowcount == 1
 
     async def release_lease(self, chat_id: str, holder: str) -> None:
-        """End `holder`'s lease: its own at the end of a turn, or a dead holder's (once proven gone)."""
-        await self.db.tx(lambda c: c.execute("DELETE FROM leases WHERE chat_id = $1 AND holder = $2", (chat_id, holder)))
+        """End `holder`'s lease: its own at the end of a turn, or a dead holder's (once proven gone).
+        One statement, a transaction of its own (no BEGIN and COMMIT round trips): a write fenced by
+        the lease holds its row locked until it commits, so the delete waits for it."""
+        await self.db.run(lambda c: c.execute("DELETE FROM leases WHERE chat_id = $1 AND holder = $2", (chat_id, holder)))
 
     async def lease_holders(self) -> list[tuple[str, str, str]]:
         """(chat_id, holder, purpose) of every lease row, live or not."""

@@ -354,7 +354,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
             new_bodies[i], keys[i] = body, None
     # Its counters are written below, in this transaction: the space read above is the one.
     interner = bodies.Interner(conn, "bodies", space, owner=step.chat_id)
-    new_ids = [interner.add(body, key) for body, key in zip(new_bodies, keys, strict=True)]
+    new_ids = [interner.add(body, key, absent=key not in known) for body, key in zip(new_bodies, keys, strict=True)]
     added = interner.added
     truncated = cut or shared.cut
     msg_bytes = shared.msg_bytes + sum(len(b) for b in new_bodies)

@@ -61,13 +61,15 @@ def visible_rows(chat: str, columns: str, where: str = "", last: str = "") -> st
     return f"SELECT * FROM ({own}) o UNION ALL SELECT * FROM ({shared}) h" if last else f"{own} UNION ALL {shared}"
 
 
-def shows_body(conn: Conn, chat_id: str, n: int) -> bool:
-    """Whether the chat shows a row of message body `n` (its own, or one it shares)."""
+def add_row(conn: Conn, chat_id: str, turn: int, role: str, text: str, n: int) -> bool:
+    """Give message body `n` a row of the chat, unless the chat shows one already (its own, or one
+    it shares) or is gone; whether it was added. One statement: a turn adds two rows."""
     return conn.execute(
-        "SELECT 1 FROM transcript WHERE chat_id = $1 AND body_n = $2 UNION ALL"
-        f" SELECT 1 FROM {SHARED_ROWS.format(chat='$1')} AND t.body_n = $2 LIMIT 1",
-        (chat_id, n),
-    ).fetchone() is not None
+        "INSERT INTO transcript (chat_id, turn_index, role, text, created_at, body_n) SELECT $1, $2, $3, $4, $5, $6"
+        " FROM chats WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM transcript WHERE chat_id = $1 AND body_n = $6"
+        f" UNION ALL SELECT 1 FROM {SHARED_ROWS.format(chat='$1')} AND t.body_n = $6)",
+        (chat_id, turn, role, text, time.time(), n),
+    ).rowcount == 1
 
 
 def share_of(conn: Conn, chat_id: str) -> Row | None:

@@ -13,7 +13,7 @@
   };
   const state = {
     current: null, source: null, ready: null, seq: 0, steps: [], rows: [], notes: [],
-    running: false, ends: 0, pending: 0, more: false, loadingOlder: false,
+    running: false, ends: 0, pending: 0, more: false, loadingOlder: false, askedAgain: 0,
   };
   const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
   const READY_WAIT_MS = 3000;
@@ -21,6 +21,10 @@
   // A long chat opens on its newest messages; older ones come a page at a time as the person scrolls up.
   const PAGE = 100;
   const OLDER_WHEN_PX = 80;
+  // A running turn's question is written with its first step, a moment after the turn began: a read
+  // between the two is asked again this often, this many times, until the question is in it.
+  const QUESTION_AGAIN_MS = 200;
+  const QUESTION_TRIES = 15;
 
   const chatPath = (id) => `/api/chats/${encodeURIComponent(id)}`;
   const replayHref = (id) => `/replay?thread=${encodeURIComponent(id)}`;
@@ -259,6 +263,12 @@
       renderApprovals(approvals.approvals);
       // A turn that ended while this was asked is over, whatever the answer said.
       if (initial && ends === state.ends) setWorking(transcript.running && !state.pending);
+      // While a turn runs, the newest row is its question: without it, the read came before it was written.
+      const asking = transcript.running && page.at(-1)?.role !== "user";
+      state.askedAgain = asking ? state.askedAgain + 1 : 0;
+      if (asking && state.askedAgain <= QUESTION_TRIES) {
+        setTimeout(() => { if (id === state.current && seq === state.seq) refresh(); }, QUESTION_AGAIN_MS);
+      }
     } catch (err) {
       if (id === state.current) showError(err);
     }
