@@ -47,9 +47,13 @@ FORGOTTEN = "forgotten"  # the chat was forgotten, or its memory turned off
 EXPIRED = "expired"
 
 
+# The chat's undo ready, if any; its parameters are the chat ($1) and READY ($2).
+UNDO_READY = "SELECT 1 FROM undos WHERE chat_id = $1 AND state = $2"
+
+
 def undo_ready(conn: Conn, chat_id: str) -> bool:
     """Whether the chat has an undo ready (one indexed read: every turn asks, as it takes the lease)."""
-    return conn.execute("SELECT 1 FROM undos WHERE chat_id = $1 AND state = $2", (chat_id, READY)).fetchone() is not None
+    return conn.execute(UNDO_READY, (chat_id, READY)).fetchone() is not None
 
 
 @dataclass(frozen=True)

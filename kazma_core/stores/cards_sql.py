@@ -61,6 +61,9 @@ class CardStore:
         return cur.rowcount == 1
 
 
+PENDING_CARDS = "SELECT * FROM approvals WHERE chat_id = $1 AND status = 'pending'"  # a chat's cards waiting
+
+
 def card_of(row: Row) -> Card:
     return Card(
         row["id"], row["chat_id"], row["turn_index"], row["tool_call_id"], row["tool"],

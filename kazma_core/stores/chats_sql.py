@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kazma_core.rewind.rows import undo_ready
-from kazma_core.stores.cards_sql import card_of
+from kazma_core.rewind.rows import READY, UNDO_READY
+from kazma_core.stores.cards_sql import PENDING_CARDS, card_of
 from kazma_core.stores.engine import Conn, Database, Row
 from kazma_core.stores.interfaces import Also
 from kazma_core.stores.transcript_sql import PLACE, SHARED_ROWS, body_text, release
@@ -72,13 +72,17 @@ class ChatStore:
         `into`, as the chat's lease is taken (acquire_lease's `also`)."""
 
         def read(conn: Conn) -> None:
-            row = conn.execute("SELECT * FROM chats WHERE id = $1", (chat_id,)).fetchone()
-            cards = conn.execute(
-                "SELECT * FROM approvals WHERE chat_id = $1 AND status = 'pending' ORDER BY created_at", (chat_id,)
-            ).fetchall()
+            # One statement for the chat and whether it has cards waiting or an undo ready (a turn
+            # starts in a chat with neither, nearly always); the cards only when there are some.
+            row = conn.execute(
+                f"SELECT c.*, EXISTS ({PENDING_CARDS}) AS has_cards, EXISTS ({UNDO_READY}) AS has_undo"
+                " FROM chats c WHERE c.id = $1",
+                (chat_id, READY),
+            ).fetchone()
             into.chat = chat_of(row) if row else None
+            cards = conn.execute(f"{PENDING_CARDS} ORDER BY created_at", (chat_id,)).fetchall() if row and row["has_cards"] else []
             into.pending = [card_of(r) for r in cards]
-            into.undo_ready = undo_ready(conn, chat_id)
+            into.undo_ready = bool(row and row["has_undo"])
 
         return read
 

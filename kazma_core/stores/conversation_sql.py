@@ -171,6 +171,7 @@ class _PutJob:
     space: str = ""
 
 
+WRITE_COLUMNS = "task_id, channel, type, value, task_path, idx"  # a pending write, as _writes reads it
 SPACES = "conv_spaces"
 SPACE_THREADS = bodies.members(SPACES)
 
@@ -485,12 +486,16 @@ class SqlConversationStore(ConversationStore):
             return [], 0
         return list(prior.messages[:shared]), prior.msg_bytes * shared // max(len(prior.messages), 1)
 
-    def _writes(self, conn: Conn, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[Any]:
-        rows = conn.execute(
-            "SELECT task_id, channel, type, value, task_path, idx FROM writes"
-            " WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-            (thread_id, checkpoint_ns, checkpoint_id),
-        ).fetchall()
+    def _writes(
+        self, conn: Conn, thread_id: str, checkpoint_ns: str, checkpoint_id: str, rows: Sequence[Sequence[Any]] | None = None,
+    ) -> list[Any]:
+        """The checkpoint's pending writes, decoded; `rows` (task_id, channel, type, value, task_path,
+        idx) when they were read already."""
+        if rows is None:
+            rows = conn.execute(
+                f"SELECT {WRITE_COLUMNS} FROM writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+                (thread_id, checkpoint_ns, checkpoint_id),
+            ).fetchall()
         plain = [tuple(r) for r in rows if r[2] != REFS]
         out = [
             (task_id, channel, self.serde.loads_typed((type_, value)))
@@ -529,11 +534,18 @@ class SqlConversationStore(ConversationStore):
                     (thread_id, checkpoint_ns, wanted),
                 ).fetchone()
             else:
-                row = conn.execute(
-                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2"
-                    " ORDER BY checkpoint_id DESC LIMIT 1",
+                # The newest checkpoint with its pending writes, in one statement (every turn asks).
+                rows = conn.execute(
+                    f"SELECT h.checkpoint_id, {', '.join(f'w.{c}' for c in WRITE_COLUMNS.split(', '))} FROM"
+                    " (SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2"
+                    " ORDER BY checkpoint_id DESC LIMIT 1) h LEFT JOIN writes w"
+                    " ON w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = h.checkpoint_id",
                     (thread_id, checkpoint_ns),
-                ).fetchone()
+                ).fetchall()
+                if not rows:
+                    return None
+                found = [tuple(r)[1:] for r in rows if r[1] is not None]
+                return rows[0][0], self._writes(conn, thread_id, checkpoint_ns, rows[0][0], found)
             if row is None:
                 return None
             return row[0], self._writes(conn, thread_id, checkpoint_ns, row[0])
