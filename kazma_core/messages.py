@@ -85,11 +85,15 @@ class MessageList(list):  # type: ignore[type-arg]
     An index not given is made when first asked for: a fork of a long chat writes 10,000 messages
     whose index only the fork's next turn needs (2 ms)."""
 
-    __slots__ = ("_ids",)
+    __slots__ = ("_ids", "window")
 
     def __init__(self, items: Iterable[BaseMessage] = (), ids: dict[str, int] | None = None) -> None:
         super().__init__(items)
         self._ids = ids
+        # What agent/context.py found of the model's window in this list's first messages (its own
+        # form). A list that only appends to another keeps its window: the messages it is about are
+        # the same.
+        self.window: tuple[int, ...] | None = None
 
     @property
     def ids(self) -> dict[str, int]:
@@ -120,6 +124,7 @@ def append_messages(left: Any, right: Any) -> MessageList:
     _give_ids(news)
     out = MessageList(base, dict(base.ids))
     removed: set[str] = set()
+    appended = True
     for message in news:
         at = out.ids.get(message.id)  # type: ignore[arg-type]
         if at is None:
@@ -132,8 +137,11 @@ def append_messages(left: Any, right: Any) -> MessageList:
         else:
             removed.discard(message.id)
             out[at] = message
+            appended = appended and at >= len(base)
     if removed:
         return MessageList(m for m in out if m.id not in removed)
+    if appended:
+        out.window = base.window
     return out
 
 
