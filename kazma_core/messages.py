@@ -9,9 +9,10 @@ short message's bytes); reading fills them back in.
 
 from __future__ import annotations
 
+import copy
 import operator
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 import orjson
@@ -85,15 +86,28 @@ class MessageList(list):  # type: ignore[type-arg]
     An index not given is made when first asked for: a fork of a long chat writes 10,000 messages
     whose index only the fork's next turn needs (2 ms)."""
 
-    __slots__ = ("_ids", "window")
+    __slots__ = ("_ids", "origin", "token", "window")
 
     def __init__(self, items: Iterable[BaseMessage] = (), ids: dict[str, int] | None = None) -> None:
         super().__init__(items)
         self._ids = ids
+        # Which list this one only appended to, and how long that one was: (its token, its length).
+        # A token, not the list, so that a chat's lists do not keep every earlier one alive.
+        self.token = object()
+        self.origin: tuple[object, int] | None = None
         # What agent/context.py found of the model's window in this list's first messages (its own
         # form). A list that only appends to another keeps its window: the messages it is about are
         # the same.
         self.window: tuple[int, ...] | None = None
+
+    def __copy__(self) -> MessageList:
+        # A copy is a list of its own (a token of its own): the same messages, its own index.
+        made = MessageList(self, None if self._ids is None else dict(self._ids))
+        made.window = self.window
+        return made
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MessageList:
+        return MessageList(copy.deepcopy(list(self), memo))
 
     @property
     def ids(self) -> dict[str, int]:
@@ -142,7 +156,15 @@ def append_messages(left: Any, right: Any) -> MessageList:
         return MessageList(m for m in out if m.id not in removed)
     if appended:
         out.window = base.window
+        out.origin = (base.token, len(base))
     return out
+
+
+def appended_to(new: Sequence[Any], old: Sequence[Any]) -> bool:
+    """Whether `new` was made by appending to `old` alone, so that old's messages are its first
+    ones, the very objects (known without comparing 10,000 pointers)."""
+    origin = getattr(new, "origin", None)
+    return origin is not None and origin[0] is getattr(old, "token", None) and origin[1] == len(old)
 
 
 def _restarted(base: MessageList, kept: list[BaseMessage]) -> MessageList:

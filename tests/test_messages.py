@@ -4,13 +4,14 @@ LangChain's and LangGraph's own: what a restore, an undo and a turn write to a c
 from __future__ import annotations
 
 import copy
+import operator
 import random
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from kazma_core.agent.context import context_window
-from kazma_core.messages import append_messages, decode_messages, encode_message
+from kazma_core.messages import append_messages, appended_to, decode_messages, encode_message
 
 
 def conversation(turns: int) -> list[AnyMessage]:
@@ -71,6 +72,7 @@ def test_lists_appended_from_any_step_keep_langgraphs_rule_their_own_index_and_w
         return kind("word " * rnd.randint(1, 900), id=f"m{rnd.random()}")
 
     ours, theirs = [append_messages([], [HumanMessage("hello", id="first")])], [add_messages([], [HumanMessage("hello", id="first")])]
+    follows = 0
     for step in range(1500):
         at = rnd.randrange(max(0, len(ours) - 6), len(ours)) if rnd.random() < 0.9 else rnd.randrange(len(ours))
         base = copy.copy(ours[at]) if rnd.random() < 0.03 else ours[at]
@@ -91,6 +93,10 @@ def test_lists_appended_from_any_step_keep_langgraphs_rule_their_own_index_and_w
         ours.append(append_messages(base, list(news)))
         theirs.append(add_messages(list(theirs[at]), list(news)))
         assert shown(ours[-1]) == shown(theirs[-1]), step
+        # Known to begin with its base's very messages (the conversation store then compares none).
+        if appended_to(ours[-1], base):
+            follows += 1
+            assert len(ours[-1]) >= len(base) and all(map(operator.is_, ours[-1], base)), step
         # The window a list found is carried to the lists appended to it (found again only when a
         # message of it changed): each new one, asked at once, moves on from its base's.
         assert list(context_window(ours[-1], 3000)) == list(context_window(list(ours[-1]), 3000)), step
@@ -98,3 +104,4 @@ def test_lists_appended_from_any_step_keep_langgraphs_rule_their_own_index_and_w
             assert messages.ids == {m.id: i for i, m in enumerate(messages)}, step
             for budget in (100, 10**7, 3000):
                 assert list(context_window(messages, budget)) == list(context_window(list(messages), budget)), step
+    assert follows > 1000  # most steps only append

@@ -49,7 +49,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from kazma_core.messages import MessageList, decode_messages, encode_message
+from kazma_core.messages import MessageList, appended_to, decode_messages, encode_message
 from kazma_core.replicas import fence
 from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
@@ -238,6 +238,8 @@ def _removes_all(message: Any) -> bool:
 
 def _shared_prefix(new: list[BaseMessage], old: list[Any]) -> int:
     """How many leading messages are the very same objects (pointer comparison only)."""
+    if new is old or appended_to(new, old):  # a step's list, or made from the one before it: all of that one's
+        return len(old)
     if all(map(operator.is_, new, old)):  # the common case, compared in C
         return min(len(new), len(old))
     n = 0
