@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import operator
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -15,6 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
 
 from kazma_core.stores.app_schema import MIGRATIONS
 from kazma_core.stores.conversation_sql import SqlConversationStore
@@ -41,6 +42,18 @@ async def db(engine: str, tmp_path: Path, request: pytest.FixtureRequest) -> Asy
     await made.close()
 
 
+Task = Callable[[State], Awaitable[dict[str, object]]]
+
+
+def one_step_of(store: SqlConversationStore, *tasks: Task) -> CompiledStateGraph[State, None, State, State]:
+    """A graph whose one step runs the tasks side by side, each a node named as its function."""
+    builder = StateGraph(State)
+    for task in tasks:
+        builder.add_node(task.__name__, task)
+        builder.add_edge(START, task.__name__)
+    return builder.compile(checkpointer=store)
+
+
 async def test_a_step_that_fails_keeps_what_its_finished_task_did_and_does_not_do_it_again(db: Database) -> None:
     """Two tasks in one step: the tool finishes, the other fails. Its writes were held for the
     step's checkpoint, which never comes: they commit with the failure, so resuming the run does
@@ -58,12 +71,7 @@ async def test_a_step_that_fails_keeps_what_its_finished_task_did_and_does_not_d
             raise RuntimeError("the model's server went away")
         return {"done": ["flaky"]}
 
-    builder = StateGraph(State)
-    builder.add_node("tool", tool)
-    builder.add_node("flaky", flaky)
-    builder.add_edge(START, "tool")
-    builder.add_edge(START, "flaky")
-    graph = builder.compile(checkpointer=store)
+    graph = one_step_of(store, tool, flaky)
     config = {"configurable": {"thread_id": "chat-1"}}
 
     async with store.gathering("chat-1"):
@@ -100,12 +108,7 @@ async def test_a_run_stopped_mid_step_keeps_the_writes_of_the_task_that_finished
         await slow_goes_on.wait()
         return {"done": ["slow"]}
 
-    builder = StateGraph(State)
-    builder.add_node("answer", answer)
-    builder.add_node("slow", slow)
-    builder.add_edge(START, "answer")
-    builder.add_edge(START, "slow")
-    graph = builder.compile(checkpointer=store)
+    graph = one_step_of(store, answer, slow)
     config = {"configurable": {"thread_id": "chat-2"}}
     async with store.gathering("chat-2"), contextlib.aclosing(
         graph.astream({"messages": [HumanMessage("hi", id="hi")], "done": []}, config, stream_mode="updates")
