@@ -172,6 +172,13 @@ class _PutJob:
 
 
 WRITE_COLUMNS = "task_id, channel, type, value, task_path, idx"  # a pending write, as _writes reads it
+# A chat's newest checkpoint (of namespace $2) with its pending writes: a row per write, or one of NULLs.
+HEAD_WITH_WRITES = (
+    f"SELECT h.checkpoint_id, {', '.join(f'w.{c}' for c in WRITE_COLUMNS.split(', '))} FROM"
+    " (SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2"
+    " ORDER BY checkpoint_id DESC LIMIT 1) h LEFT JOIN writes w"
+    " ON w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = h.checkpoint_id"
+)
 SPACES = "conv_spaces"
 SPACE_THREADS = bodies.members(SPACES)
 
@@ -537,13 +544,7 @@ class SqlConversationStore(ConversationStore):
                 ).fetchone()
             else:
                 # The newest checkpoint with its pending writes, in one statement (every turn asks).
-                rows = conn.execute(
-                    f"SELECT h.checkpoint_id, {', '.join(f'w.{c}' for c in WRITE_COLUMNS.split(', '))} FROM"
-                    " (SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2"
-                    " ORDER BY checkpoint_id DESC LIMIT 1) h LEFT JOIN writes w"
-                    " ON w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = h.checkpoint_id",
-                    (thread_id, checkpoint_ns),
-                ).fetchall()
+                rows = conn.execute(HEAD_WITH_WRITES, (thread_id, checkpoint_ns)).fetchall()
                 if not rows:
                     return None
                 found = [tuple(r)[1:] for r in rows if r[1] is not None]
