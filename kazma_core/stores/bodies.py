@@ -180,49 +180,76 @@ class Interner:
     """Adds bodies to one space, in one transaction: a body already there keeps its number, a new
     one gets the next.
 
-    With `owner`, each new body records the chat that added it (column added_by)."""
+    A body is inserted without looking first: the space's (chat_id, digest) key turns one it holds
+    already into no row, and only those are looked up (nearly every body added is new: one round
+    trip, not two). With `owner`, each new body records the chat that added it (column added_by)."""
+
+    BATCH = 200  # bodies a statement: within every engine's limit on parameters
 
     def __init__(self, conn: Conn, table: str, space: str, owner: str | None = None) -> None:
         self.conn = conn
         self.table = table
         self.chat_id = space
         self.owner = owner
-        self.next: int | None = None  # the next number, known once the first new body went in
+        self.next: int | None = None  # the next number, known once a new body went in
         self.added = 0
-        self._mine: dict[bytes, int] = {}  # the bodies this transaction added, by digest
+        self._seen: dict[bytes, int] = {}  # the numbers of the bodies this transaction added or found, by digest
 
-    def add(self, body: bytes, known: bytes | None = None, *, absent: bool = False) -> int:
-        """The body's number in the space. `absent`: the caller read in this transaction that the
-        space holds no body of this digest (`known`), so it is not looked up again."""
-        key = known or digest(body)
-        n = self._mine.get(key)
-        if n is not None:
-            return n
-        if not (absent and known):
-            found = self.conn.execute(
-                f"SELECT n FROM {self.table} WHERE chat_id = $1 AND digest = $2", (self.chat_id, key)
-            ).fetchone()
-            if found is not None:
-                return int(found[0])
-        stored = pack(body)
-        columns, values = "chat_id, digest, body", [self.chat_id, key, stored]
-        if self.owner is not None:
-            columns += ", added_by"
-            values.append(self.owner)
+    def add(self, body: bytes, known: bytes | None = None) -> int:
+        """The body's number in the space; `known`: its digest, when the caller has it."""
+        return self.add_all([(body, known)])[0]
+
+    def add_all(self, items: Sequence[tuple[bytes, bytes | None]]) -> list[int]:
+        """The numbers of the bodies (each with its digest, or None), in order; the new ones
+        inserted together."""
+        keys = [known or digest(body) for body, known in items]
+        todo: dict[bytes, bytes] = {}
+        for (body, _), key in zip(items, keys, strict=True):
+            if key not in self._seen:
+                todo.setdefault(key, body)
+        pending = list(todo.items())
+        for at in range(0, len(pending), self.BATCH):
+            self._insert(pending[at : at + self.BATCH])
+        return [self._seen[k] for k in keys]
+
+    def _insert(self, batch: list[tuple[bytes, bytes]]) -> None:
+        stored = {key: pack(body) for key, body in batch}
+        extra = [] if self.owner is None else [self.owner]
+        columns = "n, chat_id, digest, body" + ("" if self.owner is None else ", added_by")
+        params: list[object] = [self.chat_id]
         if self.next is None:
             # The space's next number, read in the statement that takes it (one round trip, not two).
-            n = int(self.conn.execute(
-                f"INSERT INTO {self.table} (n, {columns}) SELECT coalesce(max(n), 0) + 1, {marks(len(values))}"
-                f" FROM {self.table} WHERE chat_id = $1 RETURNING n",
-                values,
-            ).fetchone()[0])
+            rows = []
+            for i, (key, body) in enumerate(stored.items(), start=1):
+                rows.append(f"SELECT top.n + {i}, $1, {marks(2 + len(extra), len(params) + 1)} FROM top WHERE true")
+                params += [key, body, *extra]
+            statement = (
+                f"WITH top AS (SELECT coalesce(max(n), 0) AS n FROM {self.table} WHERE chat_id = $1)"
+                f" INSERT INTO {self.table} ({columns}) {' UNION ALL '.join(rows)}"
+            )
         else:
-            n = self.next
-            self.conn.execute(f"INSERT INTO {self.table} (n, {columns}) VALUES ($1, {marks(len(values), 2)})", [n, *values])
-        self.next = n + 1
-        self._mine[key] = n
-        self.added += len(stored)
-        return n
+            values = []
+            for i, (key, body) in enumerate(stored.items()):
+                at = len(params) + 1
+                values.append(f"(${at}, $1, {marks(2 + len(extra), at + 1)})")
+                params += [self.next + i, key, body, *extra]
+            statement = f"INSERT INTO {self.table} ({columns}) VALUES {', '.join(values)}"
+        found = self.conn.execute(
+            f"{statement} ON CONFLICT (chat_id, digest) DO NOTHING RETURNING n, digest", params
+        ).fetchall()
+        for n, key in found:
+            self._seen[bytes(key)] = int(n)
+            self.added += len(stored[bytes(key)])
+        if found:
+            self.next = max(int(r[0]) for r in found) + 1
+        held = [key for key in stored if key not in self._seen]  # bodies the space holds already
+        for at in range(0, len(held), 500):
+            some = held[at : at + 500]
+            for n, key in self.conn.execute(
+                f"SELECT n, digest FROM {self.table} WHERE chat_id = $1 AND digest IN ({marks(len(some), 2)})",
+                (self.chat_id, *some),
+            ):
+                self._seen[bytes(key)] = int(n)
 
 
 def read(conn: Conn, table: str, chat_id: str, runs: Sequence[Sequence[int]]) -> list[bytes]:

@@ -180,6 +180,8 @@ HEAD_WITH_WRITES = (
     " ON w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = h.checkpoint_id"
 )
 SPACES = "conv_spaces"
+DO_NOTHING = "DO NOTHING"
+WRITE_ROWS = 100  # a task's writes a statement: within every engine's limit on parameters
 SPACE_THREADS = bodies.members(SPACES)
 
 
@@ -725,7 +727,9 @@ class SqlConversationStore(ConversationStore):
             if interner is None or interner.chat_id != job.space:
                 interner = bodies.Interner(conn, BODIES, job.space)
             new = job.messages[shared:]
-            numbers, new_bytes = [], 0
+            numbers: list[int] = []
+            new_bytes = 0
+            adding: dict[int, bytes] = {}  # place in numbers -> a body to add
             for m in new:
                 known = job.written.get(id(m))
                 # A task's write stored it a moment ago, as it still is (the reducer gives a message
@@ -734,9 +738,11 @@ class SqlConversationStore(ConversationStore):
                     numbers.append(known[0])
                     new_bytes += known[1]
                     continue
-                body = encode_message(m)
-                numbers.append(interner.add(body))
+                adding[len(numbers)] = body = encode_message(m)
+                numbers.append(0)
                 new_bytes += len(body)
+            for at, n in zip(adding, interner.add_all([(body, None) for body in adding.values()]), strict=True):
+                numbers[at] = n
             job.runs = bodies.runs_extend(runs, numbers)
             refs, count = orjson.dumps(job.runs), len(job.messages)
             msg_bytes = job.msg_bytes = shared_bytes + new_bytes
@@ -809,7 +815,7 @@ class SqlConversationStore(ConversationStore):
             "DO UPDATE SET task_path = excluded.task_path, channel = excluded.channel, type = excluded.type,"
             " value = excluded.value"
             if all(w[0] in WRITES_IDX_MAP for w in writes)
-            else "DO NOTHING"
+            else DO_NOTHING
         )
 
         held = self._held.get((thread_id, checkpoint_ns))
@@ -837,30 +843,33 @@ class SqlConversationStore(ConversationStore):
                     runs = bodies.runs_prefix(held.runs, prefix)
                 rest = messages[prefix:]
                 known = held.numbers() if held is not None and len(rest) > 1 else {}
-                numbers = []
-                for m in rest:
-                    n = known.get(id(m))
-                    if n is None:
-                        body = encode_message(m)
-                        n = interner.add(body)
-                        written[id(m)] = (n, len(body), m, m.id)
-                    numbers.append(n)
+                numbers = [known.get(id(m), 0) for m in rest]
+                adding = {at: encode_message(m) for at, m in enumerate(rest) if numbers[at] == 0}
+                for at, n in zip(adding, interner.add_all([(body, None) for body in adding.values()]), strict=True):
+                    numbers[at] = n
+                    written[id(rest[at])] = (n, len(adding[at]), rest[at], rest[at].id)
                 refs = {"runs": bodies.runs_extend(runs, numbers), "remove_all": messages is not value}
                 return REFS, orjson.dumps(refs)
             return self.serde.dumps_typed(value)
 
         def rows(conn: Conn, interning: list[bodies.Interner]) -> None:
             written.clear()
-            conn.executemany(
-                "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)"
-                f" {on_conflict}",
-                [
-                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel,
-                     *encoded(conn, interning, channel, value))
-                    for idx, (channel, value) in enumerate(writes)
-                ],
-            )
+            # Rows of one statement, one round trip: a key twice would be one row changed twice, which
+            # one statement may not do; as one at a time, the first stays (DO NOTHING) or the last does.
+            by_key: dict[int, tuple[object, ...]] = {}
+            for idx, (channel, value) in enumerate(writes):
+                key = WRITES_IDX_MAP.get(channel, idx)
+                if key not in by_key or on_conflict != DO_NOTHING:
+                    by_key[key] = (key, channel, *encoded(conn, interning, channel, value))
+            found = list(by_key.values())
+            for at in range(0, len(found), WRITE_ROWS):
+                some = found[at : at + WRITE_ROWS]
+                values = ", ".join(f"($1, $2, $3, $4, $5, {marks(4, 6 + 4 * i)})" for i in range(len(some)))
+                conn.execute(
+                    "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
+                    f" VALUES {values} ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}",
+                    [thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, *(v for row in some for v in row)],
+                )
 
         gathered = _GATHER.get()
         if (

@@ -68,6 +68,10 @@ def manifest_of(extra: Any) -> dict[str, int]:
     return {str(k): int(v) for k, v in files.items()}
 
 
+# Whether the chat given as $1 has files marked (a manifest to read): part of a statement that reads more.
+MARKED = "EXISTS (SELECT 1 FROM file_marks WHERE chat_id = $1)"
+
+
 def manifest(conn: Conn, chat_id: str) -> dict[str, int]:
     """A step's files as a step of the chat is saved now (the marks' bodies), for its `extra`'s "files"."""
     rows = conn.execute("SELECT path, now_n FROM file_marks WHERE chat_id = $1 ORDER BY path", (chat_id,)).fetchall()

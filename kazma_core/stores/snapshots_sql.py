@@ -295,17 +295,24 @@ class _Shared:
     refs_bytes: int = 0
 
 
-def _shared(conn: Conn, step: NewStep) -> _Shared:
+# What a new step reads before it is written, in one statement: the chat's newest step (what the
+# new one shares with it), the chat's body space, its steps of the turn so far, whether it has files.
+_OPENING = (
+    f"SELECT (SELECT space FROM {SPACES} WHERE thread_id = $1) AS space,"
+    " (SELECT count(*) FROM steps WHERE chat_id = $1 AND turn_index = $2) AS in_turn,"
+    f" {files_sql.MARKED} AS marked,"
+    " p.message_count, p.tail_key, p.tail_digest, p.refs, p.truncated, p.msg_bytes"
+    " FROM (SELECT 1 AS one) AS o LEFT JOIN (SELECT message_count, tail_key, tail_digest, refs, truncated, msg_bytes"
+    " FROM steps WHERE chat_id = $1 ORDER BY seq DESC LIMIT 1) AS p ON 1 = 1"
+)
+
+
+def _shared(step: NewStep, prev: Row) -> _Shared:
     n = len(step.message_ids)
-    prev = conn.execute(
-        "SELECT message_count, tail_key, tail_digest, refs, truncated, msg_bytes FROM steps WHERE chat_id = $1"
-        " ORDER BY seq DESC LIMIT 1",
-        (step.chat_id,),
-    ).fetchone()
     # A cut step keeps the digest of its last message as the conversation has it, not as
     # stored, so the steps after it still find what they share with it.
     if (
-        prev is not None
+        prev["message_count"] is not None
         and 0 < prev["message_count"] <= n
         and step.message_ids[prev["message_count"] - 1] == prev["tail_key"]
         and bodies.digest(step.encode(prev["message_count"] - 1)) == prev["tail_digest"]
@@ -338,29 +345,33 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     byte budgets count too. Over max_snapshot_bytes, only its new bodies are cut; the ones it
     shares stay references. A step holding a cut body, its own or shared, is flagged truncated."""
     n = len(step.message_ids)
-    shared = _shared(conn, step)
+    opening = conn.execute(_OPENING, (step.chat_id, step.turn_index)).fetchone()
+    shared = _shared(step, opening)
+    space = opening["space"] or step.chat_id
     new_bodies = [step.encode(i) for i in range(shared.count, n)]
     tail_digest = bodies.digest(new_bodies[-1] if new_bodies else step.encode(n - 1)) if n else None
     fields = orjson.dumps(step.fields)
     questions = orjson.dumps(step.questions)
     keys: list[bytes | None] = [bodies.digest(b) for b in new_bodies]
-    space = space_of(conn, step.chat_id)
-    known = _known(conn, space, [k for k in keys if k is not None])
-    fresh = [i for i, k in enumerate(keys) if k not in known]
     room = budgets.max_snapshot_bytes - (len(fields) + len(questions) + shared.refs_bytes + ROW_OVERHEAD)
-    cut = bool(fresh) and _stored_bytes([new_bodies[i] for i in fresh], room) > room
-    if cut:
-        for i, body in zip(fresh, step.shrink([new_bodies[i] for i in fresh], max(room, 0)), strict=True):
-            new_bodies[i], keys[i] = body, None
+    # Only what the space does not hold yet counts, looked up when it could matter: when all the
+    # step's new bodies together would not fit, some of them the space may hold already.
+    if sum(len(b) for b in new_bodies) > room:
+        known = _known(conn, space, [k for k in keys if k is not None])
+        fresh = [i for i, k in enumerate(keys) if k not in known]
+        if fresh and _stored_bytes([new_bodies[i] for i in fresh], room) > room:
+            for i, body in zip(fresh, step.shrink([new_bodies[i] for i in fresh], max(room, 0)), strict=True):
+                new_bodies[i], keys[i] = body, None
+    cut = any(k is None for k in keys)
     # Its counters are written below, in this transaction: the space read above is the one.
     interner = bodies.Interner(conn, "bodies", space, owner=step.chat_id)
-    new_ids = [interner.add(body, key, absent=key not in known) for body, key in zip(new_bodies, keys, strict=True)]
+    new_ids = interner.add_all(list(zip(new_bodies, keys, strict=True)))
     added = interner.added
     truncated = cut or shared.cut
     msg_bytes = shared.msg_bytes + sum(len(b) for b in new_bodies)
     tail_key = step.message_ids[-1] if n else None
     refs = orjson.dumps(bodies.runs_extend(shared.runs, new_ids))
-    extra = _extra(files_sql.manifest(conn, step.chat_id), step.did)  # the chat's files now, by reference
+    extra = _extra(files_sql.manifest(conn, step.chat_id) if opening["marked"] else {}, step.did)  # the chat's files now, by reference
     own = len(fields) + len(refs) + len(questions) + len(extra or "") + ROW_OVERHEAD
     size = own + added  # the column state_bytes holds it: what the listing shows as a step's size
     cur = conn.execute(
@@ -374,7 +385,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     )
     (seq,) = cur.fetchone()
     counts = _bump_both(conn, step.chat_id, 1, size, step.created_at)
-    evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets, counts)
+    evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets, counts, in_turn=int(opening["in_turn"]) + 1)
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
         created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
@@ -385,13 +396,16 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
 
 def _enforce(
     conn: Conn, chat: str, turn_index: int, seq: int, b: Budgets, counts: tuple[tuple[int, int], tuple[int, int]] | None = None,
+    in_turn: int | None = None,
 ) -> list[str]:
     """Drop what the budgets no longer allow, oldest first; the step just written (seq) stays.
-    `counts`: the chat's and the global counters as the put left them (read again after a deletion)."""
+    `counts`: the chat's and the global counters as the put left them (read again after a deletion);
+    `in_turn`: the turn's steps, the new one included, when the put read them."""
     evicted: list[str] = []
-    (in_turn,) = conn.execute(
-        "SELECT count(*) FROM steps WHERE chat_id = $1 AND turn_index = $2", (chat, turn_index)
-    ).fetchone()
+    if in_turn is None:
+        (in_turn,) = conn.execute(
+            "SELECT count(*) FROM steps WHERE chat_id = $1 AND turn_index = $2", (chat, turn_index)
+        ).fetchone()
     for _ in range(max(in_turn - b.max_per_turn, 0)):
         # A turn keeps its first step and its newest ones.
         evicted += _delete_where(
@@ -455,11 +469,11 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
     else:
         interner = _Interner(conn, dst)
         found = bodies.read(conn, "bodies", source_space, runs)
-        new_ids = [interner.add(body) for body in found]
+        new_ids = interner.add_all([(body, None) for body in found])
         # The step's files too, in the other chat's space (their numbers are that space's).
         files = files_sql.manifest_of(row["extra"])
         held = sorted(n for n in files.values() if n > 0)
-        copied = (interner.add(b) for b in bodies.read(conn, "bodies", source_space, bodies.runs_extend([], held)))
+        copied = interner.add_all([(b, None) for b in bodies.read(conn, "bodies", source_space, bodies.runs_extend([], held))])
         renumber = dict(zip(held, copied, strict=True))
         did = orjson.loads(row["extra"]).get("did") if row["extra"] else None
         extra = _extra({p: renumber.get(n, n) for p, n in files.items()}, did)
