@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
-from kazma_core.stores.engine import Conn, Database, marks
+from kazma_core.stores.engine import Conn, Database, DatabaseError, marks
 from kazma_core.stores.interfaces import CUT_TURNS, RECOVER, Also
 
 _CUT_TURNS = f"({marks(len(CUT_TURNS), 7)})"  # after the six values of acquire_lease's statement
+_RESTORING = "SELECT 1 FROM restore_intents WHERE chat_id = $1 LIMIT 1"
+
+
+def _take(unless: str) -> str:
+    """A chat's lease taken, or an expired one taken over, where `unless` holds (SQLite needs the
+    WHERE of an upsert's SELECT)."""
+    return (
+        f"INSERT INTO leases (chat_id, holder, purpose, expires_at) SELECT $1, $2, $3, $4 WHERE {unless}"
+        " ON CONFLICT(chat_id) DO UPDATE SET holder = excluded.holder, purpose = excluded.purpose,"
+        " expires_at = excluded.expires_at WHERE leases.expires_at < $5"
+        f" AND (excluded.purpose = $6 OR leases.purpose NOT IN {_CUT_TURNS})"
+    )
+
+
+_TAKE = _take("true")
+_TAKE_UNLESS_RESTORING = _take(f"NOT EXISTS ({_RESTORING})")
 
 
 @dataclass(frozen=True)
@@ -27,34 +44,47 @@ class LeaseStore:
         step of an answer never saved restorable (the sweep drops it as it closes the turn).
         `also` reads what the holder needs first, once the lease is taken: in the same transaction on
         SQLite, just after it on PostgreSQL."""
+        now = time.time()
+        params = (chat_id, holder, purpose, now + ttl, now, RECOVER, *CUT_TURNS)
+        # A restore writes its intent while it holds the lease: one seen here, or one committed
+        # before the lease was taken (looked for again then, on PostgreSQL), keeps the chat for the sweep.
+        take = _TAKE if finishing else _TAKE_UNLESS_RESTORING
 
         def write(conn: Conn) -> bool:
-            if not finishing and conn.execute(
-                "SELECT 1 FROM restore_intents WHERE chat_id = $1 LIMIT 1", (chat_id,)
-            ).fetchone():
-                # A restore whose steps part was cut (a database away, a replica killed): its later
-                # steps are still listed. Nothing else runs in the chat until the sweep finished it.
+            if conn.execute(take, params).rowcount != 1:
                 return False
-            now = time.time()
-            cur = conn.execute(
-                "INSERT INTO leases (chat_id, holder, purpose, expires_at) VALUES ($1, $2, $3, $4) "
-                "ON CONFLICT(chat_id) DO UPDATE SET holder = excluded.holder, purpose = excluded.purpose,"
-                " expires_at = excluded.expires_at WHERE leases.expires_at < $5"
-                f" AND (excluded.purpose = $6 OR leases.purpose NOT IN {_CUT_TURNS})",
-                (chat_id, holder, purpose, now + ttl, now, RECOVER, *CUT_TURNS),
-            )
-            if cur.rowcount != 1:
-                return False
-            if also is not None and self.db.serial:
+            if also is not None:
                 also(conn)
             return True
 
-        taken = await self.db.tx(write)
-        if taken and also is not None and not self.db.serial:
-            # Read after the lease's transaction, not in it: in a SERIALIZABLE transaction, reads of
-            # other chats' index pages made the turns of different chats conflict (503s under load).
-            await self.db.run(also)
-        return taken
+        if self.db.serial:
+            # SQLite: one transaction holds the file's only write lock: nothing comes between.
+            return await self.db.tx(write)
+        # PostgreSQL: one statement, a transaction of its own (no BEGIN and COMMIT round trips); the
+        # reads come after it, outside any SERIALIZABLE transaction: there, reads of other chats'
+        # index pages made the turns of different chats conflict (503s under load).
+        if (await self.db.run(lambda c: c.execute(take, params))).rowcount != 1:
+            return False
+
+        def after(conn: Conn) -> bool:
+            # A statement's own snapshot may predate an intent whose restore then let the lease go
+            # before the statement took it: looked for again now that the lease is held, when no
+            # restore can write one.
+            if not finishing and conn.execute(_RESTORING, (chat_id,)).fetchone():
+                return False
+            if also is not None:
+                also(conn)
+            return True
+
+        try:
+            if await self.db.run(after):
+                return True
+        except BaseException:
+            with contextlib.suppress(DatabaseError):
+                await self.release_lease(chat_id, holder)
+            raise
+        await self.release_lease(chat_id, holder)
+        return False
 
     async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:
         cur = await self.db.tx(
