@@ -43,6 +43,35 @@ async def test_two_replicas_writing_the_same_row_lose_no_write(pg_url: str) -> N
         await b.close()
 
 
+NOTES = ["CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL, n BIGINT)"]
+AWKWARD = ["it's \\ a 'quote' $1 -- not a comment; E'\\x41' ملاحظة", "", "%s %(x)s", "a\nb\tc"]
+
+
+async def test_a_transaction_keeps_what_its_first_statement_was_given_and_stays_one(pg_url: str) -> None:
+    """A transaction's first statement goes with its BEGIN, its values written in: text with quotes,
+    backslashes, placeholders and other scripts is stored as given, and a failure later in the
+    transaction takes that first write back with the rest."""
+    db = PostgresDB(pg_url, "notes", NOTES)
+
+    def then_fail(conn: Conn) -> None:
+        conn.execute("INSERT INTO notes (id, text, n) VALUES ($1, $2, $3)", (1, AWKWARD[0], -(2**40)))
+        conn.execute("INSERT INTO notes (id, text) VALUES ($1, $2)", (1, "the same id again"))
+
+    try:
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            await db.tx(then_fail)
+        assert await db.run(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()[0]) == 0
+        for i, text in enumerate(AWKWARD, start=1):
+            await db.tx(lambda c, i=i, text=text: c.execute("INSERT INTO notes (id, text, n) VALUES ($1, $2, $3)", (i, text, None)))
+        rows = await db.run(lambda c: c.execute("SELECT id, text, n FROM notes ORDER BY id").fetchall())
+        assert [(r["id"], r["text"], r["n"]) for r in rows] == [(i, t, None) for i, t in enumerate(AWKWARD, start=1)]
+        # A transaction that sent nothing began nothing: the connection serves the next one.
+        await db.tx(lambda c: None)
+        assert await db.tx(lambda c: c.execute("SELECT text FROM notes WHERE id = $1", (2,)).fetchone()[0]) == ""
+    finally:
+        await db.close()
+
+
 async def test_a_lost_connection_is_replaced_and_the_next_transaction_runs(pg_url: str) -> None:
     db = PostgresDB(pg_url, "shared", COUNTER)
     try:

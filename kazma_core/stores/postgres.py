@@ -213,20 +213,52 @@ def _params(parameters: Params) -> Params:
     return [int(v) if isinstance(v, bool) else v for v in parameters]
 
 
+# A transaction's first statement is sent with its BEGIN, in one message, when its values are few and
+# small enough to be written into it as literals (psycopg's own quoting): the fence's read, nearly always.
+BEGIN = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+INLINE_BYTES = 1024
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+
+
 class PgConn:
     """A psycopg connection that takes the stores' statements as they are written (``$1 … $n``):
-    through psycopg's RawCursor, which neither reads placeholders of its own nor treats ``%``."""
+    through psycopg's RawCursor, which neither reads placeholders of its own nor treats ``%``.
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    `opening`: the connection is in autocommit and the caller's transaction is still to be begun:
+    with its first statement (one round trip, not two); a transaction that sends none never begins."""
+
+    def __init__(self, conn: psycopg.Connection[Any], *, opening: bool = False) -> None:
         self.raw = conn
+        self._opening = opening
 
     def execute(self, statement: str, parameters: Params = (), /) -> Cursor:
-        return RawCursor(self.raw).execute(statement, _params(parameters))
+        values = _params(parameters)
+        if self._opening:
+            self._opening = False
+            literal = _literal(self.raw, statement, values)
+            if literal is not None:
+                cur = RawCursor(self.raw).execute(f"{BEGIN}; {literal}")
+                cur.nextset()  # past BEGIN's result, to the statement's
+                return cur
+            self.raw.execute(BEGIN)
+        return RawCursor(self.raw).execute(statement, values)
 
     def executemany(self, statement: str, parameters: Any, /) -> Cursor:
+        if self._opening:
+            self._opening = False
+            self.raw.execute(BEGIN)
         cur = RawCursor(self.raw)
         cur.executemany(statement, [_params(p) for p in parameters])
         return cur
+
+
+def _literal(conn: psycopg.Connection[Any], statement: str, values: Params) -> str | None:
+    """The statement with its values written in as literals, or None when they are not all short
+    text, whole numbers or NULL (a body's bytes, a time, go as parameters: typed as they are)."""
+    if any(not (v is None or isinstance(v, int) or (isinstance(v, str) and len(v) <= INLINE_BYTES)) for v in values):
+        return None
+    quoted = [sql.Literal(v).as_string(conn) for v in values]
+    return _PLACEHOLDER.sub(lambda m: quoted[int(m.group(1)) - 1], statement)
 
 
 class PostgresDB:
@@ -267,10 +299,13 @@ class PostgresDB:
         self._away: str | None = None  # what the last probe found; requests are refused meanwhile
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        # In autocommit for good: a read (run) is no transaction, each statement commits on its own,
+        # and reads what is committed when it starts, as it would in a READ COMMITTED transaction
+        # (psycopg sends no BEGIN and COMMIT, two round trips); a tx sends its own BEGIN (PgConn).
+        conn.autocommit = True
         conn.row_factory = _rows
         conn.adapters.register_loader("numeric", _Numeric)
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
-        conn.commit()
 
     def _open(self) -> ConnectionPool[Any]:
         with self._opened:
@@ -304,20 +339,15 @@ class PostgresDB:
     def _once(self, fn: Callable[[Conn], T], serializable: bool, committed: list[bool]) -> T:
         with self._open().connection() as raw:
             self._used[id(raw)] = time.monotonic()
-            # A read (run) is no transaction: each statement commits on its own, as Database.run
-            # says, and reads what is committed when it starts, as it would in a READ COMMITTED
-            # transaction; without one, psycopg sends no BEGIN and COMMIT (two round trips).
-            raw.autocommit = not serializable
             if not serializable:
                 return fn(PgConn(raw))
-            raw.isolation_level = psycopg.IsolationLevel.SERIALIZABLE
             try:
-                result = fn(PgConn(raw))
+                result = fn(PgConn(raw, opening=True))
             except BaseException:
                 raw.rollback()
                 raise
             committed.append(True)
-            raw.commit()
+            raw.commit()  # nothing to send when no statement began the transaction
             return result
 
     def _attempts(self, fn: Callable[[Conn], T], serializable: bool) -> T:
