@@ -121,6 +121,20 @@ async def test_a_dead_holders_lease_expires_and_the_sweep_frees_its_chat(core: C
     assert (await core.turns.send(chat.id, "hello")).status == "done"
 
 
+@pytest.mark.engines
+async def test_a_lease_is_one_holders_and_its_take_may_run_twice(core: Core, chat: Chat) -> None:
+    """Taken, a chat's lease is refused to anyone else until released; its holder's take, run again
+    (a connection lost as it committed, then tried again), still holds it rather than refusing it."""
+    leases = core.store.leases
+    assert await leases.acquire_lease(chat.id, "one", "turn", ttl=30)
+    assert await leases.acquire_lease(chat.id, "one", "turn", ttl=30)
+    assert not await leases.acquire_lease(chat.id, "another", "turn", ttl=30)
+    assert await leases.lease(chat.id) == ("one", "turn")
+    await leases.release_lease(chat.id, "one")
+    assert await leases.acquire_lease(chat.id, "another", "restore", ttl=30)
+    assert await leases.lease(chat.id) == ("another", "restore")
+
+
 async def test_chat_step_history_is_pruned_to_its_own_setting(tmp_path: Path) -> None:
     core = await Core.open(make_settings(tmp_path / "data", history={"checkpoints_per_chat": 5}))
     try:

@@ -11,6 +11,7 @@ from kazma_core.stores.interfaces import CUT_TURNS, RECOVER, Also
 
 _CUT_TURNS = f"({marks(len(CUT_TURNS), 7)})"  # after the six values of acquire_lease's statement
 _RESTORING = "SELECT 1 FROM restore_intents WHERE chat_id = $1 LIMIT 1"
+_LET_GO = "DELETE FROM leases WHERE chat_id = $1 AND holder = $2"
 
 
 def _take(unless: str) -> str:
@@ -19,8 +20,10 @@ def _take(unless: str) -> str:
     return (
         f"INSERT INTO leases (chat_id, holder, purpose, expires_at) SELECT $1, $2, $3, $4 WHERE {unless}"
         " ON CONFLICT(chat_id) DO UPDATE SET holder = excluded.holder, purpose = excluded.purpose,"
-        " expires_at = excluded.expires_at WHERE leases.expires_at < $5"
-        f" AND (excluded.purpose = $6 OR leases.purpose NOT IN {_CUT_TURNS})"
+        " expires_at = excluded.expires_at WHERE (leases.expires_at < $5"
+        f" AND (excluded.purpose = $6 OR leases.purpose NOT IN {_CUT_TURNS}))"
+        # The same holder again: its statement run twice (a connection lost as it committed).
+        " OR leases.holder = excluded.holder"
     )
 
 
@@ -60,31 +63,31 @@ class LeaseStore:
         if self.db.serial:
             # SQLite: one transaction holds the file's only write lock: nothing comes between.
             return await self.db.tx(write)
-        # PostgreSQL: one statement, a transaction of its own (no BEGIN and COMMIT round trips); the
-        # reads come after it, outside any SERIALIZABLE transaction: there, reads of other chats'
-        # index pages made the turns of different chats conflict (503s under load).
-        if (await self.db.run(lambda c: c.execute(take, params))).rowcount != 1:
-            return False
 
-        def after(conn: Conn) -> bool:
-            # A statement's own snapshot may predate an intent whose restore then let the lease go
+        def take_then_read(conn: Conn) -> bool | None:
+            """PostgreSQL: each statement a transaction of its own (no BEGIN and COMMIT round trips), on
+            one connection: the reads come after the lease's, outside any SERIALIZABLE transaction (there,
+            reads of other chats' index pages made the turns of different chats conflict: 503s under
+            load). None: not taken; False: taken, and let go at once (a restore to finish)."""
+            if conn.execute(take, params).rowcount != 1:
+                return None
+            # The statement's own snapshot may predate an intent whose restore then let the lease go
             # before the statement took it: looked for again now that the lease is held, when no
             # restore can write one.
             if not finishing and conn.execute(_RESTORING, (chat_id,)).fetchone():
+                conn.execute(_LET_GO, (chat_id, holder))
                 return False
             if also is not None:
                 also(conn)
             return True
 
         try:
-            if await self.db.run(after):
-                return True
+            return bool(await self.db.run(take_then_read))
         except BaseException:
+            # Taken, perhaps, before what came after it failed: let go, as the holder never knew it had it.
             with contextlib.suppress(DatabaseError):
                 await self.release_lease(chat_id, holder)
             raise
-        await self.release_lease(chat_id, holder)
-        return False
 
     async def renew_lease(self, chat_id: str, holder: str, ttl: float) -> bool:
         cur = await self.db.tx(
@@ -99,7 +102,7 @@ class LeaseStore:
         """End `holder`'s lease: its own at the end of a turn, or a dead holder's (once proven gone).
         One statement, a transaction of its own (no BEGIN and COMMIT round trips): a write fenced by
         the lease holds its row locked until it commits, so the delete waits for it."""
-        await self.db.run(lambda c: c.execute("DELETE FROM leases WHERE chat_id = $1 AND holder = $2", (chat_id, holder)))
+        await self.db.run(lambda c: c.execute(_LET_GO, (chat_id, holder)))
 
     async def lease_holders(self) -> list[tuple[str, str, str]]:
         """(chat_id, holder, purpose) of every lease row, live or not."""
