@@ -85,8 +85,15 @@ class StockCheckpointer(AsyncSqliteSaver):
 
     @contextlib.asynccontextmanager
     async def same_transaction(self, thread_id: str, also: Any = None, *, fork_from: str | None = None,
-                               rewind: bool = False, taken_back: Any = None) -> AsyncIterator[None]:
+                               rewind: bool = False, taken_back: Any = None, last_turn_rows: bool = False) -> AsyncIterator[None]:
+        # A restore's rows are Kazma's rewind rows (kazma.db), as before the conversation store: the
+        # rows the step's last turn shows are there already, none is derived again (last_turn_rows).
         self._also[thread_id] = (also, not rewind)
+        yield
+
+    @contextlib.asynccontextmanager
+    async def gathering(self, thread_id: str) -> AsyncIterator[None]:
+        """The stock saver writes each task's writes as LangGraph hands them over: nothing is held."""
         yield
 
     async def adelete_thread(self, thread_id: str, also: Any = None) -> None:  # type: ignore[override]

@@ -57,10 +57,11 @@ class ConversationStore(BaseCheckpointSaver[int], abc.ABC):
     @abc.abstractmethod
     def same_transaction(
         self, thread_id: str, also: Also | None = None, *, fork_from: str | None = None, rewind: bool = False,
-        taken_back: TakenBack | None = None,
+        taken_back: TakenBack | None = None, last_turn_rows: bool = False,
     ) -> contextlib.AbstractAsyncContextManager[None]:
         """Make `also` commit with the next checkpoint put of `thread_id` in this task (a restore,
-        a fork: `rewind`, the rows of messages the new state no longer holds are taken back)."""
+        a fork: `rewind`, the rows of messages the new state no longer holds are taken back;
+        `last_turn_rows`, its last turn's shown messages without a row get one)."""
 
     @abc.abstractmethod
     def gathering(self, thread_id: str) -> contextlib.AbstractAsyncContextManager[None]:
