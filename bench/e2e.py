@@ -32,10 +32,11 @@ The machine is shared and noisy: read the ratios, measured minutes apart at most
 
     .venv/bin/python bench/e2e.py [--quick] [--messages 1000] [--only kazma stock kazma-pg kazma-pg2]
 
-How long it takes (2 cores, shared): with the default 1,000 messages about 6 minutes for all
-four; with --messages 10000 the growth dominates: kazma's part 10-13 minutes, the stock
-server's well over an hour (its growth grows with the square of the length: every checkpoint
-is a whole copy). The time each phase took is printed to stderr as it goes, each server's
+How long it takes (2 cores, shared): with the default 1,000 messages about 1 minute for all
+four on a quiet machine, up to 6 on a slower, busier one; with --messages 10000 the growth
+dominates: kazma's part under a minute to 4 minutes, kazma-pg's about 1, the stock server's
+well over an hour (its growth grows with the square of the length: every checkpoint is a
+whole copy). The time each phase took is printed to stderr as it goes, each server's
 figures as soon as its run ends, and the whole run's time at the end.
 """
 
