@@ -218,15 +218,15 @@ class Interner:
         columns = "n, chat_id, digest, body" + ("" if self.owner is None else ", added_by")
         params: list[object] = [self.chat_id]
         if self.next is None:
-            # The space's next number, read in the statement that takes it (one round trip, not two).
+            # The space's next number, read in the statement that takes it (one round trip, not two),
+            # as a scalar subquery: both engines find a max on the index's end that way (SQLite scans
+            # the space's whole range for one read through a WITH: 0.4 ms at 10,000 bodies).
+            top = f"coalesce((SELECT max(n) FROM {self.table} WHERE chat_id = $1), 0)"
             rows = []
             for i, (key, body) in enumerate(stored.items(), start=1):
-                rows.append(f"SELECT top.n + {i}, $1, {marks(2 + len(extra), len(params) + 1)} FROM top WHERE true")
+                rows.append(f"SELECT {top} + {i}, $1, {marks(2 + len(extra), len(params) + 1)} WHERE true")
                 params += [key, body, *extra]
-            statement = (
-                f"WITH top AS (SELECT coalesce(max(n), 0) AS n FROM {self.table} WHERE chat_id = $1)"
-                f" INSERT INTO {self.table} ({columns}) {' UNION ALL '.join(rows)}"
-            )
+            statement = f"INSERT INTO {self.table} ({columns}) {' UNION ALL '.join(rows)}"
         else:
             values = []
             for i, (key, body) in enumerate(stored.items()):
