@@ -243,13 +243,19 @@ class Interner:
         if found:
             self.next = max(int(r[0]) for r in found) + 1
         held = [key for key in stored if key not in self._seen]  # bodies the space holds already
-        for at in range(0, len(held), 500):
-            some = held[at : at + 500]
-            for n, key in self.conn.execute(
-                f"SELECT n, digest FROM {self.table} WHERE chat_id = $1 AND digest IN ({marks(len(some), 2)})",
-                (self.chat_id, *some),
-            ):
-                self._seen[bytes(key)] = int(n)
+        self._seen.update(numbers_of(self.conn, self.table, self.chat_id, held))
+
+
+def numbers_of(conn: Conn, table: str, space: str, digests: Sequence[bytes]) -> dict[bytes, int]:
+    """The numbers of those of the digests' bodies the space holds (a few queries, not one per body)."""
+    found: dict[bytes, int] = {}
+    for at in range(0, len(digests), 500):
+        some = digests[at : at + 500]
+        for n, key in conn.execute(
+            f"SELECT n, digest FROM {table} WHERE chat_id = $1 AND digest IN ({marks(len(some), 2)})", (space, *some)
+        ):
+            found[bytes(key)] = int(n)
+    return found
 
 
 def read(conn: Conn, table: str, chat_id: str, runs: Sequence[Sequence[int]]) -> list[bytes]:

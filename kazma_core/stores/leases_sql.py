@@ -53,36 +53,27 @@ class LeaseStore:
         # before the lease was taken (looked for again then, on PostgreSQL), keeps the chat for the sweep.
         take = _TAKE if finishing else _TAKE_UNLESS_RESTORING
 
-        def write(conn: Conn) -> bool:
+        def take_then_read(conn: Conn) -> bool:
             if conn.execute(take, params).rowcount != 1:
                 return False
-            if also is not None:
-                also(conn)
-            return True
-
-        if self.db.serial:
-            # SQLite: one transaction holds the file's only write lock: nothing comes between.
-            return await self.db.tx(write)
-
-        def take_then_read(conn: Conn) -> bool | None:
-            """PostgreSQL: each statement a transaction of its own (no BEGIN and COMMIT round trips), on
-            one connection: the reads come after the lease's, outside any SERIALIZABLE transaction (there,
-            reads of other chats' index pages made the turns of different chats conflict: 503s under
-            load). None: not taken; False: taken, and let go at once (a restore to finish)."""
-            if conn.execute(take, params).rowcount != 1:
-                return None
-            # The statement's own snapshot may predate an intent whose restore then let the lease go
-            # before the statement took it: looked for again now that the lease is held, when no
-            # restore can write one.
-            if not finishing and conn.execute(_RESTORING, (chat_id,)).fetchone():
+            # PostgreSQL: the statement's own snapshot may predate an intent whose restore then let
+            # the lease go before the statement took it: looked for again now that the lease is held,
+            # when no restore can write one (SQLite: one transaction holds the file's only write lock,
+            # and nothing comes between).
+            if not self.db.serial and not finishing and conn.execute(_RESTORING, (chat_id,)).fetchone():
                 conn.execute(_LET_GO, (chat_id, holder))
                 return False
             if also is not None:
                 also(conn)
             return True
 
+        if self.db.serial:
+            return await self.db.tx(take_then_read)
+        # PostgreSQL: each statement a transaction of its own (no BEGIN and COMMIT round trips), on one
+        # connection: the reads come after the lease's, outside any SERIALIZABLE transaction (there,
+        # reads of other chats' index pages made the turns of different chats conflict: 503s under load).
         try:
-            return bool(await self.db.run(take_then_read))
+            return await self.db.run(take_then_read)
         except BaseException:
             # Taken, perhaps, before what came after it failed: let go, as the holder never knew it had it.
             with contextlib.suppress(DatabaseError):

@@ -323,16 +323,6 @@ def _shared(step: NewStep, prev: Row) -> _Shared:
     return _Shared()
 
 
-def _known(conn: Conn, space: str, digests: list[bytes]) -> set[bytes]:
-    """Which of the digests the space holds a body for (a few queries, not one per body)."""
-    found: set[bytes] = set()
-    for i in range(0, len(digests), 500):
-        chunk = digests[i : i + 500]
-        rows = conn.execute(f"SELECT digest FROM bodies WHERE chat_id = $1 AND digest IN ({marks(len(chunk), 2)})", (space, *chunk))
-        found.update(bytes(r[0]) for r in rows)
-    return found
-
-
 def _stored_bytes(new: list[bytes], limit: int) -> int:
     """The room the new bodies take as stored; packed only when their plain size is over the limit
     (a body is never stored larger than it is)."""
@@ -357,7 +347,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     # Only what the space does not hold yet counts, looked up when it could matter: when all the
     # step's new bodies together would not fit, some of them the space may hold already.
     if sum(len(b) for b in new_bodies) > room:
-        known = _known(conn, space, [k for k in keys if k is not None])
+        known = bodies.numbers_of(conn, "bodies", space, [k for k in keys if k is not None])
         fresh = [i for i, k in enumerate(keys) if k not in known]
         if fresh and _stored_bytes([new_bodies[i] for i in fresh], room) > room:
             for i, body in zip(fresh, step.shrink([new_bodies[i] for i in fresh], max(room, 0)), strict=True):
