@@ -70,7 +70,8 @@ class ExecutorDB(SqliteDB):
         super().__init__(path, migrations, secure_delete=secure_delete)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
 
-    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def run(self, fn: Callable[[sqlite3.Connection], T], *, small: bool = False) -> T:
+        # Every request to the thread, small or not (as before requests could run at once).
         ExecutorDB.hops += 1
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._call, fn)
 

@@ -97,8 +97,9 @@ async def test_a_sqlite_store_folds_its_log_into_the_file_while_it_serves(tmp_pa
     try:
         for n in range(1, 25):
             await put(n, body)
-        # Small writes, as a person's turns come, until one begins the log again.
-        for n in range(25, 125):
+        # Small writes, as a person's turns come, until one begins the log again (a fold of 24 MB can
+        # take seconds on a machine busy with other tests: up to 30 s is waited for, then it fails).
+        for n in range(25, 325):
             await put(n, b"{}")
             if wal.stat().st_size <= sqlite.WAL_KEEP_BYTES:
                 break

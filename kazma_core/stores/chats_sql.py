@@ -87,7 +87,7 @@ class ChatStore:
         return read
 
     async def get_chat(self, chat_id: str) -> Chat | None:
-        row = await self.db.run(lambda c: c.execute("SELECT * FROM chats WHERE id = $1", (chat_id,)).fetchone())
+        row = await self.db.run(lambda c: c.execute("SELECT * FROM chats WHERE id = $1", (chat_id,)).fetchone(), small=True)
         return chat_of(row) if row else None
 
     async def list_chats(self, owner_id: str) -> list[Chat]:

@@ -67,6 +67,9 @@ WRITES_KEPT = 10  # checkpoints whose task writes Kazma's prune keeps (the newes
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
 GAPS_A_QUERY = 200  # ranges of body numbers one query of _follow_rows asks for
+# A put that stores about this much at most (its checkpoint's fields and the messages it adds) is
+# small: on SQLite it is written at once while the store's thread is idle (engine.Database.tx).
+SMALL_PUT_BYTES = 64 << 10
 
 
 
@@ -243,6 +246,50 @@ def _removes_all(message: Any) -> bool:
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
     return isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES
+
+
+def _rough_bytes(value: Any, budget: int) -> int:
+    """About how many bytes `value` takes encoded, counted until past `budget` (then some more than
+    it): text and bytes by their length, every value and item by a few bytes more, so that a
+    long list is not small either. Its cost is bounded by the budget, whatever the value's size."""
+    seen = 0
+    todo = [value]
+    while todo and seen <= budget:
+        v = todo.pop()
+        seen += 16
+        if isinstance(v, (str, bytes, bytearray)):
+            seen += len(v)
+        elif isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            todo.extend(v)
+        elif isinstance(v, BaseMessage):
+            todo.extend((v.content, v.additional_kwargs, v.response_metadata, getattr(v, "tool_calls", None),
+                         getattr(v, "artifact", None)))
+        elif hasattr(v, "__dict__"):
+            todo.append(vars(v))
+    return seen
+
+
+def _small_put(checkpoint: Checkpoint, new_versions: ChannelVersions, messages: list[Any] | None, base: _Held | None) -> bool:
+    """Whether a put stores SMALL_PUT_BYTES at most: the fields of the checkpoint before it (their
+    size as stored), the channels it changed, and the messages it adds to that one's."""
+    if base is None:
+        return False
+    used = base.blob_bytes
+    values = checkpoint["channel_values"]
+    for channel in new_versions:
+        if channel == MESSAGES and messages is not None:
+            if base.messages is None:
+                return False
+            value: Any = messages[_shared_prefix(messages, base.messages):]
+        else:
+            value = values.get(channel)
+        used += _rough_bytes(value, SMALL_PUT_BYTES - used)
+        if used > SMALL_PUT_BYTES:
+            return False
+    return True
 
 
 def _shared_prefix(new: list[BaseMessage], old: list[Any]) -> int:
@@ -555,7 +602,7 @@ class SqlConversationStore(ConversationStore):
                 return None
             return row[0], self._writes(conn, thread_id, checkpoint_ns, row[0])
 
-        found = await self.db.run(head)
+        found = await self.db.run(head, small=True)
         if found is None:
             return None
         checkpoint_id, writes = found
@@ -660,6 +707,7 @@ class SqlConversationStore(ConversationStore):
             _BUNDLE.set(None)  # the bundle goes with one put only
         held = fence.fence_for(thread_id)
         gathered = self._gathered(thread_id)
+        small = bundle is None and _small_put(checkpoint, new_versions, messages, base)
 
         def put(conn: Conn) -> None:
             fence.check(conn, held, self.db)
@@ -670,7 +718,7 @@ class SqlConversationStore(ConversationStore):
                 job.written.update(written)
             self._put(conn, job, held, interning[0] if interning else None)
 
-        await self.db.tx(put)
+        await self.db.tx(put, small=small)
         if bundle is not None:
             bundle.done = True
         held_checkpoint = copy_checkpoint(checkpoint)

@@ -103,12 +103,17 @@ class Database(Protocol):
         placeholder `key` names, the JSON value the placeholder `value` holds (as JSON text)."""
         ...
 
-    async def run(self, fn: Callable[[Conn], T]) -> T:
-        """Run fn with a connection (reads; a write here commits on its own)."""
+    async def run(self, fn: Callable[[Conn], T], *, small: bool = False) -> T:
+        """Run fn with a connection (reads; a write here commits on its own).
+
+        `small`: fn reads a few rows, or writes them in one statement, and may be run again whole
+        if the engine finds the database locked before it could (SQLite runs such a request at
+        once when its thread is idle: stores/sqlite.py)."""
         ...
 
-    async def tx(self, fn: Callable[[Conn], T]) -> T:
-        """Run fn in one transaction: all of it commits, or none of it."""
+    async def tx(self, fn: Callable[[Conn], T], *, small: bool = False) -> T:
+        """Run fn in one transaction: all of it commits, or none of it. `small`: as for run,
+        a transaction of a few rows."""
         ...
 
     async def purge_wal(self) -> None:

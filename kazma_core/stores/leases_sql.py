@@ -68,7 +68,7 @@ class LeaseStore:
             return True
 
         if self.db.serial:
-            return await self.db.tx(take_then_read)
+            return await self.db.tx(take_then_read, small=True)
         # PostgreSQL: each statement a transaction of its own (no BEGIN and COMMIT round trips), on one
         # connection: the reads come after the lease's, outside any SERIALIZABLE transaction (there,
         # reads of other chats' index pages made the turns of different chats conflict: 503s under load).
@@ -93,7 +93,7 @@ class LeaseStore:
         """End `holder`'s lease: its own at the end of a turn, or a dead holder's (once proven gone).
         One statement, a transaction of its own (no BEGIN and COMMIT round trips): a write fenced by
         the lease holds its row locked until it commits, so the delete waits for it."""
-        await self.db.run(lambda c: c.execute(_LET_GO, (chat_id, holder)))
+        await self.db.run(lambda c: c.execute(_LET_GO, (chat_id, holder)), small=True)
 
     async def lease_holders(self) -> list[tuple[str, str, str]]:
         """(chat_id, holder, purpose) of every lease row, live or not."""

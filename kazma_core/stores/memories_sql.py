@@ -58,7 +58,8 @@ class MemoryStore:
             lambda c: c.execute(
                 "SELECT id, turn_index, text FROM facts WHERE chat_id = $1 AND forgotten_turn IS NULL ORDER BY id",
                 (chat_id,),
-            ).fetchall()
+            ).fetchall(),
+            small=True,
         )
         return [Fact(*tuple(r)) for r in rows]
 

@@ -414,10 +414,11 @@ class PostgresDB:
     def found_wrong(self, role: str, problem: str) -> Said:
         return Said("pg_store_away", {"label": self.label, "problem": problem, "setting": SETTING})
 
-    async def run(self, fn: Callable[[Conn], T]) -> T:
+    async def run(self, fn: Callable[[Conn], T], *, small: bool = False) -> T:
+        # `small` changes nothing here: every request is a round trip to the server, made on a worker thread.
         return await self._submit(fn, False, fence.held_chat())
 
-    async def tx(self, fn: Callable[[Conn], T]) -> T:
+    async def tx(self, fn: Callable[[Conn], T], *, small: bool = False) -> T:
         return await self._submit(fn, True, "" if self._one_writer else fence.held_chat())
 
     async def _submit(self, fn: Callable[[Conn], T], serializable: bool, chat: str | None) -> T:

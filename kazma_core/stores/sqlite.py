@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import sqlite3
 import time
@@ -204,6 +205,11 @@ def _nothing() -> None:
 
 # A mistake in Kazma's own SQL is a bug (a 500), not a file that cannot be used.
 _BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError)
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+class _Busy(Exception):
+    """A request run at once found the file locked (SqliteDB._at_once): it goes to the thread."""
 
 
 class SqliteDB:
@@ -247,6 +253,10 @@ class SqliteDB:
         self._folded_at = 0.0  # when the last one was asked for (time.monotonic())
         self._seen = path.exists()  # a file not made yet is fine; one that was there and went is not
         self._damaged: str | None = None  # what the last probe found wrong; requests are refused meanwhile
+        # Requests handed to the thread (counted on the event loop) and served by it (counted on the
+        # thread, once a request's work is done): equal, the thread has nothing to do (see `small`).
+        self._asked = 0
+        self._served = 0
 
     def _open(self) -> Connection:
         if self._conn is None:
@@ -295,8 +305,41 @@ class SqliteDB:
         self._seen = True
         return probe_file(self.path)
 
-    async def run(self, fn: Callable[[Connection], T]) -> T:
-        """Run fn with the connection on the store's thread (reads, or writes in autocommit)."""
+    def _idle(self) -> bool:
+        """The thread has started, served every request it was handed, and none waits for it; the
+        file is open and not found damaged: a request can run at once, on the caller's thread."""
+        return (self._asked == self._served and self._link is not None and not self._waiting
+                and self._conn is not None and self._damaged is None and not self._closed)
+
+    @staticmethod
+    def _at_once(fn: Callable[[Connection], T], conn: Connection) -> T:
+        """fn on the caller's thread (the event loop's), never waiting for a lock: the file locked
+        (another process's write, a fold's last pass) raises _Busy, with nothing written, and the
+        request takes its turn on the store's thread instead, which waits for the lock there."""
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            return fn(conn)
+        except sqlite3.OperationalError as err:
+            if err.sqlite_errorcode in _BUSY:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise _Busy from err
+            raise
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
+
+    async def run(self, fn: Callable[[Connection], T], *, small: bool = False) -> T:
+        """Run fn with the connection on the store's thread (reads, or writes in autocommit).
+
+        `small`: fn reads a few rows, or writes them with one statement. While the store's thread
+        has nothing to do, it runs at once on the caller's thread: no hop to the thread and back
+        (about a tenth of a turn's CPU, and the wait for the interpreter's lock while the event
+        loop's work holds it). It still comes after every request asked for before it (none is
+        waiting), and the file locked sends it to the thread (`_at_once`): a read run again there
+        reads the same, and a statement that was refused wrote nothing."""
+        if small and self._idle():
+            with contextlib.suppress(_Busy):
+                return self._call(functools.partial(self._at_once, fn))
         link = self._link
         if link is None or self._waiting:
             # The thread is not started yet (the first request), or requests made before this one
@@ -310,7 +353,16 @@ class SqliteDB:
         return await self._hop(link, fn)
 
     async def _hop(self, link: aiosqlite.Connection, fn: Callable[[Connection], T]) -> T:
-        return await _on_thread(link, self._call, fn)
+        self._asked += 1
+        return await _on_thread(link, self._serve, fn)
+
+    def _serve(self, fn: Callable[[Connection], T]) -> T:
+        """A request on the store's thread, counted served once its work is done (even if whoever
+        asked has stopped waiting: the thread went on with it meanwhile)."""
+        try:
+            return self._call(fn)
+        finally:
+            self._served += 1
 
     async def _started(self) -> aiosqlite.Connection:
         if self._closed:
@@ -346,8 +398,11 @@ class SqliteDB:
     def found_wrong(self, role: str, problem: str) -> Said:
         return Said(f"store_damaged_{role}", {"label": self.label, "problem": problem})
 
-    async def tx(self, fn: Callable[[Connection], T]) -> T:
-        """Run fn inside one IMMEDIATE transaction: all of it commits, or none of it."""
+    async def tx(self, fn: Callable[[Connection], T], *, small: bool = False) -> T:
+        """Run fn inside one IMMEDIATE transaction: all of it commits, or none of it.
+
+        `small`: fn writes a few rows (see `run`). The file locked when it begins, nothing has
+        been written, and the transaction takes its turn on the store's thread."""
 
         def job(conn: Connection) -> T:
             conn.execute("BEGIN IMMEDIATE")
@@ -360,6 +415,9 @@ class SqliteDB:
             return result
 
         try:
+            if small and self._idle():
+                with contextlib.suppress(_Busy):
+                    return self._call(functools.partial(self._at_once, job))
             return await self.run(job)
         finally:
             self._fold_soon()

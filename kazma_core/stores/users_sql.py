@@ -100,7 +100,7 @@ class UserStore:
             return User(row["id"], row["name"], row["role"], row["lang"])
 
         # Only a token used up is written: reading one takes no write lock (SQLite's is the file's).
-        return await (self.db.tx(read) if consume else self.db.run(read))
+        return await (self.db.tx(read, small=True) if consume else self.db.run(read, small=True))
 
     async def revoke_token(self, token: str) -> bool:
         cur = await self.db.tx(lambda c: c.execute("DELETE FROM tokens WHERE hash = $1", (hash_token(token),)))
