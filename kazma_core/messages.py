@@ -49,6 +49,29 @@ def message_dict(message: BaseMessage | dict[str, Any]) -> dict[str, Any]:
     return {"type": message.type, "data": data}
 
 
+def rough_bytes(value: Any, budget: int) -> int:
+    """About how many bytes `value` takes encoded, counted until past `budget` (then some more than
+    it): text and bytes by their length, every value and item by a few bytes more, so that a
+    long list is not small either. Its cost is bounded by the budget, whatever the value's size."""
+    seen = 0
+    todo = [value]
+    while todo and seen <= budget:
+        v = todo.pop()
+        seen += 16
+        if isinstance(v, (str, bytes, bytearray)):
+            seen += len(v)
+        elif isinstance(v, (dict, list, tuple, set, frozenset)):
+            seen += 16 * len(v)  # counted before they are looked at: a long one is past the budget at once
+            if seen <= budget:
+                todo.extend(v.values() if isinstance(v, dict) else v)
+        elif isinstance(v, BaseMessage):
+            todo.extend((v.content, v.additional_kwargs, v.response_metadata, getattr(v, "tool_calls", None),
+                         getattr(v, "artifact", None)))
+        elif hasattr(v, "__dict__"):
+            todo.append(vars(v))
+    return seen
+
+
 def encode_message(message: BaseMessage | dict[str, Any]) -> bytes:
     return orjson.dumps(message_dict(message))
 

@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from kazma_core.agent.tools import TOOLS
 from kazma_core.errors import StoreUnavailable
 from kazma_core.events import EventBus
-from kazma_core.messages import encode_message
+from kazma_core.messages import encode_message, rough_bytes
 from kazma_core.metrics import CAPTURE_TOTAL
 from kazma_core.settings import TimeTravelSettings
 from kazma_core.stores.snapshots import Budgets, NewStep, SnapshotStore, StepInfo
@@ -141,6 +141,7 @@ class SnapshotRecorder:
             encode=lambda i: encode_message(messages[i]),
             shrink=cut_long_texts,
             did=step_did(messages),
+            rough_bytes=lambda start, budget: rough_bytes(messages[start:], budget),
         )
 
     async def save(self, step: NewStep | None) -> StepInfo | None:

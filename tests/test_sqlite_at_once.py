@@ -8,16 +8,23 @@ import asyncio
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from kazma_core.stores import app_schema
+from kazma_core.messages import encode_message, rough_bytes
+from kazma_core.stores import app_schema, snapshots_sql
+from kazma_core.stores.snapshots import Budgets, NewStep
+from kazma_core.stores.snapshots_sql import SqlSnapshotStore
 from kazma_core.stores.sqlite import Connection, SqliteDB
+from kazma_core.time_travel import MessageIds
 
 INSERT = "INSERT INTO conv_bodies (chat_id, n, digest, body) VALUES ('c', $1, $2, x'00')"
 NUMBERS = "SELECT n FROM conv_bodies WHERE chat_id = 'c' ORDER BY n"
+ROOMY = Budgets(10_000, 1_000_000, 10_000, 1 << 40, 1 << 44, 1 << 30)
 
 
 @pytest.fixture
@@ -94,3 +101,40 @@ async def test_a_small_write_finding_the_file_locked_waits_on_the_stores_thread(
     assert await db.run(numbers, small=True) == [1, 2]  # after the other process's write
     # The store's own wait for a lock is back to its usual length once a request ran at once.
     assert await db.run(lambda c: c.execute("PRAGMA busy_timeout").fetchone()[0]) == 10_000
+
+
+async def test_a_saved_step_is_written_at_once_only_when_what_it_adds_is_small(tmp_path: Path) -> None:
+    """A turn's step that adds a message or two is written at once; one that adds a large tool
+    result is encoded and written on the store's thread, the event loop free meanwhile; and after
+    another write (steps dropped) the store does not know what the next step adds, so it goes to
+    the thread too."""
+    store = SqlSnapshotStore(SqliteDB(tmp_path / "snapshots.db", snapshots_sql.MIGRATIONS, secure_delete=True))
+    messages: list[BaseMessage] = []
+    encoded_on: list[int] = []
+
+    def encode(i: int) -> bytes:
+        encoded_on.append(threading.get_ident())
+        return encode_message(messages[i])
+
+    async def save(*added: BaseMessage) -> tuple[str, set[str]]:
+        messages.extend(added)
+        encoded_on.clear()
+        now = list(messages)
+        step = NewStep(uuid.uuid4().hex, "chat", len(now), 0, time.time(), "m", [], {"turn_index": 1}, MessageIds(now),
+                       encode, rough_bytes=lambda start, budget: rough_bytes(now[start:], budget))
+        info = (await store.put(step, ROOMY)).info
+        return info.id, {"loop" if t == threading.get_ident() else "thread" for t in encoded_on}
+
+    try:
+        assert (await save(HumanMessage("hello", id="h1")))[1] == {"thread"}  # the chat's first: not known yet
+        second, where = await save(AIMessage("hi there", id="a1"))
+        assert where == {"loop"}
+        assert (await save(HumanMessage("x" * (1 << 20), id="h2")))[1] == {"thread"}  # a 1 MB paste
+        assert (await save(AIMessage("that is long", id="a2")))[1] == {"loop"}
+        await store.delete_after("chat", second)
+        messages[:] = messages[:2]
+        assert (await save(HumanMessage("again", id="h3")))[1] == {"thread"}
+        step = await store.get("chat", (await store.list_steps("chat"))[-1].id)
+        assert step is not None and [m["data"]["content"] for m in step.state["messages"]] == ["hello", "hi there", "again"]
+    finally:
+        await store.close()

@@ -23,9 +23,11 @@ writes only the messages that are new, and a restore or a fork writes references
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import json
+import logging
 import operator
 import zlib
 from collections import OrderedDict
@@ -49,15 +51,16 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from kazma_core.messages import MessageList, appended_to, decode_messages, encode_message
+from kazma_core.messages import MessageList, appended_to, decode_messages, encode_message, rough_bytes
 from kazma_core.replicas import fence
 from kazma_core.stores import bodies
 from kazma_core.stores.bodies import Runs
-from kazma_core.stores.engine import Conn, Database, Row, marks
+from kazma_core.stores.engine import SMALL_BYTES, Conn, Database, Row, marks
 from kazma_core.stores.interfaces import Also, ConversationStore, GiveUp, TakenBack
 from kazma_core.stores.transcript_sql import PLACE, SHARED_ROWS, add_row, materialize, release, share_of, visible_rows
 from kazma_core.stores.types import NOTE_KEY
 
+log = logging.getLogger(__name__)
 BODIES = "conv_bodies"
 MESSAGES = "messages"
 REFS = "kazma-refs"  # the type of a write whose messages are kept as references to bodies
@@ -67,9 +70,6 @@ WRITES_KEPT = 10  # checkpoints whose task writes Kazma's prune keeps (the newes
 CACHE_ENTRIES = 256
 CACHE_BYTES = 64 << 20
 GAPS_A_QUERY = 200  # ranges of body numbers one query of _follow_rows asks for
-# A put that stores about this much at most (its checkpoint's fields and the messages it adds) is
-# small: on SQLite it is written at once while the store's thread is idle (engine.Database.tx).
-SMALL_PUT_BYTES = 64 << 10
 
 
 
@@ -141,6 +141,10 @@ class _Gathered:
 
     thread_id: str
     writes: list[tuple[_WriteRows, Written]] = field(default_factory=list)
+    # Transactions that took some of them and may outlive whoever awaited them: a run stopped
+    # mid-step has LangGraph cancel the write of the stopped task's error, whose transaction carries
+    # the finished tasks' writes too (the engine runs it all the same). The run ends once they have.
+    committing: list[asyncio.Future[None]] = field(default_factory=list)
 
     def take(self) -> list[tuple[_WriteRows, Written]]:
         taken, self.writes = self.writes, []
@@ -248,32 +252,8 @@ def _removes_all(message: Any) -> bool:
     return isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES
 
 
-def _rough_bytes(value: Any, budget: int) -> int:
-    """About how many bytes `value` takes encoded, counted until past `budget` (then some more than
-    it): text and bytes by their length, every value and item by a few bytes more, so that a
-    long list is not small either. Its cost is bounded by the budget, whatever the value's size."""
-    seen = 0
-    todo = [value]
-    while todo and seen <= budget:
-        v = todo.pop()
-        seen += 16
-        if isinstance(v, (str, bytes, bytearray)):
-            seen += len(v)
-        elif isinstance(v, dict):
-            todo.extend(v.keys())
-            todo.extend(v.values())
-        elif isinstance(v, (list, tuple, set, frozenset)):
-            todo.extend(v)
-        elif isinstance(v, BaseMessage):
-            todo.extend((v.content, v.additional_kwargs, v.response_metadata, getattr(v, "tool_calls", None),
-                         getattr(v, "artifact", None)))
-        elif hasattr(v, "__dict__"):
-            todo.append(vars(v))
-    return seen
-
-
 def _small_put(checkpoint: Checkpoint, new_versions: ChannelVersions, messages: list[Any] | None, base: _Held | None) -> bool:
-    """Whether a put stores SMALL_PUT_BYTES at most: the fields of the checkpoint before it (their
+    """Whether a put stores SMALL_BYTES at most: the fields of the checkpoint before it (their
     size as stored), the channels it changed, and the messages it adds to that one's."""
     if base is None:
         return False
@@ -286,8 +266,8 @@ def _small_put(checkpoint: Checkpoint, new_versions: ChannelVersions, messages: 
             value: Any = messages[_shared_prefix(messages, base.messages):]
         else:
             value = values.get(channel)
-        used += _rough_bytes(value, SMALL_PUT_BYTES - used)
-        if used > SMALL_PUT_BYTES:
+        used += rough_bytes(value, SMALL_BYTES - used)
+        if used > SMALL_BYTES:
             return False
     return True
 
@@ -446,6 +426,11 @@ class SqlConversationStore(ConversationStore):
             _GATHER.reset(token)
             if gathered.writes:
                 await self._write_gathered(thread_id, gathered.take(), None)
+            if gathered.committing:
+                await asyncio.wait(gathered.committing)
+                for job in gathered.committing:
+                    if not job.cancelled() and (err := job.exception()) is not None:
+                        log.warning("chat %s: the writes of a stopped step's finished tasks were not saved (%s)", thread_id, err)
 
     @staticmethod
     def _gathered(thread_id: str) -> list[tuple[_WriteRows, Written]]:
@@ -466,7 +451,14 @@ class SqlConversationStore(ConversationStore):
             if then is not None:
                 then(conn, interning)
 
-        await self.db.tx(write)
+        gathered = _GATHER.get()
+        if held and gathered is not None and gathered.thread_id == thread_id:
+            # Its own task, which whoever asked may stop waiting for: the run's end waits for it (gathering).
+            job = asyncio.ensure_future(self.db.tx(write))
+            gathered.committing.append(job)
+            await asyncio.shield(job)
+        else:
+            await self.db.tx(write)
         for _, written in held:
             self._written.setdefault(thread_id, {}).update(written)
 

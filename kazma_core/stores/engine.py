@@ -80,6 +80,11 @@ class Conn(Protocol):
     def executemany(self, sql: str, parameters: Any, /) -> Cursor: ...
 
 
+# What a small request (Database.run and tx, `small`) stores at most, about: its encoding, hashing and
+# compressing cost little enough to be done on the event loop (a fraction of a millisecond).
+SMALL_BYTES = 64 << 10
+
+
 class Database(Protocol):
     """One store's database (a SQLite file, or a schema of a PostgreSQL database)."""
 

@@ -46,6 +46,9 @@ class NewStep:
     # What the step did, in the step words' terms ({"kind": "used", "tools": [...]}, ...): see
     # kazma_core.time_travel.step_did; kept beside the step, so a list labels it without its state.
     did: dict[str, Any] = field(default_factory=dict)
+    # About how many bytes the messages from the given place on take, counted until past the given
+    # budget (messages.rough_bytes): what tells the store that a step adds little. By default, much.
+    rough_bytes: Callable[[int, int], int] = field(default=lambda start, budget: budget + 1)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ bodies new to the chat, and its row), so the cost of a step and its size limit
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -21,10 +22,11 @@ from typing import Any, TypeVar
 import orjson
 
 from kazma_core.errors import StoreUnavailable, without_paths
+from kazma_core.messages import rough_bytes
 from kazma_core.replicas import fence
 from kazma_core.stores import bodies, files_sql
 from kazma_core.stores.bodies import Runs
-from kazma_core.stores.engine import Conn, Database, DatabaseError, Row, marks
+from kazma_core.stores.engine import SMALL_BYTES, Conn, Database, DatabaseError, Row, marks
 from kazma_core.stores.snapshots import Budgets, NewStep, PutResult, Step, StepHead, StepInfo, ThreadSummary
 
 T = TypeVar("T")
@@ -107,6 +109,7 @@ SPACES = "spaces"
 
 GLOBAL = ""
 ROW_OVERHEAD = 96  # bytes a step row costs beyond its blobs (ids, numbers, index entries)
+NEWEST_KEPT = 4096  # chats whose newest step's length the store keeps in mind (the most recently written)
 INFO_COLUMNS = (
     "id, chat_id, seq, turn_index, iteration, created_at, model, questions, message_count, state_bytes, truncated, extra"
 )
@@ -495,8 +498,16 @@ class SqlSnapshotStore:
         # The turn leases as this database names them when they share it (PostgreSQL's kazma.leases):
         # a step is then written only while its turn holds the chat (replicas/fence.py).
         self.leases = leases
+        # How many messages each chat's newest step holds, as this store last wrote it: a new step
+        # adds the messages after those (what tells a small step, SqliteDB.tx). Forgotten by every
+        # other write, which may change which step is a chat's newest (one asked for while a step
+        # was being written too: `_other_writes`).
+        self._newest: OrderedDict[str, int] = OrderedDict()
+        self._other_writes = 0
 
     async def _tx(self, fn: Callable[[Conn], T]) -> T:
+        self._newest.clear()
+        self._other_writes += 1
         try:
             return await self.db.tx(fn)
         except DatabaseError as err:
@@ -521,7 +532,25 @@ class SqlSnapshotStore:
                 fence.check(conn, held, self.db, leases)
             return _put(conn, step, budgets)
 
-        return await self._tx(write)
+        n, others = len(step.message_ids), self._other_writes
+        try:
+            result = await self.db.tx(write, small=self._small(step))
+        except DatabaseError as err:
+            raise self._unavailable(err) from err
+        if others == self._other_writes:
+            self._newest[step.chat_id] = n
+            while len(self._newest) > NEWEST_KEPT:
+                self._newest.popitem(last=False)
+        return result
+
+    def _small(self, step: NewStep) -> bool:
+        """Whether the step adds SMALL_BYTES at most: its own fields, and the messages after the
+        chat's newest step's (when this store wrote that one; else it is not known to be small)."""
+        before = self._newest.pop(step.chat_id, None)
+        if before is None or before > len(step.message_ids):
+            return False
+        used = rough_bytes(step.fields, SMALL_BYTES)
+        return used <= SMALL_BYTES and used + step.rough_bytes(before, SMALL_BYTES - used) <= SMALL_BYTES
 
     async def copy(self, src_chat: str, step_id: str, dst_chat: str, new_id: str, budgets: Budgets) -> StepInfo | None:
         """Copy one step into another chat (a fork's first step), bodies included."""
