@@ -415,10 +415,7 @@ class SqliteDB:
             return result
 
         try:
-            if small and self._idle():
-                with contextlib.suppress(_Busy):
-                    return self._call(functools.partial(self._at_once, job))
-            return await self.run(job)
+            return await self.run(job, small=small)
         finally:
             self._fold_soon()
 
