@@ -3,10 +3,11 @@ from the first message, Arabic titles, the phone's chat drawer, dark mode and ke
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from tests.test_browser import Web, new_context, rows, send, web  # noqa: F401  (web is a fixture)
 from tests.test_browser_chat_page import DESK, PHONE, open_page, view_shot
@@ -167,6 +168,32 @@ async def test_keyboard_shortcuts_start_a_chat_reach_the_box_and_stop_and_help_l
     await page.keyboard.press("Control+Shift+O")
     await expect(page.locator("#chat-heading")).to_have_text("New chat")
     await expect(page).to_have_url(re.compile(r"/\?new$"))
+
+
+async def test_what_is_typed_while_the_page_opens_goes_to_the_chat_it_opens(web: Web) -> None:
+    chat = await web.chat("Quick", "calc 1+1")
+    context = await new_context(web.browser, viewport=DESK)
+    page = await context.new_page()
+    web.watch(page)
+    await page.goto(await login_url(web.server, web.user))
+    listed = asyncio.Event()
+
+    async def slow_list(route: Route) -> None:
+        await listed.wait()  # the chat list answers only once the person has pressed Enter
+        await route.continue_()
+
+    await page.route(re.compile(r"/api/chats$"), slow_list)
+    await page.goto(f"{web.server.url}/?thread={chat}")
+    await send(page, "/help")
+    await send(page, "calc 2+2")
+    await page.wait_for_timeout(300)
+    listed.set()
+    await expect(page.locator('#messages [data-role="command"]').last).to_contain_text("Ctrl+Shift+O")
+    await expect(rows(page, "assistant")).to_have_count(2)
+    await expect(page).to_have_url(re.compile(re.escape(f"?thread={chat}") + "$"))
+    listing = (await web.http.get("/api/chats")).json()["chats"]
+    assert [c["thread_id"] for c in listing] == [chat]  # no new chat was made for them
+    await context.close()
 
 
 async def test_settings_show_sizes_in_mb_and_the_model_in_both_languages(web: Web) -> None:

@@ -18,6 +18,7 @@
   const COMMAND = /^\/([A-Za-z0-9_]{1,64})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)/;
   const READY_WAIT_MS = 3000;
   const LAST_CHAT = "kazma.lastChat";
+  let opened = Promise.resolve(); // the chat the page opens with, once it is open
   // A long chat opens on its newest messages; older ones come a page at a time as the person scrolls up.
   const PAGE = 100;
   const OLDER_WHEN_PX = 80;
@@ -506,6 +507,7 @@
     event.preventDefault();
     const text = nodes.input.value.trim();
     if (!text) return;
+    await opened; // what is typed while the page opens goes to the chat it opens, not a new one
     // Commands (/stop, /replay ...) are answered at once; a message waits for the running turn.
     if (state.running && !COMMAND.test(text)) {
       notice(nodes.notice, t("wait_or_stop"), "warn");
@@ -566,7 +568,7 @@
   });
 
   // "/" opens the chat last opened here (else the newest); "/?new" is a new chat.
-  (async () => {
+  opened = (async () => {
     await loadChats();
     const params = new URLSearchParams(location.search);
     let id = params.get("thread");
@@ -580,5 +582,5 @@
       }
     }
     await select(id, false);
-  })();
+  })().catch(showError);
 })();
