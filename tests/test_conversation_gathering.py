@@ -127,3 +127,43 @@ async def test_a_run_stopped_mid_step_keeps_the_writes_of_the_task_that_finished
         final = await graph.ainvoke(None, config)
     assert runs == {"answer": 1, "slow": 2}
     assert [m.id for m in final["messages"]] == ["hi", "answer"]
+
+
+async def test_a_turns_message_is_saved_with_its_first_step_and_read_back_whole(db: Database) -> None:
+    """A second turn's input checkpoint (its message, not yet in the state's messages) is written in
+    the transaction of the step that follows it: another replica, or a restart, reads each of the
+    turn's checkpoints, each the parent of the next, the message in the first step's state, and
+    none of its bodies stored twice."""
+    store = SqlConversationStore(db)
+
+    async def answer(state: State) -> dict[str, object]:
+        said = state["messages"][-1].content
+        return {"messages": [AIMessage(f"you said {said}", id=f"answer-{said}")], "done": [str(said)]}
+
+    graph = one_step_of(store, answer)
+    config = {"configurable": {"thread_id": "chat-3"}}
+    for said in ("one", "two", "three"):
+        async with store.gathering("chat-3"):
+            await graph.ainvoke({"messages": [HumanMessage(said, id=said)], "done": []}, config)
+
+    other = SqlConversationStore(db)  # another replica, or the server after a restart
+    history = [t async for t in other.alist(config)]  # newest first
+    turn = [t for t in history if t.metadata.get("step", 0) >= history[0].metadata["step"] - 2]
+    assert [t.metadata["source"] for t in turn] == ["loop", "loop", "input"]
+    assert [t.parent_config["configurable"]["checkpoint_id"] for t in turn[:-1] if t.parent_config] == [
+        t.checkpoint["id"] for t in turn[1:]
+    ]
+    assert [m.id for m in turn[-1].checkpoint["channel_values"]["messages"]] == ["one", "answer-one", "two", "answer-two"]
+    assert [m.id for m in turn[1].checkpoint["channel_values"]["messages"]] == [
+        "one", "answer-one", "two", "answer-two", "three",
+    ]
+    state = (await other.aget_tuple(config))
+    assert state is not None
+    assert [m.content for m in state.checkpoint["channel_values"]["messages"]][-2:] == ["three", "you said three"]
+    assert sorted(state.checkpoint["channel_values"]["done"]) == ["one", "three", "two"]
+    stored = await db.run(lambda c: c.execute("SELECT count(*) FROM conv_bodies WHERE chat_id = $1", ("chat-3",)).fetchone()[0])
+    assert stored == 6  # three messages, three answers, each once
+    # The next turn goes on from there on the other store, as after a restart.
+    async with other.gathering("chat-3"):
+        final = await one_step_of(other, answer).ainvoke({"messages": [HumanMessage("four", id="four")], "done": []}, config)
+    assert [m.id for m in final["messages"]][-2:] == ["four", "answer-four"]

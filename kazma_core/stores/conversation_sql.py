@@ -252,24 +252,25 @@ def _removes_all(message: Any) -> bool:
     return isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES
 
 
-def _small_put(checkpoint: Checkpoint, new_versions: ChannelVersions, messages: list[Any] | None, base: _Held | None) -> bool:
-    """Whether a put stores SMALL_BYTES at most: the fields of the checkpoint before it (their
-    size as stored), the channels it changed, and the messages it adds to that one's."""
+def _put_bytes(checkpoint: Checkpoint, new_versions: ChannelVersions, messages: list[Any] | None, base: _Held | None) -> int | None:
+    """About how many bytes a put stores when SMALL_BYTES at most (else None): the fields of the
+    checkpoint before it (their size as stored), the channels it changed, and the messages it adds
+    to that one's."""
     if base is None:
-        return False
+        return None
     used = base.blob_bytes
     values = checkpoint["channel_values"]
     for channel in new_versions:
         if channel == MESSAGES and messages is not None:
             if base.messages is None:
-                return False
+                return None
             value: Any = messages[_shared_prefix(messages, base.messages):]
         else:
             value = values.get(channel)
         used += rough_bytes(value, SMALL_BYTES - used)
         if used > SMALL_BYTES:
-            return False
-    return True
+            return None
+    return used
 
 
 def _shared_prefix(new: list[BaseMessage], old: list[Any]) -> int:
@@ -698,8 +699,12 @@ class SqlConversationStore(ConversationStore):
         if bundle is not None:
             _BUNDLE.set(None)  # the bundle goes with one put only
         held = fence.fence_for(thread_id)
+        stored = _put_bytes(checkpoint, new_versions, messages, base) if bundle is None else None
+        small = stored is not None
+        run = _GATHER.get()
+        if small and base is not None and run is not None and run.thread_id == thread_id and meta.get("source") == "input":
+            return self._put_with_next(run, job, meta, held, earlier, base, stored or 0)
         gathered = self._gathered(thread_id)
-        small = bundle is None and _small_put(checkpoint, new_versions, messages, base)
 
         def put(conn: Conn) -> None:
             fence.check(conn, held, self.db)
@@ -717,6 +722,31 @@ class SqlConversationStore(ConversationStore):
         self._keep(_Held(thread_id, checkpoint_ns, held_checkpoint, meta, parent_id,
                          job.runs if messages is not None else None, job.msg_bytes, job.blob_bytes))
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
+
+    def _put_with_next(
+        self, run: _Gathered, job: _PutJob, meta: CheckpointMetadata, lease: fence.Fence | None, earlier: Written,
+        base: _Held, stored: int,
+    ) -> RunnableConfig:
+        """A run's input checkpoint (the turn's message, not yet in the state's messages: those are
+        its base's), when small: written in the transaction of the checkpoint that follows it, the
+        first step's, a moment later (on PostgreSQL a transaction and four round trips fewer a
+        turn). A crash between the two loses it as it would a moment earlier: the chat is as it was
+        before the message, in its state and its transcript alike (the message's row comes with the
+        first step's checkpoint either way). A run that ends before that checkpoint writes it then
+        (gathering)."""
+        kept = _Held(job.thread_id, job.checkpoint_ns, copy_checkpoint(job.checkpoint), meta, job.parent_id,
+                     None, base.msg_bytes, stored)
+
+        def rows(conn: Conn, interning: list[bodies.Interner]) -> None:
+            job.written = dict(earlier)
+            self._put(conn, job, lease, interning[0] if interning else None)
+            # What the checkpoint after it finds as its base, in the same transaction (this runs first).
+            kept.runs = job.runs if job.messages is not None else None
+            kept.msg_bytes, kept.blob_bytes, kept._numbers = job.msg_bytes, job.blob_bytes, None
+
+        run.writes.append((rows, {}))
+        self._keep(kept)
+        return {"configurable": {"thread_id": job.thread_id, "checkpoint_ns": job.checkpoint_ns, "checkpoint_id": job.checkpoint["id"]}}
 
     def _prefix(self, conn: Conn, job: _PutJob) -> tuple[int, Runs, int]:
         """How many leading messages are stored already, their references, and about how many
