@@ -729,7 +729,7 @@ class SqlConversationStore(ConversationStore):
     ) -> RunnableConfig:
         """A run's input checkpoint (the turn's message, not yet in the state's messages: those are
         its base's), when small: written in the transaction of the checkpoint that follows it, the
-        first step's, a moment later (on PostgreSQL a transaction and four round trips fewer a
+        first step's, a moment later (on PostgreSQL a transaction and two round trips fewer a
         turn). A crash between the two loses it as it would a moment earlier: the chat is as it was
         before the message, in its state and its transcript alike (the message's row comes with the
         first step's checkpoint either way). A run that ends before that checkpoint writes it then
