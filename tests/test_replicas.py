@@ -267,12 +267,15 @@ async def test_a_restore_cut_on_a_killed_replica_is_finished_by_another_replicas
     db = {"url": pg_url}
     chat, step, transcript, steps = await prepared(tmp_path / "setup", database=db)
     other = await Core.open(make_settings(tmp_path / "b", database=db, agent={"lease_seconds": 2}))
-    sweep = asyncio.create_task(other.sweep())
+    sweep: asyncio.Task[None] | None = None
     try:
         # Replica A restores the chat and is killed right after the transaction that writes the step back.
         await killed_after(tmp_path, pg_url, "restore-checkpoint", chat, "restore", step)
         rows = RewindRows(other.store.db)
         assert [i.chat_id for i in await rows.open_intents()] == [chat]
+        # Then the other replica's sweep, which is what finishes it (started before, it could do so
+        # before the half-done state was looked at).
+        sweep = asyncio.create_task(other.sweep())
 
         async def finished() -> bool:
             return not await rows.open_intents()
@@ -283,8 +286,9 @@ async def test_a_restore_cut_on_a_killed_replica_is_finished_by_another_replicas
         assert await other.store.leases.lease(chat) is None
         assert (await other.turns.send(chat, "still here?")).status == "done"
     finally:
-        sweep.cancel()
-        await asyncio.gather(sweep, return_exceptions=True)
+        if sweep is not None:
+            sweep.cancel()
+            await asyncio.gather(sweep, return_exceptions=True)
         await other.close()
 
 
@@ -296,12 +300,15 @@ async def test_an_undo_cut_on_a_killed_replica_is_finished_by_another_replicas_s
     db = {"url": pg_url}
     chat, before, _ = await restored_chat(tmp_path / "setup", database=db)
     other = await Core.open(make_settings(tmp_path / "b", database=db, agent={"lease_seconds": 2}))
-    sweep = asyncio.create_task(other.sweep())
+    sweep: asyncio.Task[None] | None = None
     try:
         # Replica A undoes the restore and is killed right after the transaction that puts kazma.db's part back.
         await killed_after(tmp_path, pg_url, "undo-checkpoint", chat, "undo", "")
         rows = RewindRows(other.store.db)
         assert [u.chat_id for u in await rows.undoing()] == [chat]
+        # Then the other replica's sweep, which is what finishes it (started before, it could do so
+        # before the half-done state was looked at).
+        sweep = asyncio.create_task(other.sweep())
 
         async def finished() -> bool:
             return not await rows.undoing()
@@ -310,8 +317,9 @@ async def test_an_undo_cut_on_a_killed_replica_is_finished_by_another_replicas_s
         assert await seen(other, chat) == before
         assert (await other.turns.send(chat, "still here?")).status == "done"
     finally:
-        sweep.cancel()
-        await asyncio.gather(sweep, return_exceptions=True)
+        if sweep is not None:
+            sweep.cancel()
+            await asyncio.gather(sweep, return_exceptions=True)
         await other.close()
 
 
