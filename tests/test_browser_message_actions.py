@@ -22,6 +22,13 @@ def message(page: Page, role: str, n: int = 0) -> Locator:
     return page.locator(f'#messages article.msg[data-role="{role}"]').nth(n)
 
 
+async def below_text(node: Locator) -> float:
+    """The height of a message's bubble under its text (px)."""
+    bubble, text = await node.bounding_box(), await node.locator(".msg-body").bounding_box()
+    assert bubble and text
+    return bubble["y"] + bubble["height"] - (text["y"] + text["height"])
+
+
 async def arabic_phone(web: Web, chat: str) -> Page:
     """The chat in Arabic on a phone (a touch screen), signed in through the login link."""
     context = await new_context(web.browser, locale="ar", viewport=PHONE, has_touch=True, is_mobile=True)
@@ -118,10 +125,15 @@ async def test_on_a_phone_a_long_press_shows_the_actions_in_arabic(web: Web) -> 
     page = await arabic_phone(web, chat)
     answer = message(page, "assistant", 1)
     await expect(answer.locator(".msg-action")).to_have_text(["نسخ", "إعادة التوليد", "الرجوع إلى هنا", "التفريع من هنا"])
-    await expect(answer.locator(".msg-actions")).to_have_css("opacity", "0")
+    await expect(answer.locator(".msg-actions")).to_be_hidden()
+    # Hidden, they take no room: the bubble ends where its text does (its padding under it), with
+    # no empty band where their wrapped rows would be.
+    assert await below_text(answer) < 16
     await answer.locator(".msg-body").dispatch_event("pointerdown", {"pointerType": "touch", "isPrimary": True})
     await expect(answer).to_have_class(re.compile("show-actions"))
+    await expect(answer.locator(".msg-actions")).to_be_visible()
     await expect(answer.locator(".msg-actions")).to_have_css("opacity", "1")
+    assert await below_text(answer) > 30  # now they are there, under the text
     # A tap elsewhere hides them again.
     await message(page, "user", 0).locator(".msg-body").dispatch_event("pointerdown", {"pointerType": "touch"})
     await expect(answer).not_to_have_class(re.compile("show-actions"))
