@@ -105,7 +105,8 @@ async def test_a_small_write_finding_the_file_locked_waits_on_the_stores_thread(
 
 async def test_a_saved_step_is_written_at_once_only_when_what_it_adds_is_small(tmp_path: Path) -> None:
     """A turn's step that adds a message or two is written at once; one that adds a large tool
-    result is encoded and written on the store's thread, the event loop free meanwhile; and after
+    result is encoded and written on the store's thread, the event loop free meanwhile, and so is
+    the step after it (it encodes and hashes the large one again, to know what it shares); after
     another write (steps dropped) the store does not know what the next step adds, so it goes to
     the thread too."""
     store = SqlSnapshotStore(SqliteDB(tmp_path / "snapshots.db", snapshots_sql.MIGRATIONS, secure_delete=True))
@@ -130,7 +131,9 @@ async def test_a_saved_step_is_written_at_once_only_when_what_it_adds_is_small(t
         second, where = await save(AIMessage("hi there", id="a1"))
         assert where == {"loop"}
         assert (await save(HumanMessage("x" * (1 << 20), id="h2")))[1] == {"thread"}  # a 1 MB paste
-        assert (await save(AIMessage("that is long", id="a2")))[1] == {"loop"}
+        # The next step encodes the paste again (what it shares ends there): on the thread too.
+        assert (await save(AIMessage("that is long", id="a2")))[1] == {"thread"}
+        assert (await save(HumanMessage("and then", id="h4")))[1] == {"loop"}
         await store.delete_after("chat", second)
         messages[:] = messages[:2]
         assert (await save(HumanMessage("again", id="h3")))[1] == {"thread"}

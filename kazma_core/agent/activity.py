@@ -46,14 +46,16 @@ def tool_block(turn_index: int, call_id: str, name: str, state: str, args: dict[
 
 def said_before(reply: AIMessage, call_index: int) -> str:
     """What a reply that asks for tools said before them, given with its first call (see above)."""
-    return _content(reply).strip() if call_index == 0 else ""
+    return content_text(reply).strip() if call_index == 0 else ""
 
 
 def result_state(message: ToolMessage) -> str:
     return "failed" if message.status == "error" else "done"
 
 
-def _content(message: BaseMessage) -> str:
+def content_text(message: BaseMessage) -> str:
+    """A message's text; its content itself when that is text (a message's `.text` makes a copy
+    of it each time, megabytes for a huge tool result)."""
     return message.content if isinstance(message.content, str) else message.text
 
 
@@ -73,7 +75,7 @@ def turn_tools(messages: Sequence[BaseMessage]) -> dict[int, list[dict[str, Any]
             done = results.get(call_id)
             state = "running" if done is None else result_state(done)
             by_turn.setdefault(turn, []).append(tool_block(
-                turn, call_id, call["name"], state, dict(call.get("args") or {}), _content(done) if done else None,
+                turn, call_id, call["name"], state, dict(call.get("args") or {}), content_text(done) if done else None,
                 said_before(message, n),
             ))
     return by_turn

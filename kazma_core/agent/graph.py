@@ -41,7 +41,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
-from kazma_core.agent.activity import TURN_KEY, DeltaStream, result_state, said_before, tool_block
+from kazma_core.agent.activity import TURN_KEY, DeltaStream, content_text, result_state, said_before, tool_block
 from kazma_core.agent.context import context_window
 from kazma_core.agent.offline_model import FACTS_HEADER
 from kazma_core.agent.stops import current_stop
@@ -196,7 +196,7 @@ async def tool_worker(state: AgentState, runtime: Runtime[TurnDeps]) -> dict[str
         if deps.activity is not None and len(results) > before:
             done = results[-1]
             deps.activity.tool(tool_block(deps.turn_index, call_id, call["name"], result_state(done),
-                                          dict(call.get("args") or {}), done.text, said))
+                                          dict(call.get("args") or {}), content_text(done), said))
     return {"messages": results, "scratchpad": scratch, "gates": gates}
 
 

@@ -271,13 +271,13 @@ def _big_text(kb: int) -> str:
     rng = random.Random(kb)
     raw = size * 3 // 4 + 3
     pieces = (base64.encodebytes(rng.randbytes(min(BIG_PIECE, raw - at))) for at in range(0, raw, BIG_PIECE))
-    return b"".join(pieces).decode("ascii")[:size]
+    return f"Here are {kb} KB: " + b"".join(pieces).decode("ascii")[:size]
 
 
 async def _big(ctx: ToolContext, args: BigArgs) -> str:
-    # Made in a thread, in pieces: megabytes made on the event loop would hold every other chat's
-    # requests that long (the thread gives the loop its turn between pieces).
-    return f"Here are {args.kb} KB: {await asyncio.to_thread(_big_text, args.kb)}"
+    # Made in a thread, in pieces, and joined there: megabytes made or copied on the event loop would
+    # hold every other chat's requests that long (the thread gives the loop its turn between pieces).
+    return await asyncio.to_thread(_big_text, args.kb)
 
 
 @dataclass(frozen=True)

@@ -545,12 +545,15 @@ class SqlSnapshotStore:
 
     def _small(self, step: NewStep) -> bool:
         """Whether the step adds SMALL_BYTES at most: its own fields, and the messages after the
-        chat's newest step's (when this store wrote that one; else it is not known to be small)."""
+        chat's newest step's (when this store wrote that one; else it is not known to be small),
+        counting that step's last message too: the put encodes and hashes it again, to know that
+        the new step shares the messages up to it (_shared). A step after a huge tool result is
+        saved on the store's thread, not on the event loop."""
         before = self._newest.pop(step.chat_id, None)
         if before is None or before > len(step.message_ids):
             return False
         used = rough_bytes(step.fields, SMALL_BYTES)
-        return used <= SMALL_BYTES and used + step.rough_bytes(before, SMALL_BYTES - used) <= SMALL_BYTES
+        return used <= SMALL_BYTES and used + step.rough_bytes(max(before - 1, 0), SMALL_BYTES - used) <= SMALL_BYTES
 
     async def copy(self, src_chat: str, step_id: str, dst_chat: str, new_id: str, budgets: Budgets) -> StepInfo | None:
         """Copy one step into another chat (a fork's first step), bodies included."""
