@@ -167,3 +167,29 @@ async def test_a_turns_message_is_saved_with_its_first_step_and_read_back_whole(
     async with other.gathering("chat-3"):
         final = await one_step_of(other, answer).ainvoke({"messages": [HumanMessage("four", id="four")], "done": []}, config)
     assert [m.id for m in final["messages"]][-2:] == ["four", "answer-four"]
+
+
+async def test_a_chat_whose_state_outgrew_the_memory_budget_is_not_read_again_at_each_turn(db: Database) -> None:
+    """A chat of many long tool results (here 20 of 1 MB: more than a quarter of what the store keeps
+    in memory, where it used to stop keeping a chat) is kept in memory as it changes: the next turn
+    starts from the messages it has, not from every body read and decoded again (which made each
+    turn of such a chat cost three to four times as much, and the server's memory churn to 600 MB).
+    Another store (a replica, a restart) still reads it whole from the database."""
+    store = SqlConversationStore(db)
+    results = [AIMessage(f"{n}:" + "x" * (1 << 20), id=f"result-{n}") for n in range(20)]
+
+    async def read_files(state: State) -> dict[str, object]:
+        return {"messages": results, "done": ["read"]}
+
+    config = {"configurable": {"thread_id": "chat-big"}}
+    async with store.gathering("chat-big"):
+        await one_step_of(store, read_files).ainvoke({"messages": [HumanMessage("read them", id="ask")], "done": []}, config)
+    first, again = await store.aget_tuple(config), await store.aget_tuple(config)
+    assert first is not None and again is not None
+    held = first.checkpoint["channel_values"]["messages"]
+    assert len(held) == 21 and all(a is b for a, b in zip(held, again.checkpoint["channel_values"]["messages"], strict=True))
+    assert held[1:] == results and all(a is b for a, b in zip(held[1:], results, strict=True))  # the very objects the turn made
+
+    other = SqlConversationStore(db)  # another replica, or the server after a restart
+    read = await other.aget_tuple(config)
+    assert read is not None and [m.content for m in read.checkpoint["channel_values"]["messages"]][1:] == [r.content for r in results]

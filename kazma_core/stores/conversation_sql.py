@@ -357,13 +357,15 @@ class SqlConversationStore(ConversationStore):
 
     # the newest checkpoint of each chat, in memory ------------------------------------------
     def _keep(self, held: _Held) -> None:
+        """Keep a chat's newest checkpoint; the chats used longest ago go first when the cache is
+        over its budget, never the one just kept, however large: a chat whose state outgrew the
+        budget (hundreds of long tool results) would otherwise be read and decoded whole at every
+        turn (three to four times the CPU of a turn, and the memory that churns)."""
         key = (held.thread_id, held.checkpoint_ns)
         self._drop(key)
-        if held.size > CACHE_BYTES // 4:
-            return
         self._held[key] = held
         self._held_bytes += held.size
-        while len(self._held) > CACHE_ENTRIES or self._held_bytes > CACHE_BYTES:
+        while len(self._held) > 1 and (len(self._held) > CACHE_ENTRIES or self._held_bytes > CACHE_BYTES):
             _, dropped = self._held.popitem(last=False)
             self._held_bytes -= dropped.size
 
