@@ -47,7 +47,7 @@ class TimeTravelSettings(_Section):
     max_snapshot_bytes: int = Field(
         ge=4096, le=1 << 30, description="Most a step may add (its new messages and own fields) and still be stored whole"
     )
-    max_thread_bytes: int = Field(ge=1 << 16, le=1 << 40, description="Bytes of steps kept per conversation")
+    max_thread_bytes: int = Field(ge=1 << 16, le=1 << 40, description="Bytes of steps kept per conversation beyond its messages now")
     max_total_bytes: int = Field(ge=1 << 20, le=1 << 44, description="Bytes of steps kept in the whole database")
     max_per_turn: int = Field(ge=2, le=10_000, description="Steps kept per turn: its first and its newest")
     auto_maintain: bool = Field(description="Run the daily clean-up", json_schema_extra=LIVE)

@@ -13,6 +13,7 @@ import orjson
 
 from kazma_core.core import Core
 from kazma_core.stores.types import Chat
+from kazma_ui.thread_rewind import RewindService
 from tests.conftest import make_settings, metric
 from tests.helpers import announced
 
@@ -54,20 +55,46 @@ async def test_max_global_snapshots_drops_the_oldest_in_the_whole_store(tmp_path
 
 
 async def test_max_thread_bytes_drops_the_chats_oldest_steps_first(tmp_path: Path) -> None:
-    """Bodies are shared by a chat's steps, so bytes free up when cut (truncated) steps go."""
+    """What a chat's steps keep beyond its conversation now (here the question each step keeps with
+    it, 8 KB that does not compress) is held to max_thread_bytes, the oldest steps dropped first."""
     limit = 1 << 16
     core = await open_core(tmp_path, max_thread_bytes=limit, max_snapshot_bytes=16_384)
     try:
         user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
         for _ in range(12):
-            # about 8 KB of new text per turn that does not compress (bodies are kept compressed)
             await core.turns.send(chat.id, base64.b64encode(os.urandom(6000)).decode())
-        steps, used = await core.snapshots.usage(chat.id)
-        assert used <= limit
-        kept = await turns_of(core, chat)
+        steps, used = await core.snapshots.list_steps(chat.id), (await core.snapshots.usage(chat.id))[1]
+        newest = await core.snapshots.get(chat.id, steps[-1].id)
+        assert newest is not None
+        now = sum(len(orjson.dumps(m)) for m in newest.state["messages"])  # the conversation as its newest step holds it
+        assert used - now <= limit < used
+        kept = [s.turn_index for s in steps]
         assert kept == sorted(kept) and kept[-1] == 12 and kept[0] > 1
-        assert steps == len(kept)
+        assert (await core.snapshots.usage(chat.id))[0] == len(kept)
+    finally:
+        await core.close()
+
+
+async def test_a_chat_whose_conversation_outgrew_max_thread_bytes_can_still_be_rewound_to_its_start(tmp_path: Path) -> None:
+    """The messages of a chat's newest step are its conversation now, kept as long as the chat has a
+    step: dropping older steps that share them would free nothing. A chat of long tool results far
+    over max_thread_bytes keeps its steps, and its first turn can still be restored (it used to keep
+    only its newest step: no way back at all)."""
+    limit = 1 << 16
+    core = await open_core(tmp_path, max_thread_bytes=limit)
+    try:
+        user = await core.store.users.add_user("ann")
+        chat = await core.chats.create(user)
+        for _ in range(8):
+            await core.turns.send(chat.id, "big 60")
+        _steps, used = await core.snapshots.usage(chat.id)
+        assert used > 6 * limit
+        kept = await turns_of(core, chat)
+        assert sorted(set(kept)) == list(range(1, 9))
+        first = (await core.snapshots.list_steps(chat.id))[0]
+        await RewindService(core).restore(user, "test", chat.id, first.id)
+        assert [r.text for r in await core.store.transcript.transcript(chat.id)] == ["big 60"]
     finally:
         await core.close()
 

@@ -378,7 +378,8 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     )
     (seq,) = cur.fetchone()
     counts = _bump_both(conn, step.chat_id, 1, size, step.created_at)
-    evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets, counts, in_turn=int(opening["in_turn"]) + 1)
+    evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets, counts, in_turn=int(opening["in_turn"]) + 1,
+                       present=msg_bytes)
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
         created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
@@ -389,11 +390,19 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
 
 def _enforce(
     conn: Conn, chat: str, turn_index: int, seq: int, b: Budgets, counts: tuple[tuple[int, int], tuple[int, int]] | None = None,
-    in_turn: int | None = None,
+    in_turn: int | None = None, present: int | None = None,
 ) -> list[str]:
     """Drop what the budgets no longer allow, oldest first; the step just written (seq) stays.
     `counts`: the chat's and the global counters as the put left them (read again after a deletion);
-    `in_turn`: the turn's steps, the new one included, when the put read them."""
+    `in_turn`: the turn's steps, the new one included, when the put read them; `present`: the bytes
+    of the messages the step just written holds, when the put knows them.
+
+    max_thread_bytes is what a chat's steps keep beyond its conversation now (the messages of its
+    newest step, counted as they are, before compression): those are kept as long as the chat has a
+    step at all, so dropping older steps that share them frees nothing. A chat whose conversation
+    outgrew the budget (a year of it, hundreds of long tool results) keeps its newest steps,
+    restorable, and drops, oldest first, what only its history holds (a branch a restore left, cut
+    messages, its steps' own fields) once that is over the budget."""
     evicted: list[str] = []
     if in_turn is None:
         (in_turn,) = conn.execute(
@@ -409,7 +418,10 @@ def _enforce(
     oldest_in_chat = "seq = (SELECT seq FROM steps WHERE chat_id = $1 AND seq < $2 ORDER BY seq LIMIT 1)"
     oldest_anywhere = "seq = (SELECT seq FROM steps WHERE seq < $1 ORDER BY seq LIMIT 1)"
     mine, total = counts if counts is not None and not evicted else (_counter(conn, chat), _counter(conn, GLOBAL))
-    while mine[0] > b.max_snapshots or mine[1] > b.max_thread_bytes:
+    if mine[1] > b.max_thread_bytes and present is None:
+        row = conn.execute("SELECT msg_bytes FROM steps WHERE seq = $1", (seq,)).fetchone()
+        present = int(row[0]) if row else 0
+    while mine[0] > b.max_snapshots or mine[1] - (present or 0) > b.max_thread_bytes:
         dropped = _delete_where(conn, oldest_in_chat, (chat, seq))
         if not dropped:
             break
