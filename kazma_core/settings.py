@@ -48,7 +48,9 @@ class TimeTravelSettings(_Section):
         ge=4096, le=1 << 30, description="Most a step may add (its new messages and own fields) and still be stored whole"
     )
     max_thread_bytes: int = Field(ge=1 << 16, le=1 << 40, description="Bytes of steps kept per conversation beyond its messages now")
-    max_total_bytes: int = Field(ge=1 << 20, le=1 << 44, description="Bytes of steps kept in the whole database")
+    max_total_bytes: int = Field(
+        ge=1 << 20, le=1 << 44, description="Bytes of steps kept in the whole database beyond the chats' messages now"
+    )
     max_per_turn: int = Field(ge=2, le=10_000, description="Steps kept per turn: its first and its newest")
     auto_maintain: bool = Field(description="Run the daily clean-up", json_schema_extra=LIVE)
     retention_days: int = Field(ge=1, le=36_500, description="The clean-up deletes steps older than this", json_schema_extra=LIVE)

@@ -65,10 +65,7 @@ async def test_max_thread_bytes_drops_the_chats_oldest_steps_first(tmp_path: Pat
         for _ in range(12):
             await core.turns.send(chat.id, base64.b64encode(os.urandom(6000)).decode())
         steps, used = await core.snapshots.list_steps(chat.id), (await core.snapshots.usage(chat.id))[1]
-        newest = await core.snapshots.get(chat.id, steps[-1].id)
-        assert newest is not None
-        now = sum(len(orjson.dumps(m)) for m in newest.state["messages"])  # the conversation as its newest step holds it
-        assert used - now <= limit < used
+        assert used - await conversation_now(core, chat) <= limit < used
         kept = [s.turn_index for s in steps]
         assert kept == sorted(kept) and kept[-1] == 12 and kept[0] > 1
         assert (await core.snapshots.usage(chat.id))[0] == len(kept)
@@ -100,21 +97,52 @@ async def test_a_chat_whose_conversation_outgrew_max_thread_bytes_can_still_be_r
 
 
 async def test_max_total_bytes_drops_the_oldest_steps_of_any_chat(tmp_path: Path) -> None:
+    """Over every chat, what the steps keep beyond the chats' conversations now (here the 30 KB
+    question each step keeps) is held to max_total_bytes, the oldest steps of any chat dropped
+    first; each chat keeps its newest steps, its conversation with them."""
     limit = 1 << 20
     core = await open_core(tmp_path, max_total_bytes=limit)
     try:
         user = await core.store.users.add_user("ann")
         a, b = await core.chats.create(user), await core.chats.create(user)
-        for chat in (a, b, a, b, a, b):
-            await core.turns.send(chat.id, "big 250")
+        for _ in range(20):
+            for chat in (a, b):
+                await core.turns.send(chat.id, base64.b64encode(os.urandom(22_000)).decode())
         _steps, used = await core.snapshots.usage()
-        assert used <= limit
-        # A chat's steps share its message bodies, so space comes back when its last step goes:
-        # the oldest steps went until the store fit, and that was every step of the older chat.
-        assert await turns_of(core, a) == []
-        assert await turns_of(core, b) == [3, 3]
+        now = await conversation_now(core, a) + await conversation_now(core, b)
+        assert used - now <= limit < used
+        kept_a, kept_b = await turns_of(core, a), await turns_of(core, b)
+        assert kept_a[-1] == kept_b[-1] == 20
+        assert 1 < kept_b[0] <= kept_a[0]  # the oldest first: the older chat's turn before the other's
     finally:
         await core.close()
+
+
+async def test_chats_whose_conversations_together_outgrew_max_total_bytes_keep_their_steps(tmp_path: Path) -> None:
+    """A team's conversations (here two chats of long tool results) over max_total_bytes keep their
+    steps: the messages of each chat's newest step stay as long as the chat has a step, so dropping
+    steps that share them frees nothing (every save used to drop every other chat's steps, the
+    older chat's time travel gone)."""
+    limit = 1 << 20
+    core = await open_core(tmp_path, max_total_bytes=limit)
+    try:
+        user = await core.store.users.add_user("ann")
+        a, b = await core.chats.create(user), await core.chats.create(user)
+        for _ in range(10):
+            for chat in (a, b):
+                await core.turns.send(chat.id, "big 64")
+        _steps, used = await core.snapshots.usage()
+        assert used > 1.2 * limit
+        assert sorted(set(await turns_of(core, a))) == sorted(set(await turns_of(core, b))) == list(range(1, 11))
+    finally:
+        await core.close()
+
+
+async def conversation_now(core: Core, chat: Chat) -> int:
+    """The bytes of the chat's messages as its newest step holds them."""
+    newest = await core.snapshots.get(chat.id, (await core.snapshots.list_steps(chat.id))[-1].id)
+    assert newest is not None
+    return sum(len(orjson.dumps(m)) for m in newest.state["messages"])
 
 
 async def test_counters_match_what_is_really_stored(tmp_path: Path) -> None:

@@ -290,7 +290,7 @@ WEB: dict[str, tuple[str, str]] = {
         "والخطوة التي تضيف أكثر تُخزَّن مقصوصة (بايت)",
     ),
     "setting_time_travel.max_thread_bytes": ("Bytes of steps kept per conversation beyond its messages now", "بايتات الخطوات المحفوظة لكل محادثة زيادةً على رسائلها الحالية"),
-    "setting_time_travel.max_total_bytes": ("Bytes of steps kept in the whole database", "بايتات الخطوات المحفوظة في قاعدة البيانات كلها"),
+    "setting_time_travel.max_total_bytes": ("Bytes of steps kept in the whole database beyond the chats' messages now", "بايتات الخطوات المحفوظة في قاعدة البيانات كلها زيادةً على رسائل المحادثات الحالية"),
     "setting_time_travel.max_per_turn": ("Steps kept per turn: its first and its newest", "الخطوات المحفوظة لكل دورة: أولاها وأحدثها"),
     "setting_time_travel.auto_maintain": ("Run the daily clean-up", "تشغيل التنظيف اليومي"),
     "setting_time_travel.retention_days": ("The clean-up deletes steps older than this (days)", "يحذف التنظيف الخطوات الأقدم من هذا (أيام)"),

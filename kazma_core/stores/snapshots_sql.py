@@ -397,12 +397,13 @@ def _enforce(
     `in_turn`: the turn's steps, the new one included, when the put read them; `present`: the bytes
     of the messages the step just written holds, when the put knows them.
 
-    max_thread_bytes is what a chat's steps keep beyond its conversation now (the messages of its
-    newest step, counted as they are, before compression): those are kept as long as the chat has a
-    step at all, so dropping older steps that share them frees nothing. A chat whose conversation
-    outgrew the budget (a year of it, hundreds of long tool results) keeps its newest steps,
-    restorable, and drops, oldest first, what only its history holds (a branch a restore left, cut
-    messages, its steps' own fields) once that is over the budget."""
+    max_thread_bytes holds what a chat's steps keep beyond its conversation now (the messages of
+    its newest step, counted as they are, before compression), and max_total_bytes the same over
+    every chat: those messages are kept as long as the chat has a step at all, so dropping older
+    steps that share them frees nothing. A chat whose conversation outgrew the budget (a year of
+    it, hundreds of long tool results), or a team whose chats together did, keeps each chat's
+    newest steps, restorable, and drops, oldest first, what only the history holds (its steps' own
+    fields and questions, messages a chat no longer has) once that is over the budget."""
     evicted: list[str] = []
     if in_turn is None:
         (in_turn,) = conn.execute(
@@ -417,6 +418,11 @@ def _enforce(
         )
     oldest_in_chat = "seq = (SELECT seq FROM steps WHERE chat_id = $1 AND seq < $2 ORDER BY seq LIMIT 1)"
     oldest_anywhere = "seq = (SELECT seq FROM steps WHERE seq < $1 ORDER BY seq LIMIT 1)"
+    # The oldest step of any chat that has a newer one: history, not a chat's conversation now.
+    oldest_history = (
+        "seq = (SELECT s.seq FROM steps s WHERE s.seq < $1"
+        " AND EXISTS (SELECT 1 FROM steps t WHERE t.chat_id = s.chat_id AND t.seq > s.seq) ORDER BY s.seq LIMIT 1)"
+    )
     mine, total = counts if counts is not None and not evicted else (_counter(conn, chat), _counter(conn, GLOBAL))
     if mine[1] > b.max_thread_bytes and present is None:
         row = conn.execute("SELECT msg_bytes FROM steps WHERE seq = $1", (seq,)).fetchone()
@@ -427,13 +433,30 @@ def _enforce(
             break
         evicted += dropped
         mine, total = _counter(conn, chat), _counter(conn, GLOBAL)
+    now_bytes: int | None = None  # every chat's conversation now (its newest step's messages), once needed
     while total[0] > b.max_global_snapshots or total[1] > b.max_total_bytes:
-        dropped = _delete_where(conn, oldest_anywhere, (seq,))
+        if total[0] > b.max_global_snapshots:
+            dropped = _delete_where(conn, oldest_anywhere, (seq,))
+            now_bytes = None
+        else:
+            if now_bytes is None:
+                now_bytes = _conversations_now(conn)
+            if total[1] - now_bytes <= b.max_total_bytes:
+                break
+            dropped = _delete_where(conn, oldest_history, (seq,))
         if not dropped:
             break
         evicted += dropped
         total = _counter(conn, GLOBAL)
     return evicted
+
+
+def _conversations_now(conn: Conn) -> int:
+    """The bytes of every chat's messages as its newest step holds them (what max_total_bytes does not hold)."""
+    (found,) = conn.execute(
+        "SELECT coalesce(sum(s.msg_bytes), 0) FROM steps s WHERE s.seq = (SELECT max(t.seq) FROM steps t WHERE t.chat_id = s.chat_id)"
+    ).fetchone()
+    return int(found)
 
 
 def _read(conn: Conn, chat_id: str, step_id: str, window: tuple[int, int] | None = None) -> Step | None:
