@@ -333,7 +333,7 @@ def _stored_bytes(new: list[bytes], limit: int) -> int:
     return plain if plain <= limit else sum(len(bodies.pack(b)) for b in new)
 
 
-def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
+def _put(conn: Conn, step: NewStep, budgets: Budgets, now: ConversationsNow | None = None) -> PutResult:
     """The size rule: a step counts what it adds (its new bodies and its own row), what the
     byte budgets count too. Over max_snapshot_bytes, only its new bodies are cut; the ones it
     shares stay references. A step holding a cut body, its own or shared, is flagged truncated."""
@@ -379,7 +379,7 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
     (seq,) = cur.fetchone()
     counts = _bump_both(conn, step.chat_id, 1, size, step.created_at)
     evicted = _enforce(conn, step.chat_id, step.turn_index, seq, budgets, counts, in_turn=int(opening["in_turn"]) + 1,
-                       present=msg_bytes)
+                       present=msg_bytes, now=now)
     info = StepInfo(
         id=step.id, chat_id=step.chat_id, seq=seq, turn_index=step.turn_index, iteration=step.iteration,
         created_at=step.created_at, model=step.model, questions=list(step.questions), message_count=n,
@@ -390,12 +390,13 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets) -> PutResult:
 
 def _enforce(
     conn: Conn, chat: str, turn_index: int, seq: int, b: Budgets, counts: tuple[tuple[int, int], tuple[int, int]] | None = None,
-    in_turn: int | None = None, present: int | None = None,
+    in_turn: int | None = None, present: int | None = None, now: ConversationsNow | None = None,
 ) -> list[str]:
     """Drop what the budgets no longer allow, oldest first; the step just written (seq) stays.
     `counts`: the chat's and the global counters as the put left them (read again after a deletion);
     `in_turn`: the turn's steps, the new one included, when the put read them; `present`: the bytes
-    of the messages the step just written holds, when the put knows them.
+    of the messages the step just written holds, when the put knows them; `now`: the store's figure of
+    every chat's (read here again before a step goes for max_total_bytes).
 
     max_thread_bytes holds what a chat's steps keep beyond its conversation now (the messages of
     its newest step, counted as they are, before compression), and max_total_bytes the same over
@@ -423,6 +424,7 @@ def _enforce(
         "seq = (SELECT s.seq FROM steps s WHERE s.seq < $1"
         " AND EXISTS (SELECT 1 FROM steps t WHERE t.chat_id = s.chat_id AND t.seq > s.seq) ORDER BY s.seq LIMIT 1)"
     )
+    now = now or ConversationsNow()
     mine, total = counts if counts is not None and not evicted else (_counter(conn, chat), _counter(conn, GLOBAL))
     if mine[1] > b.max_thread_bytes and present is None:
         row = conn.execute("SELECT msg_bytes FROM steps WHERE seq = $1", (seq,)).fetchone()
@@ -433,16 +435,18 @@ def _enforce(
             break
         evicted += dropped
         mine, total = _counter(conn, chat), _counter(conn, GLOBAL)
-    now_bytes: int | None = None  # every chat's conversation now (its newest step's messages), once needed
+    fresh = False  # whether `now` read every chat's conversation in this transaction
     while total[0] > b.max_global_snapshots or total[1] > b.max_total_bytes:
         if total[0] > b.max_global_snapshots:
             dropped = _delete_where(conn, oldest_anywhere, (seq,))
-            now_bytes = None
+            fresh = False
         else:
-            if now_bytes is None:
-                now_bytes = _conversations_now(conn)
-            if total[1] - now_bytes <= b.max_total_bytes:
+            if total[1] - now.bytes <= b.max_total_bytes:
                 break
+            if not fresh:
+                now.read(conn)
+                fresh = True
+                continue
             dropped = _delete_where(conn, oldest_history, (seq,))
         if not dropped:
             break
@@ -451,12 +455,23 @@ def _enforce(
     return evicted
 
 
-def _conversations_now(conn: Conn) -> int:
-    """The bytes of every chat's messages as its newest step holds them (what max_total_bytes does not hold)."""
-    (found,) = conn.execute(
-        "SELECT coalesce(sum(s.msg_bytes), 0) FROM steps s WHERE s.seq = (SELECT max(t.seq) FROM steps t WHERE t.chat_id = s.chat_id)"
-    ).fetchone()
-    return int(found)
+class ConversationsNow:
+    """The bytes of every chat's messages as its newest step holds them: what max_total_bytes does not
+    hold. The read goes over every chat's newest step; it is made only when the last one read says the
+    steps are over the budget (conversations only grow between saves, and the store forgets it at
+    every other write, a deletion: the figure kept is at most the true one, and never drops a step the
+    budget allows). At every save of a team over max_total_bytes, the read would make the saves of all
+    chats conflict on PostgreSQL."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def read(self, conn: Conn) -> None:
+        (found,) = conn.execute(
+            "SELECT coalesce(sum(s.msg_bytes), 0) FROM steps s"
+            " WHERE s.seq = (SELECT max(t.seq) FROM steps t WHERE t.chat_id = s.chat_id)"
+        ).fetchone()
+        self.bytes = int(found)
 
 
 def _read(conn: Conn, chat_id: str, step_id: str, window: tuple[int, int] | None = None) -> Step | None:
@@ -479,7 +494,9 @@ def _read(conn: Conn, chat_id: str, step_id: str, window: tuple[int, int] | None
     return Step(_info(row), state, first=min(first, row["message_count"]), added_from=added_from)
 
 
-def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Budgets) -> StepInfo | None:
+def _copy(
+    conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Budgets, now: ConversationsNow | None = None
+) -> StepInfo | None:
     row = conn.execute("SELECT * FROM steps WHERE chat_id = $1 AND id = $2", (src, step_id)).fetchone()
     if row is None:
         return None
@@ -520,7 +537,7 @@ def _copy(conn: Conn, src: str, step_id: str, dst: str, new_id: str, budgets: Bu
     _bump_both(conn, dst, 1, own + added, row["created_at"])
     copied = conn.execute(f"SELECT {INFO_COLUMNS} FROM steps WHERE seq = $1", (seq,)).fetchone()
     info = _info(copied)
-    _enforce(conn, dst, info.turn_index, seq, budgets)
+    _enforce(conn, dst, info.turn_index, seq, budgets, now=now)
     return info
 
 
@@ -539,9 +556,11 @@ class SqlSnapshotStore:
         # was being written too: `_other_writes`).
         self._newest: OrderedDict[str, int] = OrderedDict()
         self._other_writes = 0
+        self._now = ConversationsNow()  # every chat's conversation now, as last read (max_total_bytes)
 
     async def _tx(self, fn: Callable[[Conn], T]) -> T:
         self._newest.clear()
+        self._now.bytes = 0  # a deletion may have made it less: read again when it matters
         self._other_writes += 1
         try:
             return await self.db.tx(fn)
@@ -565,7 +584,7 @@ class SqlSnapshotStore:
         def write(conn: Conn) -> PutResult:
             if leases:
                 fence.check(conn, held, self.db, leases)
-            return _put(conn, step, budgets)
+            return _put(conn, step, budgets, self._now)
 
         n, others = len(step.message_ids), self._other_writes
         try:
@@ -592,7 +611,7 @@ class SqlSnapshotStore:
 
     async def copy(self, src_chat: str, step_id: str, dst_chat: str, new_id: str, budgets: Budgets) -> StepInfo | None:
         """Copy one step into another chat (a fork's first step), bodies included."""
-        return await self._tx(lambda c: _copy(c, src_chat, step_id, dst_chat, new_id, budgets))
+        return await self._tx(lambda c: _copy(c, src_chat, step_id, dst_chat, new_id, budgets, self._now))
 
     async def list_steps(self, chat_id: str) -> list[StepInfo]:
         rows = await self._run(
