@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +104,7 @@ async def test_max_total_bytes_drops_the_oldest_steps_of_any_chat(tmp_path: Path
     limit = 1 << 20
     core = await open_core(tmp_path, max_total_bytes=limit)
     try:
-        user = await core.store.users.add_user("ann")
-        a, b = await core.chats.create(user), await core.chats.create(user)
-        for _ in range(20):
-            for chat in (a, b):
-                await core.turns.send(chat.id, base64.b64encode(os.urandom(22_000)).decode())
+        a, b = await two_chats(core, 20, lambda: base64.b64encode(os.urandom(22_000)).decode())
         _steps, used = await core.snapshots.usage()
         now = await conversation_now(core, a) + await conversation_now(core, b)
         assert used - now <= limit < used
@@ -126,16 +123,22 @@ async def test_chats_whose_conversations_together_outgrew_max_total_bytes_keep_t
     limit = 1 << 20
     core = await open_core(tmp_path, max_total_bytes=limit)
     try:
-        user = await core.store.users.add_user("ann")
-        a, b = await core.chats.create(user), await core.chats.create(user)
-        for _ in range(10):
-            for chat in (a, b):
-                await core.turns.send(chat.id, "big 64")
+        a, b = await two_chats(core, 10, lambda: "big 64")
         _steps, used = await core.snapshots.usage()
         assert used > 1.2 * limit
         assert sorted(set(await turns_of(core, a))) == sorted(set(await turns_of(core, b))) == list(range(1, 11))
     finally:
         await core.close()
+
+
+async def two_chats(core: Core, rounds: int, text: Callable[[], str]) -> tuple[Chat, Chat]:
+    """Two chats of one person taking turns, each sent `rounds` messages."""
+    user = await core.store.users.add_user("ann")
+    a, b = await core.chats.create(user), await core.chats.create(user)
+    for _ in range(rounds):
+        for chat in (a, b):
+            await core.turns.send(chat.id, text())
+    return a, b
 
 
 async def conversation_now(core: Core, chat: Chat) -> int:
