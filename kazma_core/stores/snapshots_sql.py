@@ -457,11 +457,11 @@ def _enforce(
 
 class ConversationsNow:
     """The bytes of every chat's messages as its newest step holds them: what max_total_bytes does not
-    hold. The read goes over every chat's newest step; it is made only when the last one read says the
-    steps are over the budget (conversations only grow between saves, and the store forgets it at
-    every other write, a deletion: the figure kept is at most the true one, and never drops a step the
-    budget allows). At every save of a team over max_total_bytes, the read would make the saves of all
-    chats conflict on PostgreSQL."""
+    hold. The read goes over every chat's newest step; it is made only when the figure kept says the
+    steps are over the budget, and again before any step goes for it, so no step goes on a stale
+    figure (one too high, after another replica's deletion, only lets the steps stay over the budget
+    until this store's next write other than a save, which forgets it). At every save of a team over
+    max_total_bytes, the read would make the saves of all chats conflict on PostgreSQL."""
 
     def __init__(self) -> None:
         self.bytes = 0
