@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from kazma_core.core import Core
 from kazma_core.stores.types import Chat
@@ -19,8 +20,14 @@ from tests.conftest import make_settings, metric
 from tests.helpers import announced
 
 
-async def open_core(tmp_path: Path, **time_travel: Any) -> Core:
-    return await Core.open(make_settings(tmp_path / "data", time_travel=time_travel))
+@pytest.fixture
+def database(engine: str, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The `database` settings of this test's engine (tests marked `engines` run on both)."""
+    return {"url": request.getfixturevalue("pg_kazma_url")} if engine == "postgresql" else {}
+
+
+async def open_core(tmp_path: Path, database: dict[str, str] | None = None, **time_travel: Any) -> Core:
+    return await Core.open(make_settings(tmp_path / "data", time_travel=time_travel, database=database or {}))
 
 
 async def turns_of(core: Core, chat: Chat) -> list[int]:
@@ -55,11 +62,12 @@ async def test_max_global_snapshots_drops_the_oldest_in_the_whole_store(tmp_path
         await core.close()
 
 
-async def test_max_thread_bytes_drops_the_chats_oldest_steps_first(tmp_path: Path) -> None:
+@pytest.mark.engines()
+async def test_max_thread_bytes_drops_the_chats_oldest_steps_first(tmp_path: Path, database: dict[str, str]) -> None:
     """What a chat's steps keep beyond its conversation now (here the question each step keeps with
     it, 8 KB that does not compress) is held to max_thread_bytes, the oldest steps dropped first."""
     limit = 1 << 16
-    core = await open_core(tmp_path, max_thread_bytes=limit, max_snapshot_bytes=16_384)
+    core = await open_core(tmp_path, database, max_thread_bytes=limit, max_snapshot_bytes=16_384)
     try:
         user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
@@ -74,13 +82,16 @@ async def test_max_thread_bytes_drops_the_chats_oldest_steps_first(tmp_path: Pat
         await core.close()
 
 
-async def test_a_chat_whose_conversation_outgrew_max_thread_bytes_can_still_be_rewound_to_its_start(tmp_path: Path) -> None:
+@pytest.mark.engines()
+async def test_a_chat_whose_conversation_outgrew_max_thread_bytes_can_still_be_rewound_to_its_start(
+    tmp_path: Path, database: dict[str, str]
+) -> None:
     """The messages of a chat's newest step are its conversation now, kept as long as the chat has a
     step: dropping older steps that share them would free nothing. A chat of long tool results far
     over max_thread_bytes keeps its steps, and its first turn can still be restored (it used to keep
     only its newest step: no way back at all)."""
     limit = 1 << 16
-    core = await open_core(tmp_path, max_thread_bytes=limit)
+    core = await open_core(tmp_path, database, max_thread_bytes=limit)
     try:
         user = await core.store.users.add_user("ann")
         chat = await core.chats.create(user)
@@ -97,12 +108,13 @@ async def test_a_chat_whose_conversation_outgrew_max_thread_bytes_can_still_be_r
         await core.close()
 
 
-async def test_max_total_bytes_drops_the_oldest_steps_of_any_chat(tmp_path: Path) -> None:
+@pytest.mark.engines()
+async def test_max_total_bytes_drops_the_oldest_steps_of_any_chat(tmp_path: Path, database: dict[str, str]) -> None:
     """Over every chat, what the steps keep beyond the chats' conversations now (here the 30 KB
     question each step keeps) is held to max_total_bytes, the oldest steps of any chat dropped
     first; each chat keeps its newest steps, its conversation with them."""
     limit = 1 << 20
-    core = await open_core(tmp_path, max_total_bytes=limit)
+    core = await open_core(tmp_path, database, max_total_bytes=limit)
     try:
         a, b = await two_chats(core, 20, lambda: base64.b64encode(os.urandom(22_000)).decode())
         _steps, used = await core.snapshots.usage()
@@ -115,13 +127,16 @@ async def test_max_total_bytes_drops_the_oldest_steps_of_any_chat(tmp_path: Path
         await core.close()
 
 
-async def test_chats_whose_conversations_together_outgrew_max_total_bytes_keep_their_steps(tmp_path: Path) -> None:
+@pytest.mark.engines()
+async def test_chats_whose_conversations_together_outgrew_max_total_bytes_keep_their_steps(
+    tmp_path: Path, database: dict[str, str]
+) -> None:
     """A team's conversations (here two chats of long tool results) over max_total_bytes keep their
     steps: the messages of each chat's newest step stay as long as the chat has a step, so dropping
     steps that share them frees nothing (every save used to drop every other chat's steps, the
     older chat's time travel gone)."""
     limit = 1 << 20
-    core = await open_core(tmp_path, max_total_bytes=limit)
+    core = await open_core(tmp_path, database, max_total_bytes=limit)
     try:
         a, b = await two_chats(core, 10, lambda: "big 64")
         _steps, used = await core.snapshots.usage()
