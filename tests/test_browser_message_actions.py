@@ -134,6 +134,7 @@ async def test_on_a_phone_a_long_press_shows_the_actions_in_arabic(web: Web) -> 
     await expect(answer.locator(".msg-actions")).to_be_visible()
     await expect(answer.locator(".msg-actions")).to_have_css("opacity", "1")
     assert await below_text(answer) > 30  # now they are there, under the text
+    await view_shot(page, "chat-actions-phone-ar.png")
     # A tap elsewhere hides them again.
     await message(page, "user", 0).locator(".msg-body").dispatch_event("pointerdown", {"pointerType": "touch"})
     await expect(answer).not_to_have_class(re.compile("show-actions"))
