@@ -289,13 +289,15 @@ class _Interner(bodies.Interner):
 @dataclass
 class _Shared:
     """What a new step takes over from the chat's newest step: its references to the first
-    `count` messages, their bytes, and whether any of them is stored cut."""
+    `count` messages, their bytes, whether any of them is stored cut, and the digest of the last
+    of them (the new step's own, when it adds no message)."""
 
     runs: Runs = field(default_factory=list)
     count: int = 0
     msg_bytes: int = 0
     cut: bool = False
     refs_bytes: int = 0
+    tail_digest: bytes | None = None
 
 
 # What a new step reads before it is written, in one statement: the chat's newest step (what the
@@ -321,7 +323,8 @@ def _shared(step: NewStep, prev: Row) -> _Shared:
         and bodies.digest(step.encode(prev["message_count"] - 1)) == prev["tail_digest"]
     ):
         return _Shared(
-            orjson.loads(prev["refs"]), prev["message_count"], prev["msg_bytes"], bool(prev["truncated"]), len(prev["refs"])
+            orjson.loads(prev["refs"]), prev["message_count"], prev["msg_bytes"], bool(prev["truncated"]), len(prev["refs"]),
+            prev["tail_digest"],
         )
     return _Shared()
 
@@ -342,10 +345,12 @@ def _put(conn: Conn, step: NewStep, budgets: Budgets, now: ConversationsNow | No
     shared = _shared(step, opening)
     space = opening["space"] or step.chat_id
     new_bodies = [step.encode(i) for i in range(shared.count, n)]
-    tail_digest = bodies.digest(new_bodies[-1] if new_bodies else step.encode(n - 1)) if n else None
     fields = orjson.dumps(step.fields)
     questions = orjson.dumps(step.questions)
     keys: list[bytes | None] = [bodies.digest(b) for b in new_bodies]
+    # Its last message's digest as the conversation has it, taken before any body is cut below
+    # (each body is hashed once: a 4 MB tool result takes milliseconds).
+    tail_digest = keys[-1] if keys else shared.tail_digest
     room = budgets.max_snapshot_bytes - (len(fields) + len(questions) + shared.refs_bytes + ROW_OVERHEAD)
     # Only what the space does not hold yet counts, looked up when it could matter: when all the
     # step's new bodies together would not fit, some of them the space may hold already.
